@@ -1,0 +1,56 @@
+#pragma once
+// The memory map of a generated or compiled program: every scratchpad buffer with its
+// placement and lifetime. Written by the generator (<name>.memmap.yaml), read by the
+// simulator's checkers and by `npuforge check-plan`.
+//
+// File format (YAML):
+//   # npuforge memory map; seed: 42; profile: configs/gen/default.yaml (fnv1a64 0123...)
+//   sram_bytes: 524288
+//   alignment: 64
+//   instructions: 1000          # program length
+//   buffers:
+//     - {symbol: act0, offset: 0x400, size: 256, first: 3, last: 17, producer: 3, consumers: [5, 17]}
+// `size` is the padded size actually reserved. [first, last] is inclusive, in instruction
+// indices: the buffer owns its bytes from instruction `first` (its producer, or the first
+// instruction that names it) to `last` (its last consumer). A buffer moved by compaction or
+// spilled and reloaded appears again under a new symbol (e.g. act0@1), produced by the MOVE
+// or LOAD that recreated it.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "isa/types.h"
+
+namespace npuforge::allocator {
+
+inline constexpr int64_t kNoProducer = -1;
+
+struct MemBuffer {
+  std::string symbol;
+  SramAddr offset;
+  Bytes size;
+  int64_t first = 0;  // inclusive instruction index
+  int64_t last = 0;   // inclusive instruction index
+  int64_t producer = kNoProducer;
+  std::vector<int64_t> consumers;
+
+  bool live_at(int64_t instr) const { return first <= instr && instr <= last; }
+};
+
+struct MemMap {
+  std::string header;  // comment line(s) written at the top (seed, profile hash), without '#'
+  Bytes sram_bytes;
+  Bytes alignment{1};
+  int64_t instructions = 0;
+  std::vector<MemBuffer> buffers;
+
+  // Throws npuforge::Error naming the file, the buffer index and the field on bad input.
+  static MemMap load_file(const std::filesystem::path& path);
+  static MemMap load_string(std::string_view yaml_text, std::string_view source_name);
+  std::string to_yaml() const;
+  void save_file(const std::filesystem::path& path) const;
+};
+
+}  // namespace npuforge::allocator

@@ -1,0 +1,113 @@
+#pragma once
+// The instruction set as data: loaded from npu_isa.yaml (the built-in copy is embedded in
+// the binary at build time) and validated once. Everything else (encoder, assembler,
+// allocator fix-up, checkers, simulator, RTL package) reads these tables.
+//
+// Why at run time rather than generated C++: one loader and validator serve both the
+// built-in ISA and a team's edited copy (`--isa FILE`), with no rebuild, and the error
+// paths for a broken ISA file are the same code the tests exercise.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "isa/expr.h"
+
+namespace npuforge::isa {
+
+enum class FieldKind : uint8_t { Opcode, Tokens, SramAddr, DdrAddr, Size, Shape, Imm, Flag, Enum };
+enum class Queue : uint8_t { Load = 0, Compute = 1, Store = 2, Control = 3 };
+enum class Access : uint8_t { Read, Write };
+enum class Space : uint8_t { Sram, Ddr };
+
+inline constexpr unsigned kNumQueues = 3;  // load, compute, store carry tokens
+inline constexpr unsigned kMaxFields = 16;
+inline constexpr unsigned kMaxOperands = 4;
+
+std::string_view to_string(FieldKind);
+std::string_view to_string(Queue);
+std::string_view to_string(Access);
+
+struct FieldSpec {
+  std::string name;
+  unsigned lsb = 0;
+  unsigned width = 0;  // bits, 1..32
+  FieldKind kind = FieldKind::Imm;
+  bool is_signed = false;
+  int64_t min = 0;  // allowed range of the (sign-extended) value
+  int64_t max = 0;
+  std::optional<int64_t> default_value;  // absent: the assembler requires the field
+  std::vector<std::pair<std::string, uint32_t>> enum_values;
+  std::string doc;
+
+  unsigned msb() const { return lsb + width - 1; }
+  bool is_address() const { return kind == FieldKind::SramAddr || kind == FieldKind::DdrAddr; }
+  // A field given by position in assembly: an address with no default.
+  bool is_positional() const { return is_address() && !default_value; }
+};
+
+struct OperandSpec {
+  unsigned field = 0;  // slot of the address field
+  Access access = Access::Read;
+  Space space = Space::Sram;
+  Expr bytes;  // byte extent as a function of the fields; 0 means "not used"
+};
+
+struct InstrSpec {
+  std::string mnemonic;
+  uint32_t opcode = 0;
+  Queue queue = Queue::Control;
+  std::string doc;
+  std::vector<FieldSpec> fields;  // the common fields first (opcode, wait, signal)
+  std::vector<OperandSpec> operands;
+  std::vector<Expr> constraints;
+
+  std::optional<unsigned> field_index(std::string_view name) const;
+  // Like field_index, but throws npuforge::Error when the field does not exist. For code
+  // that binds to a field by name once (semantics, generator) and then uses the slot.
+  unsigned require_field(std::string_view name) const;
+};
+
+// Slots of the common fields, identical in every instruction.
+inline constexpr unsigned kOpcodeSlot = 0;
+inline constexpr unsigned kWaitSlot = 1;
+inline constexpr unsigned kSignalSlot = 2;
+
+class Isa {
+ public:
+  // Throw npuforge::Error naming the file (or `source_name`), line and field on bad input.
+  static Isa load_file(const std::filesystem::path& path);
+  static Isa load_string(std::string_view yaml_text, std::string_view source_name);
+
+  std::string_view name() const { return name_; }
+  unsigned version() const { return version_; }
+  unsigned width_bits() const { return width_bits_; }
+  unsigned width_bytes() const { return width_bits_ / 8; }
+  const std::vector<std::string>& queue_names() const { return queue_names_; }
+  const std::vector<InstrSpec>& instructions() const { return instrs_; }
+  const FieldSpec& opcode_field() const { return instrs_.front().fields[kOpcodeSlot]; }
+
+  const InstrSpec* by_opcode(uint32_t opcode) const;
+  const InstrSpec* by_mnemonic(std::string_view mnemonic) const;
+  // Like by_mnemonic, but throws npuforge::Error for an unknown one.
+  const InstrSpec& require(std::string_view mnemonic) const;
+
+ private:
+  std::string name_;
+  unsigned version_ = 0;
+  unsigned width_bits_ = 0;
+  std::vector<std::string> queue_names_;
+  std::vector<InstrSpec> instrs_;
+  std::vector<int16_t> by_opcode_;  // opcode -> index into instrs_, -1 if none
+  friend class IsaLoader;
+};
+
+// The ISA built from isa/npu_isa.yaml as it was at build time. Immutable.
+const Isa& builtin_isa();
+// The text of that YAML (for `npuforge isa --yaml` and tests).
+std::string_view builtin_isa_yaml();
+
+}  // namespace npuforge::isa

@@ -1,0 +1,38 @@
+// npuforge: generate NPU programs, simulate and check them, validate memory plans.
+#include <cstdio>
+#include <exception>
+
+#include <fmt/core.h>
+
+#include "isa/error.h"
+#include "tools/command.h"
+
+int main(int argc, char** argv) {
+  using namespace npuforge::tools;
+  CLI::App app{"npuforge: constrained-random NPU programs, simulation and memory-plan checks"};
+  app.require_subcommand(1);
+  Runner run;
+  add_isa_command(app, run);
+  add_asm_command(app, run);
+  add_disasm_command(app, run);
+  add_demo_command(app, run);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  }
+  try {
+    return run ? run() : kExitUsage;
+  } catch (const npuforge::Error& e) {
+    fmt::print(stderr, "npuforge: error: {}\n", e.what());
+    return kExitFinding;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "npuforge: internal error: {}\n", e.what());
+    return kExitFinding;
+  }
+}
