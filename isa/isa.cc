@@ -1,1 +1,294 @@
-// placeholder until the ISA implementation lands
+#include "isa/isa.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/core.h>
+
+#include "isa/error.h"
+#include "isa/yaml_util.h"
+
+namespace npuforge::isa {
+
+std::string_view to_string(FieldKind k) {
+  switch (k) {
+    case FieldKind::Opcode: return "opcode";
+    case FieldKind::Tokens: return "tokens";
+    case FieldKind::SramAddr: return "sram_addr";
+    case FieldKind::DdrAddr: return "ddr_addr";
+    case FieldKind::Size: return "size";
+    case FieldKind::Shape: return "shape";
+    case FieldKind::Imm: return "imm";
+    case FieldKind::Flag: return "flag";
+    case FieldKind::Enum: return "enum";
+  }
+  return "?";
+}
+
+std::string_view to_string(Queue q) {
+  switch (q) {
+    case Queue::Load: return "load";
+    case Queue::Compute: return "compute";
+    case Queue::Store: return "store";
+    case Queue::Control: return "control";
+  }
+  return "?";
+}
+
+std::string_view to_string(Access a) { return a == Access::Read ? "read" : "write"; }
+
+std::optional<unsigned> InstrSpec::field_index(std::string_view name) const {
+  for (unsigned i = 0; i < fields.size(); ++i)
+    if (fields[i].name == name) return i;
+  return std::nullopt;
+}
+
+unsigned InstrSpec::require_field(std::string_view name) const {
+  if (auto i = field_index(name)) return *i;
+  throw Error(fmt::format("instruction '{}' has no field '{}'", mnemonic, name));
+}
+
+const InstrSpec* Isa::by_opcode(uint32_t opcode) const {
+  if (opcode >= by_opcode_.size() || by_opcode_[opcode] < 0) return nullptr;
+  return &instrs_[static_cast<size_t>(by_opcode_[opcode])];
+}
+
+const InstrSpec* Isa::by_mnemonic(std::string_view mnemonic) const {
+  for (const auto& s : instrs_)
+    if (s.mnemonic == mnemonic) return &s;
+  return nullptr;
+}
+
+const InstrSpec& Isa::require(std::string_view mnemonic) const {
+  if (const auto* s = by_mnemonic(mnemonic)) return *s;
+  throw Error(fmt::format("unknown instruction '{}'", mnemonic));
+}
+
+// Builds and validates an Isa from its YAML; every error names the source line.
+class IsaLoader {
+ public:
+  explicit IsaLoader(std::string_view source) : src_(source) {}
+
+  Isa load(const YAML::Node& root) {
+    reject_unknown_keys(root, {"name", "version", "width", "queues", "common", "instructions"}, src_,
+                        "the ISA file");
+    Isa isa;
+    isa.name_ = need(root, "name").as<std::string>();
+    isa.version_ = static_cast<unsigned>(read_int(need(root, "version"), "version", src_, 0, 1 << 20));
+    isa.width_bits_ = static_cast<unsigned>(read_int(need(root, "width"), "width", src_, 32, 1024));
+    if (isa.width_bits_ % 32 != 0)
+      throw Error(fmt::format("{}: 'width' = {} must be a multiple of 32 bits", where(src_, root["width"]),
+                              isa.width_bits_));
+    width_ = isa.width_bits_;
+    load_queues(need(root, "queues"), isa);
+    common_ = load_fields(need(root, "common"), "common");
+    check_common(root["common"]);
+    const YAML::Node list = need(root, "instructions");
+    if (!list.IsSequence() || list.size() == 0)
+      throw Error(fmt::format("{}: 'instructions' must be a non-empty list", where(src_, list)));
+    for (const auto& node : list) isa.instrs_.push_back(load_instr(node, isa));
+    index_opcodes(isa, list);
+    return isa;
+  }
+
+ private:
+  YAML::Node need(const YAML::Node& map, std::string_view key) {
+    const YAML::Node n = map[std::string(key)];
+    if (!n) throw Error(fmt::format("{}: missing key '{}'", where(src_, map), key));
+    return n;
+  }
+
+  void load_queues(const YAML::Node& q, Isa& isa) {
+    const std::vector<std::string> expected = {"load", "compute", "store"};
+    if (!q.IsSequence() || q.as<std::vector<std::string>>() != expected)
+      throw Error(fmt::format("{}: 'queues' must be [load, compute, store] (token bit order)", where(src_, q)));
+    isa.queue_names_ = expected;
+  }
+
+  void check_common(const YAML::Node& node) {
+    const bool ok = common_.size() == 3 && common_[kOpcodeSlot].kind == FieldKind::Opcode &&
+                    common_[kWaitSlot].name == "wait" && common_[kWaitSlot].kind == FieldKind::Tokens &&
+                    common_[kSignalSlot].name == "signal" && common_[kSignalSlot].kind == FieldKind::Tokens;
+    if (!ok)
+      throw Error(fmt::format("{}: 'common' must list exactly: an opcode field, then 'wait' and 'signal' "
+                              "token fields",
+                              where(src_, node)));
+    for (unsigned s : {kWaitSlot, kSignalSlot})
+      if (common_[s].width != 3)
+        throw Error(fmt::format("{}: token field '{}' must be 3 bits wide (one per queue)", where(src_, node),
+                                common_[s].name));
+  }
+
+  static FieldKind parse_kind(const std::string& k, const std::string& where_text) {
+    for (auto kind : {FieldKind::Opcode, FieldKind::Tokens, FieldKind::SramAddr, FieldKind::DdrAddr,
+                      FieldKind::Size, FieldKind::Shape, FieldKind::Imm, FieldKind::Flag, FieldKind::Enum})
+      if (to_string(kind) == k) return kind;
+    throw Error(fmt::format("{}: unknown field kind '{}' (expected opcode, tokens, sram_addr, ddr_addr, "
+                            "size, shape, imm, flag or enum)",
+                            where_text, k));
+  }
+
+  FieldSpec load_field(const YAML::Node& n) {
+    reject_unknown_keys(n, {"name", "bits", "kind", "min", "max", "default", "signed", "values", "doc"}, src_,
+                        "a field");
+    FieldSpec f;
+    f.name = read_string(need(n, "name"), "name", src_);
+    const std::string w = where(src_, n);
+    const YAML::Node bits = need(n, "bits");
+    if (!bits.IsSequence() || bits.size() != 2)
+      throw Error(fmt::format("{}: field '{}': 'bits' must be [msb, lsb]", w, f.name));
+    const int64_t msb = read_int(bits[0], "bits", src_, 0, 4095);
+    const int64_t lsb = read_int(bits[1], "bits", src_, 0, 4095);
+    if (msb < lsb) throw Error(fmt::format("{}: field '{}': bits [{}, {}] must be [msb, lsb] with msb >= lsb", w, f.name, msb, lsb));
+    if (msb >= width_)
+      throw Error(fmt::format("{}: field '{}': bits [{}, {}] exceed the instruction width of {} bits", w, f.name,
+                              msb, lsb, width_));
+    f.lsb = static_cast<unsigned>(lsb);
+    f.width = static_cast<unsigned>(msb - lsb + 1);
+    if (f.width > 32) throw Error(fmt::format("{}: field '{}' is {} bits wide; at most 32 are supported", w, f.name, f.width));
+    f.kind = parse_kind(read_string(need(n, "kind"), "kind", src_), w);
+    if (f.kind == FieldKind::Flag && f.width != 1)
+      throw Error(fmt::format("{}: flag field '{}' must be 1 bit wide", w, f.name));
+    if (n["signed"]) f.is_signed = read_bool(n["signed"], "signed", src_);
+    const int64_t lo = f.is_signed ? -(int64_t{1} << (f.width - 1)) : 0;
+    const int64_t hi = f.is_signed ? (int64_t{1} << (f.width - 1)) - 1 : (int64_t{1} << f.width) - 1;
+    f.min = n["min"] ? read_int(n["min"], "min", src_, lo, hi) : lo;
+    f.max = n["max"] ? read_int(n["max"], "max", src_, f.min, hi) : hi;
+    if (n["values"]) load_enum(n["values"], f, w);
+    else if (f.kind == FieldKind::Enum) throw Error(fmt::format("{}: enum field '{}' needs 'values'", w, f.name));
+    if (n["default"]) f.default_value = read_int(n["default"], "default", src_, f.min, f.max);
+    if (n["doc"]) f.doc = read_string(n["doc"], "doc", src_);
+    return f;
+  }
+
+  void load_enum(const YAML::Node& values, FieldSpec& f, const std::string& w) {
+    require_map(values, src_, "'values'");
+    for (const auto& kv : values) {
+      const auto v = read_int(kv.second, kv.first.as<std::string>(), src_, f.min, f.max);
+      f.enum_values.emplace_back(kv.first.as<std::string>(), static_cast<uint32_t>(v));
+    }
+    if (f.enum_values.empty()) throw Error(fmt::format("{}: field '{}' has empty 'values'", w, f.name));
+  }
+
+  std::vector<FieldSpec> load_fields(const YAML::Node& list, std::string_view owner) {
+    if (!list.IsSequence()) throw Error(fmt::format("{}: fields of '{}' must be a list", where(src_, list), owner));
+    std::vector<FieldSpec> out;
+    for (const auto& n : list) out.push_back(load_field(n));
+    return out;
+  }
+
+  // No two fields may share a bit or a name: an encoding would silently lose one.
+  void check_layout(const InstrSpec& s, const YAML::Node& node) {
+    if (s.fields.size() > kMaxFields)
+      throw Error(fmt::format("{}: instruction '{}' has {} fields; at most {} are supported", where(src_, node),
+                              s.mnemonic, s.fields.size(), kMaxFields));
+    for (size_t i = 0; i < s.fields.size(); ++i)
+      for (size_t j = i + 1; j < s.fields.size(); ++j) {
+        const auto &a = s.fields[i], &b = s.fields[j];
+        if (a.name == b.name)
+          throw Error(fmt::format("{}: instruction '{}' has two fields named '{}'", where(src_, node), s.mnemonic, a.name));
+        if (a.lsb <= b.msb() && b.lsb <= a.msb())
+          throw Error(fmt::format("{}: instruction '{}': fields '{}' [{}, {}] and '{}' [{}, {}] overlap",
+                                  where(src_, node), s.mnemonic, a.name, a.msb(), a.lsb, b.name, b.msb(), b.lsb));
+      }
+  }
+
+  Queue parse_queue(const YAML::Node& n) {
+    const std::string q = read_string(n, "queue", src_);
+    for (auto v : {Queue::Load, Queue::Compute, Queue::Store, Queue::Control})
+      if (to_string(v) == q) return v;
+    throw Error(fmt::format("{}: unknown queue '{}' (expected load, compute, store or control)", where(src_, n), q));
+  }
+
+  InstrSpec load_instr(const YAML::Node& n, const Isa& isa) {
+    reject_unknown_keys(n, {"name", "opcode", "queue", "doc", "fields", "operands", "constraints"}, src_,
+                        "an instruction");
+    InstrSpec s;
+    s.mnemonic = read_string(need(n, "name"), "name", src_);
+    if (isa.by_mnemonic(s.mnemonic))
+      throw Error(fmt::format("{}: instruction '{}' is defined twice", where(src_, n), s.mnemonic));
+    s.opcode = static_cast<uint32_t>(
+        read_int(need(n, "opcode"), "opcode", src_, 0, (int64_t{1} << common_[kOpcodeSlot].width) - 1));
+    s.queue = parse_queue(need(n, "queue"));
+    if (n["doc"]) s.doc = read_string(n["doc"], "doc", src_);
+    s.fields = common_;
+    if (n["fields"]) {
+      auto own = load_fields(n["fields"], s.mnemonic);
+      s.fields.insert(s.fields.end(), own.begin(), own.end());
+    }
+    check_layout(s, n);
+    const auto resolver = [&s](std::string_view name) { return s.field_index(name); };
+    if (n["operands"]) load_operands(n["operands"], s, resolver);
+    if (n["constraints"]) {
+      for (const auto& c : n["constraints"])
+        s.constraints.push_back(Expr::compile(read_string(c, "constraints", src_), resolver, where(src_, c)));
+    }
+    return s;
+  }
+
+  void load_operands(const YAML::Node& list, InstrSpec& s, const Expr::FieldResolver& resolver) {
+    for (const auto& n : list) {
+      reject_unknown_keys(n, {"field", "access", "bytes"}, src_, "an operand");
+      const std::string w = where(src_, n);
+      const std::string field = read_string(need(n, "field"), "field", src_);
+      const auto slot = s.field_index(field);
+      if (!slot || !s.fields[*slot].is_address())
+        throw Error(fmt::format("{}: operand field '{}' of '{}' must be an sram_addr or ddr_addr field", w, field,
+                                s.mnemonic));
+      OperandSpec op;
+      op.field = *slot;
+      op.space = s.fields[*slot].kind == FieldKind::SramAddr ? Space::Sram : Space::Ddr;
+      const std::string access = read_string(need(n, "access"), "access", src_);
+      if (access != "read" && access != "write")
+        throw Error(fmt::format("{}: operand access '{}' must be read or write", w, access));
+      op.access = access == "read" ? Access::Read : Access::Write;
+      op.bytes = Expr::compile(read_string(need(n, "bytes"), "bytes", src_), resolver, w);
+      s.operands.push_back(std::move(op));
+    }
+    if (s.operands.size() > kMaxOperands)
+      throw Error(fmt::format("{}: instruction '{}' has more than {} operands", where(src_, list), s.mnemonic,
+                              kMaxOperands));
+  }
+
+  void index_opcodes(Isa& isa, const YAML::Node& list) {
+    isa.by_opcode_.assign(size_t{1} << common_[kOpcodeSlot].width, -1);
+    for (size_t i = 0; i < isa.instrs_.size(); ++i) {
+      auto& slot = isa.by_opcode_[isa.instrs_[i].opcode];
+      if (slot >= 0)
+        throw Error(fmt::format("{}: instructions '{}' and '{}' share opcode {:#x}", where(src_, list[i]),
+                                isa.instrs_[static_cast<size_t>(slot)].mnemonic, isa.instrs_[i].mnemonic,
+                                isa.instrs_[i].opcode));
+      slot = static_cast<int16_t>(i);
+    }
+  }
+
+  std::string src_;
+  unsigned width_ = 0;
+  std::vector<FieldSpec> common_;
+};
+
+Isa Isa::load_string(std::string_view yaml_text, std::string_view source_name) {
+  const YAML::Node root = load_yaml_string(yaml_text, source_name);
+  try {
+    return IsaLoader(source_name).load(root);
+  } catch (const YAML::Exception& e) {  // e.g. a scalar where a list was expected
+    throw Error(fmt::format("{}:{}: invalid ISA description: {}", source_name, e.mark.line + 1, e.msg));
+  }
+}
+
+Isa Isa::load_file(const std::filesystem::path& path) {
+  const YAML::Node root = load_yaml_file(path);
+  try {
+    return IsaLoader(path.string()).load(root);
+  } catch (const YAML::Exception& e) {
+    throw Error(fmt::format("{}:{}: invalid ISA description: {}", path.string(), e.mark.line + 1, e.msg));
+  }
+}
+
+const Isa& builtin_isa() {
+  // Immutable after construction (thread-safe static init): a constant table, not state.
+  static const Isa isa = Isa::load_string(builtin_isa_yaml(), "isa/npu_isa.yaml");
+  return isa;
+}
+
+}  // namespace npuforge::isa

@@ -1,0 +1,83 @@
+// The npuforge binary: exit codes (0 ok, 1 finding or bad input, 2 usage) and messages.
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+struct Result {
+  int code;
+  std::string output;
+};
+
+Result run(const std::string& args) {
+  const std::string cmd = std::string(NPUFORGE_CLI) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::filesystem::path temp_file(const std::string& name, const std::string& content) {
+  const auto dir = std::filesystem::temp_directory_path() / ("npuforge_cli_test_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const auto p = dir / name;
+  std::ofstream(p, std::ios::binary) << content;
+  return p;
+}
+
+TEST(Cli, AsmDisasmRoundTripThroughFiles) {
+  const auto src = temp_file("ok.s", "start: load 0x40, ddr:0x1000, rows=4, row_bytes=256, stride=256\nhalt\n");
+  const auto bin = src.parent_path() / "ok.bin";
+  const auto hex = src.parent_path() / "ok.hex";
+  auto r = run("asm " + src.string() + " -o " + bin.string() + " --hex " + hex.string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(std::filesystem::file_size(bin), 64u);
+  r = run("disasm " + bin.string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(r.output, "load 0x40, ddr:0x1000, rows=4, row_bytes=256, stride=256\nhalt\n");
+}
+
+TEST(Cli, BadInputExitsOne) {
+  auto r = run("asm " + temp_file("bad.s", "nop\nfoo 1\n").string() + " -o /dev/null");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.output.find("bad.s:2:1: unknown mnemonic 'foo'"), std::string::npos) << r.output;
+  r = run("disasm " + temp_file("t.bin", std::string(33, '\0')).string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.output.find("truncated binary"), std::string::npos) << r.output;
+  r = run("asm " + temp_file("sym.s", "move %a, 0x0, len=4\n").string() + " -o /dev/null");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.output.find("sym.s:1: symbol '%a' has no address"), std::string::npos) << r.output;
+  r = run("isa --isa " + temp_file("isa.yaml", "name: [\n").string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.output.find("isa.yaml:"), std::string::npos) << r.output;
+}
+
+TEST(Cli, UsageErrorsExitTwoAndHelpExitsZero) {
+  EXPECT_EQ(run("").code, 2);
+  EXPECT_EQ(run("no-such-command").code, 2);
+  EXPECT_EQ(run("asm").code, 2);  // missing input and -o
+  EXPECT_EQ(run("--help").code, 0);
+  EXPECT_EQ(run("asm --help").code, 0);
+  EXPECT_EQ(run("disasm --help").code, 0);
+  EXPECT_EQ(run("isa --help").code, 0);
+}
+
+TEST(Cli, IsaMarkdownAndDemo) {
+  auto r = run("isa --markdown");
+  ASSERT_EQ(r.code, 0);
+  EXPECT_NE(r.output.find("## `gemm`"), std::string::npos);
+  r = run(std::string("demo --sample ") + NPUFORGE_SOURCE_DIR + "/configs/samples/conv_block.s");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("round trip exact"), std::string::npos) << r.output;
+}
+
+}  // namespace

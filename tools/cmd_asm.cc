@@ -1,0 +1,75 @@
+// `npuforge asm` and `npuforge disasm`: text <-> fixed-width binary (and $readmemh hex).
+#include <fmt/core.h>
+
+#include "isa/assembler.h"
+#include "tools/command.h"
+#include "tools/io_util.h"
+
+namespace npuforge::tools {
+namespace {
+
+struct AsmOptions {
+  std::string input;
+  std::string output;
+  std::string hex;
+  std::string isa_file;
+};
+
+struct DisasmOptions {
+  std::string input;
+  std::string isa_file;
+  bool addresses = false;
+};
+
+isa::Isa load_isa(const std::string& path) {
+  return path.empty() ? isa::builtin_isa() : isa::Isa::load_file(path);
+}
+
+int run_asm(const AsmOptions& o) {
+  const isa::Isa isa = load_isa(o.isa_file);
+  isa::AsmProgram prog = isa::assemble(isa, read_text(o.input), o.input);
+  if (!prog.symbol_refs.empty()) {
+    const auto& ref = prog.symbol_refs.front();
+    throw Error(fmt::format("{}:{}: symbol '%{}' has no address: give it one with '.equ %{}, ADDRESS' "
+                            "(npuforge gen places symbols with the allocator)",
+                            o.input, prog.lines[ref.instr], ref.symbol, ref.symbol));
+  }
+  write_file(o.output, isa::encode_program(isa, prog.instrs));
+  if (!o.hex.empty()) write_file(o.hex, isa::to_readmemh(isa, prog.instrs, fmt::format("assembled from {}", o.input)));
+  fmt::print("{}: {} instructions, {} bytes -> {}\n", o.input, prog.instrs.size(),
+             prog.instrs.size() * isa.width_bytes(), o.output);
+  return kExitOk;
+}
+
+int run_disasm(const DisasmOptions& o) {
+  const isa::Isa isa = load_isa(o.isa_file);
+  const auto program = isa::decode_program(isa, read_binary(o.input), o.input);
+  for (size_t i = 0; i < program.size(); ++i) {
+    if (o.addresses) fmt::print("{:6}: ", i);
+    fmt::print("{}\n", isa::disassemble(program[i]));
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_asm_command(CLI::App& app, Runner& run) {
+  auto opts = std::make_shared<AsmOptions>();
+  auto* sub = app.add_subcommand("asm", "Assemble a program into a binary (and a $readmemh hex file)");
+  sub->add_option("input", opts->input, "Assembly source (.s)")->required()->check(CLI::ExistingFile);
+  sub->add_option("-o,--output", opts->output, "Binary output (.bin)")->required();
+  sub->add_option("--hex", opts->hex, "Also write a $readmemh hex file");
+  sub->add_option("--isa", opts->isa_file, "Use this ISA YAML instead of the built-in one")->check(CLI::ExistingFile);
+  bind_runner(sub, opts, run, &run_asm);
+}
+
+void add_disasm_command(CLI::App& app, Runner& run) {
+  auto opts = std::make_shared<DisasmOptions>();
+  auto* sub = app.add_subcommand("disasm", "Disassemble a binary into assembly text");
+  sub->add_option("input", opts->input, "Binary program (.bin)")->required()->check(CLI::ExistingFile);
+  sub->add_flag("--index", opts->addresses, "Prefix each line with its instruction index");
+  sub->add_option("--isa", opts->isa_file, "Use this ISA YAML instead of the built-in one")->check(CLI::ExistingFile);
+  bind_runner(sub, opts, run, &run_disasm);
+}
+
+}  // namespace npuforge::tools
