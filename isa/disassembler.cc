@@ -36,7 +36,10 @@ std::string disassemble(const Instruction& in) {
   };
   for (unsigned i = 0; i < s.fields.size(); ++i)
     if (s.fields[i].is_positional()) add(value_text(in, i));
-  for (unsigned i = 1; i < s.fields.size(); ++i) {
+  // Keyword fields in table order, the token fields (slots 1 and 2) last: they read as
+  // "then synchronise", after what the instruction does.
+  for (unsigned k = 3; k < s.fields.size() + 2; ++k) {
+    const unsigned i = k < s.fields.size() ? k : k - s.fields.size() + 1;
     const FieldSpec& f = s.fields[i];
     if (f.is_positional()) continue;
     if (f.default_value && in.value(i) == *f.default_value) continue;

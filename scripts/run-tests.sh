@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what is needed, builds, and runs every test with ctest.
+# Environment: BUILD_DIR (default build), NPUFORGE_SANITIZE=ON for an ASan/UBSan build,
+# JOBS (default: number of cores).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+build=${BUILD_DIR:-build}
+jobs=${JOBS:-$(nproc)}
+sanitize=${NPUFORGE_SANITIZE:-OFF}
+type=RelWithDebInfo
+[ "$sanitize" = ON ] && type=Debug
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=$type -DNPUFORGE_SANITIZE="$sanitize" -DNPUFORGE_BENCH=ON
+cmake --build "$build" -j "$jobs"
+export SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:detect_stack_use_after_return=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 900
