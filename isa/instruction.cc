@@ -139,7 +139,8 @@ Instruction decode(const Isa& isa, std::span<const uint8_t> word, std::string_vi
   in.spec = spec;
   for (unsigned i = 0; i < spec->fields.size(); ++i) in.raw[i] = get_bits(word, spec->fields[i].lsb, spec->fields[i].width);
   // Bits outside every field would be dropped by a re-encode: refuse them instead.
-  std::vector<uint8_t> again(word.size());
+  std::array<uint8_t, 128> buffer;  // the loader caps the width at 1024 bits
+  const std::span<uint8_t> again(buffer.data(), word.size());
   encode(in, again);
   for (size_t b = 0; b < word.size(); ++b)
     if (again[b] != word[b])
