@@ -131,6 +131,9 @@ void encode(const Instruction& instr, std::span<uint8_t> out) {
 }
 
 Instruction decode(const Isa& isa, std::span<const uint8_t> word, std::string_view where) {
+  if (word.size() != isa.width_bytes())
+    throw Error(fmt::format("{}instruction word of {} bytes, expected {}", where.empty() ? "" : fmt::format("{}: ", where),
+                            word.size(), isa.width_bytes()));
   const FieldSpec& opf = isa.opcode_field();
   const uint32_t opcode = get_bits(word, opf.lsb, opf.width);
   const InstrSpec* spec = isa.by_opcode(opcode);
