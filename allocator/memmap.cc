@@ -1,1 +1,153 @@
-// placeholder: implemented by the allocator work
+// Memory-map YAML: load with errors naming file, line, buffer index and field; save in the
+// documented layout (one flow mapping per buffer, offsets in hex).
+#include "allocator/memmap.h"
+
+#include <fmt/core.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "isa/error.h"
+#include "isa/yaml_util.h"
+
+namespace npuforge::allocator {
+namespace {
+
+using isa::read_int;
+
+constexpr int64_t kMaxIndex = INT64_MAX / 2;
+
+// The leading '#' lines of the file, without "# ", joined by newlines.
+std::string leading_comment(std::string_view text) {
+  std::string header;
+  size_t pos = 0;
+  while (pos < text.size() && text[pos] == '#') {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos + 1, end - pos - 1);
+    if (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!header.empty()) header += '\n';
+    header += line;
+    pos = end + 1;
+  }
+  return header;
+}
+
+MemBuffer read_buffer(const YAML::Node& node, size_t index, std::string_view source) {
+  const std::string what = fmt::format("buffers[{}]", index);
+  isa::reject_unknown_keys(node, {"symbol", "offset", "size", "first", "last", "producer", "consumers"},
+                           source, what);
+  auto key = [&](std::string_view field) { return fmt::format("{}.{}", what, field); };
+  auto need = [&](const char* field) {
+    const YAML::Node v = node[field];
+    if (!v) {
+      throw Error(fmt::format("{}: {} has no '{}'", isa::where(source, node), what, field));
+    }
+    return v;
+  };
+  MemBuffer b;
+  b.symbol = isa::read_string(need("symbol"), key("symbol"), source);
+  if (b.symbol.empty()) {
+    throw Error(fmt::format("{}: '{}' must not be empty", isa::where(source, node), key("symbol")));
+  }
+  b.offset = SramAddr{uint32_t(read_int(need("offset"), key("offset"), source, 0, UINT32_MAX))};
+  b.size = Bytes{uint64_t(read_int(need("size"), key("size"), source, 1, UINT32_MAX))};
+  b.first = read_int(need("first"), key("first"), source, 0, kMaxIndex);
+  b.last = read_int(need("last"), key("last"), source, 0, kMaxIndex);
+  if (b.last < b.first) {
+    throw Error(fmt::format("{}: '{}' = {} is before '{}' = {} (the lifetime [first, last] is "
+                            "inclusive)",
+                            isa::where(source, node), key("last"), b.last, key("first"), b.first));
+  }
+  if (const YAML::Node p = node["producer"]) {
+    b.producer = read_int(p, key("producer"), source, kNoProducer, kMaxIndex);
+  }
+  if (const YAML::Node c = node["consumers"]) {
+    if (!c.IsSequence()) {
+      throw Error(fmt::format("{}: '{}' must be a list of instruction indices",
+                              isa::where(source, c), key("consumers")));
+    }
+    for (size_t i = 0; i < c.size(); ++i) {
+      b.consumers.push_back(
+          read_int(c[i], fmt::format("{}[{}]", key("consumers"), i), source, 0, kMaxIndex));
+    }
+  }
+  return b;
+}
+
+}  // namespace
+
+MemMap MemMap::load_string(std::string_view yaml_text, std::string_view source_name) {
+  const YAML::Node root = isa::load_yaml_string(yaml_text, source_name);
+  isa::reject_unknown_keys(root, {"sram_bytes", "alignment", "instructions", "buffers"},
+                           source_name, "memory map");
+  MemMap m;
+  m.header = leading_comment(yaml_text);
+  const YAML::Node sram = root["sram_bytes"];
+  if (!sram) throw Error(fmt::format("{}: memory map has no 'sram_bytes'", source_name));
+  m.sram_bytes = Bytes{uint64_t(read_int(sram, "sram_bytes", source_name, 1, 1ll << 32))};
+  if (const YAML::Node a = root["alignment"]) {
+    m.alignment = Bytes{uint64_t(read_int(a, "alignment", source_name, 1, 1ll << 31))};
+  }
+  if (const YAML::Node n = root["instructions"]) {
+    m.instructions = read_int(n, "instructions", source_name, 0, kMaxIndex);
+  }
+  const YAML::Node buffers = root["buffers"];
+  if (buffers && !buffers.IsNull()) {
+    if (!buffers.IsSequence()) {
+      throw Error(fmt::format("{}: 'buffers' must be a list", isa::where(source_name, buffers)));
+    }
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      m.buffers.push_back(read_buffer(buffers[i], i, source_name));
+    }
+  }
+  return m;
+}
+
+MemMap MemMap::load_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("{}: cannot open memory map", path.string()));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return load_string(ss.str(), path.string());
+}
+
+std::string MemMap::to_yaml() const {
+  std::string out;
+  if (!header.empty()) {
+    std::istringstream lines(header);
+    for (std::string line; std::getline(lines, line);) out += "# " + line + "\n";
+  }
+  out += fmt::format("sram_bytes: {}\nalignment: {}\ninstructions: {}\n", sram_bytes.value,
+                     alignment.value, instructions);
+  if (buffers.empty()) return out + "buffers: []\n";
+  out += "buffers:\n";
+  for (const MemBuffer& b : buffers) {
+    // The emitter quotes a symbol only when YAML needs it.
+    YAML::Emitter sym;
+    sym << b.symbol;
+    out += fmt::format("  - {{symbol: {}, offset: 0x{:x}, size: {}, first: {}, last: {}",
+                       sym.c_str(), b.offset.value, b.size.value, b.first, b.last);
+    if (b.producer != kNoProducer) out += fmt::format(", producer: {}", b.producer);
+    if (!b.consumers.empty()) {
+      out += ", consumers: [";
+      for (size_t i = 0; i < b.consumers.size(); ++i) {
+        out += fmt::format("{}{}", i ? ", " : "", b.consumers[i]);
+      }
+      out += "]";
+    }
+    out += "}\n";
+  }
+  return out;
+}
+
+void MemMap::save_file(const std::filesystem::path& path) const {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw Error(fmt::format("{}: cannot write memory map", path.string()));
+  out << to_yaml();
+  if (!out) throw Error(fmt::format("{}: write failed", path.string()));
+}
+
+}  // namespace npuforge::allocator

@@ -1,0 +1,29 @@
+#pragma once
+// The fix-up pass (SEEDS.md A.3): once a symbol's node is placed, every instruction field
+// that names the symbol is rewritten to the real address (+ the %name+offset offset), and
+// the operand's byte extent (isa::extents) is checked to lie inside the symbol's node.
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "allocator/symbol_table.h"
+#include "isa/assembler.h"
+
+namespace npuforge::allocator {
+
+// Where a symbol is, or nullopt when it is not defined.
+using PlacementLookup = std::function<std::optional<Placement>(std::string_view symbol)>;
+
+// Rewrites every program.symbol_refs entry and clears symbol_refs. Throws npuforge::Error
+// naming the instruction index (and source line when known), mnemonic, field and symbol
+// when the symbol is not placed, the address does not fit the field, or the operand's
+// bytes [addr, addr + extent) leave the symbol's node [start, start + padded).
+// All-or-nothing: on error the program is unchanged.
+void fixup(isa::AsmProgram& program, const PlacementLookup& lookup);
+// Placements from the table's live symbols.
+void fixup(isa::AsmProgram& program, const SymbolTable& table);
+void fixup(isa::AsmProgram& program, const std::map<std::string, Placement>& placements);
+
+}  // namespace npuforge::allocator

@@ -1,0 +1,105 @@
+// The fix-up pass: symbol fields become placed addresses; an operand reaching outside its
+// symbol's node is an error naming the instruction, field and symbol.
+#include "allocator/fixup.h"
+
+#include <gtest/gtest.h>
+
+#include "isa/error.h"
+#include "isa/isa.h"
+
+namespace npuforge::allocator {
+namespace {
+
+const isa::Isa& isa_() { return isa::builtin_isa(); }
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+unsigned slot(std::string_view mnemonic, std::string_view field) {
+  return isa_().require(mnemonic).require_field(field);
+}
+
+TEST(Fixup, RewritesEverySymbolFieldFromTheTable) {
+  Allocator a(SramAddr{0}, Bytes{1 << 16}, Bytes{64}, Policy::FirstFit);
+  SymbolTable t(a);
+  ASSERT_TRUE(t.define("pad", Bytes{64}).ok());
+  const auto act = t.define("act0", Bytes{1024}, 1);  // LOAD writes it, GEMM reads it
+  const auto w = t.define("w0", Bytes{1024}, 1);
+  const auto out = t.define("out", Bytes{256}, 1);
+  auto prog = isa::assemble(isa_(),
+                            "load %act0, ddr:0x1000, rows=4, row_bytes=256, stride=256\n"
+                            "load %w0, ddr:0x2000, rows=1, row_bytes=1024\n"
+                            "gemm %out, %act0, %w0, m=16, n=16, k=64\n"
+                            "eltwise %out+128, %out, len=128, op=relu\n",
+                            "fix.s");
+  ASSERT_EQ(prog.symbol_refs.size(), 7u);
+  fixup(prog, t);
+  EXPECT_TRUE(prog.symbol_refs.empty());
+  EXPECT_EQ(prog.instrs[0].get(slot("load", "dst")), act.addr.value);
+  EXPECT_EQ(prog.instrs[1].get(slot("load", "dst")), w.addr.value);
+  EXPECT_EQ(prog.instrs[2].get(slot("gemm", "dst")), out.addr.value);
+  EXPECT_EQ(prog.instrs[2].get(slot("gemm", "a")), act.addr.value);  // same symbol, same node
+  EXPECT_EQ(prog.instrs[2].get(slot("gemm", "b")), w.addr.value);
+  EXPECT_EQ(prog.instrs[3].get(slot("eltwise", "dst")), out.addr.value + 128);
+  EXPECT_NE(act.addr, w.addr);
+}
+
+TEST(Fixup, UseBeforeDefineNamesInstructionFieldSymbol) {
+  Allocator a(SramAddr{0}, Bytes{1 << 16}, Bytes{64}, Policy::FirstFit);
+  SymbolTable t(a);
+  t.define("x", Bytes{64});
+  auto prog = isa::assemble(isa_(), "nop\nmove %x, %y, len=64\n", "u.s");
+  const auto before = prog.instrs;
+  const std::string e = error_of([&] { fixup(prog, t); });
+  EXPECT_NE(e.find("instruction 1"), std::string::npos) << e;
+  EXPECT_NE(e.find("'move'"), std::string::npos) << e;
+  EXPECT_NE(e.find("field 'src'"), std::string::npos) << e;
+  EXPECT_NE(e.find("'%y'"), std::string::npos) << e;
+  EXPECT_NE(e.find("before define"), std::string::npos) << e;
+  EXPECT_EQ(prog.instrs, before);  // all or nothing
+  EXPECT_EQ(prog.symbol_refs.size(), 2u);
+}
+
+TEST(Fixup, ExtentOutsideTheNodeIsCaught) {
+  // 200 bytes reserve a 256-byte node; 256 bytes fit, 257 do not, and neither does an
+  // offset that pushes the operand past the node's end.
+  std::map<std::string, Placement> placed{{"buf", {SramAddr{0x400}, Bytes{200}, Bytes{256}}}};
+  auto fits = isa::assemble(isa_(), "move %buf, 0x0, len=256\n", "ok.s");
+  fixup(fits, placed);
+  EXPECT_EQ(fits.instrs[0].get(slot("move", "dst")), 0x400u);
+
+  auto over = isa::assemble(isa_(), "move %buf, 0x0, len=257\n", "over.s");
+  std::string e = error_of([&] { fixup(over, placed); });
+  EXPECT_NE(e.find("field 'dst'"), std::string::npos) << e;
+  EXPECT_NE(e.find("'%buf'"), std::string::npos) << e;
+  EXPECT_NE(e.find("[0x400, 0x501)"), std::string::npos) << e;
+  EXPECT_NE(e.find("node [0x400, 0x500)"), std::string::npos) << e;
+
+  auto shifted = isa::assemble(isa_(), "eltwise %buf+192, 0x0, len=128, op=relu\n", "shift.s");
+  e = error_of([&] { fixup(shifted, placed); });
+  EXPECT_NE(e.find("instruction 0"), std::string::npos) << e;
+  EXPECT_NE(e.find("[0x4c0, 0x540)"), std::string::npos) << e;
+
+  // The assembler has no %name-off syntax; a negative offset can still come from code.
+  auto under = isa::assemble(isa_(), "eltwise %buf, 0x0, len=64, op=relu\n", "under.s");
+  under.symbol_refs.at(0).offset = -64;
+  e = error_of([&] { fixup(under, placed); });
+  EXPECT_NE(e.find("[0x3c0, 0x400)"), std::string::npos) << e;
+  EXPECT_NE(e.find("leave the symbol's node"), std::string::npos) << e;
+}
+
+TEST(Fixup, AddressMustFitTheField) {
+  std::map<std::string, Placement> placed{{"hi", {SramAddr{0xffffffc0u}, Bytes{64}, Bytes{64}}}};
+  auto prog = isa::assemble(isa_(), "move %hi, 0x0, len=64\n", "f.s");
+  const std::string e = error_of([&] { fixup(prog, placed); });
+  EXPECT_NE(e.find("does not fit the field"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace npuforge::allocator
