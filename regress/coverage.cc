@@ -1,0 +1,250 @@
+#include "regress/coverage.h"
+
+#include <algorithm>
+#include <array>
+
+#include <fmt/core.h>
+#include <yaml-cpp/yaml.h>
+
+#include "isa/error.h"
+#include "regress/text.h"
+
+namespace npuforge::regress {
+namespace {
+
+constexpr std::array<const char*, 3> kQueues{"load", "compute", "store"};
+// Indexed like allocator::AllocEventKind.
+constexpr std::array<const char*, 8> kAllocEvents{"exact_fit",  "split",      "skip",
+                                                  "merge_prev", "merge_next", "merge_both",
+                                                  "free_no_merge", "oom"};
+
+std::vector<std::pair<std::string, uint64_t>> zero_bins(const std::vector<std::string>& names) {
+  std::vector<std::pair<std::string, uint64_t>> bins;
+  for (const auto& n : names) bins.emplace_back(n, 0);
+  return bins;
+}
+
+std::vector<std::string> token_bins() {
+  std::vector<std::string> out;
+  for (unsigned w = 0; w < 3; ++w) {
+    for (unsigned s = 0; s < 3; ++s) {
+      if (w != s) out.push_back(fmt::format("{}_waits_{}", kQueues[w], kQueues[s]));
+    }
+  }
+  return out;
+}
+
+unsigned queue_of(const isa::Instruction& in) { return static_cast<unsigned>(in.spec->queue); }
+
+void sample_reuse(Coverage& cov, const gen::GeneratedProgram& prog, const allocator::MemMap& map) {
+  // For each buffer, the previous owner of its bytes: the overlapping buffer that died
+  // latest before it became live. O(n^2) over buffers, fine for thousands.
+  for (const auto& c : map.buffers) {
+    const allocator::MemBuffer* prev = nullptr;
+    const uint64_t c_lo = c.offset.value, c_hi = c_lo + c.size.value;
+    for (const auto& b : map.buffers) {
+      const uint64_t b_lo = b.offset.value, b_hi = b_lo + b.size.value;
+      if (b.last >= c.first || b_hi <= c_lo || c_hi <= b_lo) continue;
+      if (!prev || b.last > prev->last) prev = &b;
+    }
+    if (!prev) continue;
+    if (prev->last < 0 || c.first < 0 || static_cast<size_t>(std::max(prev->last, c.first)) >= prog.instrs.size()) continue;
+    const unsigned qb = queue_of(prog.instrs[prev->last]);
+    const unsigned qc = queue_of(prog.instrs[c.first]);
+    if (qb >= 3 || qc >= 3 || qb == qc) continue;
+    cov.hit("reuse", fmt::format("{}_after_{}", kQueues[qc], kQueues[qb]));
+  }
+}
+
+}  // namespace
+
+size_t Coverage::Group::covered() const {
+  return static_cast<size_t>(std::count_if(bins.begin(), bins.end(), [](auto& b) { return b.second > 0; }));
+}
+
+Coverage::Coverage(const isa::Isa& isa) {
+  std::vector<std::string> ops;
+  for (const auto& spec : isa.instructions()) ops.push_back(spec.mnemonic);
+  std::vector<std::string> alloc(kAllocEvents.begin(), kAllocEvents.end());
+  for (const char* p : {"oom_retire", "oom_compact", "oom_spill"}) alloc.push_back(p);
+  std::vector<std::string> reuse;
+  for (unsigned to : {0u, 1u}) {  // only load and compute produce SRAM buffers
+    for (unsigned from = 0; from < 3; ++from) {
+      if (from != to) reuse.push_back(fmt::format("{}_after_{}", kQueues[to], kQueues[from]));
+    }
+  }
+  groups_ = {
+      {"opcode", zero_bins(ops)},
+      {"size", zero_bins({"unit", "small", "medium", "large", "whole_sram", "needs_padding"})},
+      {"alloc", zero_bins(alloc)},
+      {"tokens", zero_bins(token_bins())},
+      {"reuse", zero_bins(reuse)},
+      {"occupancy", zero_bins({"le_50", "50_90", "gt_90", "full"})},
+  };
+}
+
+Coverage::Group* Coverage::find(std::string_view name) {
+  for (auto& g : groups_) {
+    if (g.name == name) return &g;
+  }
+  return nullptr;
+}
+const Coverage::Group* Coverage::find(std::string_view name) const {
+  return const_cast<Coverage*>(this)->find(name);
+}
+
+void Coverage::hit(std::string_view group, std::string_view bin, uint64_t n) {
+  Group* g = find(group);
+  if (g) {
+    for (auto& b : g->bins) {
+      if (b.first == bin) {
+        b.second += n;
+        return;
+      }
+    }
+  }
+  throw Error(fmt::format("coverage: no bin '{}' in group '{}'", bin, group));
+}
+
+uint64_t Coverage::count(std::string_view group, std::string_view bin) const {
+  if (const Group* g = find(group)) {
+    for (const auto& b : g->bins) {
+      if (b.first == bin) return b.second;
+    }
+  }
+  return 0;
+}
+
+void Coverage::set_seeds(uint64_t n) {
+  seeds_ = n;
+  for (auto& g : groups_) g.complete_after = g.complete() && n > 0 ? n : 0;
+}
+
+void Coverage::merge(const Coverage& other) {
+  for (const auto& og : other.groups_) {
+    Group* g = find(og.name);
+    if (!g) {
+      groups_.push_back({og.name, {}, 0});
+      g = &groups_.back();
+    }
+    const bool was_complete = g->complete() && !g->bins.empty() && g->complete_after > 0;
+    for (const auto& [name, n] : og.bins) {
+      auto it = std::find_if(g->bins.begin(), g->bins.end(), [&](auto& b) { return b.first == name; });
+      if (it == g->bins.end()) {
+        g->bins.emplace_back(name, n);
+      } else {
+        it->second += n;
+      }
+    }
+    if (!was_complete && g->complete()) g->complete_after = seeds_ + other.seeds_;
+  }
+  seeds_ += other.seeds_;
+}
+
+std::string Coverage::to_json() const {
+  std::string j = fmt::format("{{\"seeds\": {}, \"groups\": {{", seeds_);
+  for (size_t i = 0; i < groups_.size(); ++i) {
+    const Group& g = groups_[i];
+    j += fmt::format("{}\n  {}: {{\"complete_after\": {}, \"bins\": {{", i ? "," : "",
+                     json_quote(g.name), g.complete_after);
+    for (size_t k = 0; k < g.bins.size(); ++k) {
+      j += fmt::format("{}{}: {}", k ? ", " : "", json_quote(g.bins[k].first), g.bins[k].second);
+    }
+    j += "}}";
+  }
+  return j + "\n}}\n";
+}
+
+Coverage Coverage::from_json(std::string_view text, std::string_view source) {
+  Coverage c;
+  try {
+    const YAML::Node root = YAML::Load(std::string(text));
+    if (!root.IsMap() || !root["groups"] || !root["groups"].IsMap()) {
+      throw Error(fmt::format("{}: expected {{\"seeds\": N, \"groups\": {{...}}}}", source));
+    }
+    c.seeds_ = root["seeds"] ? root["seeds"].as<uint64_t>() : 0;
+    for (const auto& g : root["groups"]) {
+      Group group{g.first.as<std::string>(), {}, 0};
+      if (g.second["complete_after"]) group.complete_after = g.second["complete_after"].as<uint64_t>();
+      if (!g.second["bins"] || !g.second["bins"].IsMap()) {
+        throw Error(fmt::format("{}: group '{}' has no 'bins' map", source, group.name));
+      }
+      for (const auto& b : g.second["bins"]) {
+        group.bins.emplace_back(b.first.as<std::string>(), b.second.as<uint64_t>());
+      }
+      c.groups_.push_back(std::move(group));
+    }
+  } catch (const YAML::Exception& e) {
+    throw Error(fmt::format("{}:{}: bad coverage JSON: {}", source, e.mark.line + 1, e.msg));
+  }
+  return c;
+}
+
+std::string Coverage::report(bool list_holes) const {
+  std::string s = fmt::format("coverage over {} seeds\n", seeds_);
+  size_t cov = 0, total = 0;
+  for (const auto& g : groups_) {
+    const size_t c = g.covered();
+    cov += c;
+    total += g.bins.size();
+    s += fmt::format("  {:<10} {:>3}/{:<3} {:>6.1f}%", g.name, c, g.bins.size(),
+                     g.bins.empty() ? 100.0 : 100.0 * c / g.bins.size());
+    if (g.complete() && g.complete_after > 0) s += fmt::format("  complete after {} seeds", g.complete_after);
+    s += "\n";
+  }
+  s += fmt::format("  {:<10} {:>3}/{:<3} {:>6.1f}%\n", "total", cov, total, total ? 100.0 * cov / total : 100.0);
+  if (list_holes && cov < total) {
+    s += "holes:\n";
+    for (const auto& g : groups_) {
+      for (const auto& [name, n] : g.bins) {
+        if (n == 0) s += fmt::format("  {}.{}\n", g.name, name);
+      }
+    }
+  }
+  return s;
+}
+
+Coverage sample(const isa::Isa& isa, const gen::GeneratedProgram& prog, const allocator::MemMap& map,
+                gen::OomPolicy oom_policy) {
+  Coverage cov(isa);
+  for (const auto& in : prog.instrs) {
+    cov.hit("opcode", in.spec->mnemonic);
+    const unsigned q = queue_of(in);
+    if (q >= 3) continue;
+    for (unsigned s = 0; s < 3; ++s) {
+      if (s != q && (in.wait_mask() >> s & 1u)) cov.hit("tokens", fmt::format("{}_waits_{}", kQueues[q], kQueues[s]));
+    }
+  }
+  const uint64_t align = std::max<uint64_t>(1, prog.npu.alignment.value);
+  const uint64_t sram = prog.npu.sram_bytes.value;
+  for (const auto& sym : prog.symbols) {
+    if (sym.padded == 0) continue;
+    const uint64_t p = sym.padded;
+    const char* bin = p == sram ? "whole_sram" : p <= align ? "unit" : p <= 16 * align ? "small"
+                    : p <= sram / 16 ? "medium" : "large";
+    cov.hit("size", bin);
+    if (sym.written % align != 0) cov.hit("size", "needs_padding");
+  }
+  const auto& sum = prog.summary;
+  for (size_t k = 0; k < kAllocEvents.size(); ++k) {
+    if (sum.alloc_events[k] > 0) cov.hit("alloc", kAllocEvents[k], sum.alloc_events[k]);
+  }
+  if (sum.oom > 0) {
+    const bool handled = oom_policy == gen::OomPolicy::Retire    ? sum.retired > 0
+                         : oom_policy == gen::OomPolicy::Compact ? sum.compact_moves > 0
+                                                                 : sum.spills > 0;
+    const char* bins[] = {"oom_retire", "oom_compact", "oom_spill"};
+    if (handled) cov.hit("alloc", bins[static_cast<size_t>(oom_policy)]);
+  }
+  sample_reuse(cov, prog, map);
+  if (sram > 0) {
+    const uint64_t peak = sum.peak_sram;
+    const char* bin = peak >= sram ? "full" : peak * 10 > sram * 9 ? "gt_90" : peak * 2 > sram ? "50_90" : "le_50";
+    cov.hit("occupancy", bin);
+    if (peak >= sram) cov.hit("occupancy", "gt_90");  // a full SRAM is also above 90%
+  }
+  cov.set_seeds(1);
+  return cov;
+}
+
+}  // namespace npuforge::regress

@@ -1,0 +1,133 @@
+#include "regress/jobs.h"
+
+#include <charconv>
+#include <set>
+
+#include <fmt/core.h>
+#include <yaml-cpp/yaml.h>
+
+#include "isa/error.h"
+
+namespace npuforge::regress {
+namespace {
+
+uint64_t parse_u64(std::string_view s, std::string_view what) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  uint64_t v = 0;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || p != s.data() + s.size()) {
+    throw Error(fmt::format("{}: '{}' is not a non-negative integer", what, s));
+  }
+  return v;
+}
+
+std::string resolve(const std::filesystem::path& list, const std::string& p) {
+  if (p.empty()) return p;
+  const std::filesystem::path path(p);
+  if (path.is_absolute() || std::filesystem::exists(path)) return p;
+  const auto root = std::filesystem::absolute(list).parent_path().parent_path().parent_path();
+  if (std::filesystem::exists(root / path)) return (root / path).lexically_normal().string();
+  return p;
+}
+
+}  // namespace
+
+std::string Job::id() const { return fmt::format("{}:{}", run, seed); }
+
+std::vector<uint64_t> parse_seeds(std::string_view spec) {
+  std::vector<uint64_t> out;
+  std::set<uint64_t> seen;
+  const std::string where = fmt::format("seeds '{}'", spec);
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    size_t comma = spec.find(',', pos);
+    if (comma == std::string_view::npos) comma = spec.size();
+    const std::string_view part = spec.substr(pos, comma - pos);
+    const size_t dash = part.find('-');
+    uint64_t lo = 0, hi = 0;
+    if (dash == std::string_view::npos) {
+      lo = hi = parse_u64(part, where);
+    } else {
+      lo = parse_u64(part.substr(0, dash), where);
+      hi = parse_u64(part.substr(dash + 1), where);
+      if (hi < lo) throw Error(fmt::format("{}: range '{}' is empty (expected LO-HI, LO <= HI)", where, part));
+      if (hi - lo >= 100'000'000) throw Error(fmt::format("{}: range '{}' is too large", where, part));
+    }
+    for (uint64_t s = lo;; ++s) {
+      if (seen.insert(s).second) out.push_back(s);
+      if (s == hi) break;
+    }
+    pos = comma + 1;
+  }
+  return out;
+}
+
+Shard parse_shard(std::string_view spec) {
+  const size_t slash = spec.find('/');
+  const std::string where = fmt::format("--shard '{}' (expected K/N with 1 <= K <= N)", spec);
+  if (slash == std::string_view::npos) throw Error(where);
+  const uint64_t k = parse_u64(spec.substr(0, slash), where);
+  const uint64_t n = parse_u64(spec.substr(slash + 1), where);
+  if (n == 0 || k == 0 || k > n || n > 1'000'000) throw Error(where);
+  return {static_cast<unsigned>(k), static_cast<unsigned>(n)};
+}
+
+std::vector<Job> select_shard(const std::vector<Job>& jobs, Shard shard) {
+  std::vector<Job> out;
+  for (size_t i = shard.k - 1; i < jobs.size(); i += shard.n) out.push_back(jobs[i]);
+  return out;
+}
+
+std::vector<Job> load_list(const std::filesystem::path& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path.string());
+  } catch (const YAML::Exception& e) {
+    throw Error(fmt::format("{}:{}: {}", path.string(), e.mark.line + 1, e.msg));
+  }
+  const std::string file = path.string();
+  if (!root.IsMap() || !root["runs"] || !root["runs"].IsSequence()) {
+    throw Error(fmt::format("{}: expected a map with a 'runs' list", file));
+  }
+  Job defaults;
+  auto apply = [&](const YAML::Node& n, Job& job, const std::string& where, bool entry) {
+    for (const auto& kv : n) {
+      const std::string key = kv.first.as<std::string>();
+      const auto line = kv.first.Mark().line + 1;
+      try {
+        if (key == "npu") job.npu = resolve(path, kv.second.as<std::string>());
+        else if (key == "length") job.length = kv.second.as<int64_t>();
+        else if (key == "rtl") job.rtl = kv.second.as<bool>();
+        else if (key == "plant_overlap") job.plant_overlap = kv.second.as<uint32_t>();
+        else if (entry && key == "name") job.run = kv.second.as<std::string>();
+        else if (entry && key == "profile") job.profile = resolve(path, kv.second.as<std::string>());
+        else if (entry && key == "seeds") continue;
+        else throw Error(fmt::format("{}:{}: {}: unknown key '{}'", file, line, where, key));
+      } catch (const YAML::Exception&) {
+        throw Error(fmt::format("{}:{}: {}: bad value for '{}'", file, line, where, key));
+      }
+    }
+  };
+  if (root["defaults"]) apply(root["defaults"], defaults, "defaults", false);
+  std::vector<Job> jobs;
+  size_t index = 0;
+  for (const auto& entry : root["runs"]) {
+    const std::string where = fmt::format("runs[{}]", index++);
+    if (!entry.IsMap()) throw Error(fmt::format("{}: {}: expected a map", file, where));
+    Job job = defaults;
+    apply(entry, job, where, true);
+    if (job.profile.empty() || !entry["seeds"]) {
+      throw Error(fmt::format("{}:{}: {}: 'profile' and 'seeds' are required", file,
+                              entry.Mark().line + 1, where));
+    }
+    if (job.run.empty()) job.run = std::filesystem::path(job.profile).stem().string();
+    for (uint64_t seed : parse_seeds(entry["seeds"].as<std::string>())) {
+      job.seed = seed;
+      jobs.push_back(job);
+    }
+  }
+  return jobs;
+}
+
+}  // namespace npuforge::regress

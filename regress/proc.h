@@ -1,0 +1,38 @@
+#pragma once
+// Child processes for the runner: spawn (fork/exec, output to files), a pool that keeps N
+// of them running, and a synchronous run-and-wait.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace npuforge::regress {
+
+// The running executable (/proc/self/exe), so workers run the same build as the runner.
+std::string self_exe();
+
+struct ProcResult {
+  int exit_code = -1;  // -1 when killed by a signal or timed out
+  int signal = 0;
+  bool timed_out = false;
+  double seconds = 0;
+};
+
+// Runs argv[0] with argv, stdout and stderr to the given files ("" = /dev/null; the same
+// path twice = both into one file). Waits; kills it after `timeout_s` (0 = never).
+ProcResult run_process(const std::vector<std::string>& argv, const std::string& out_path,
+                       const std::string& err_path, double timeout_s = 0);
+
+struct Task {
+  std::vector<std::string> argv;
+  std::string out_path, err_path;
+};
+
+// Runs tasks with at most `workers` at a time. `on_done(index, result)` is called in the
+// parent as each finishes; `on_tick()` about every 200 ms and after each completion.
+void run_pool(const std::vector<Task>& tasks, unsigned workers, double timeout_s,
+              const std::function<void(size_t, const ProcResult&)>& on_done,
+              const std::function<void()>& on_tick);
+
+}  // namespace npuforge::regress

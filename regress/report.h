@@ -1,0 +1,45 @@
+#pragma once
+// Per-seed results and the reports built from them: results/junit.xml (one testcase per
+// seed, the failure message is the first checker finding) and results/summary.json.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "regress/jobs.h"
+
+namespace npuforge::regress {
+
+enum class Status : uint8_t {
+  Pass,   // generated, simulated, no finding
+  Fail,   // a checker finding (or the simulator exited 1 with FAIL)
+  Error,  // the tools themselves failed: bad input, crash, timeout
+};
+std::string_view to_string(Status s);
+
+struct SeedResult {
+  Job job;
+  Status status = Status::Pass;
+  std::string finding;  // first finding line, "[checker/Kind] ..." (or the error text)
+  std::string kind;     // "checker/Kind" of the first finding; empty on pass
+  uint64_t findings = 0;
+  uint64_t instructions = 0;
+  double seconds = 0;
+  std::string prefix;   // where its files are (kept for failures)
+  std::string repro;    // one-line shell command reproducing this seed
+  std::string shrunk;   // the shrunk program's .s, when --shrink ran
+};
+
+struct Totals {
+  uint64_t pass = 0, fail = 0, error = 0;
+  double seconds = 0;  // wall time of the regression
+  unsigned workers = 1;
+};
+Totals count(const std::vector<SeedResult>& results);
+
+// JUnit XML: one <testsuite> per run name, one <testcase name="seed N"> per seed.
+std::string junit_xml(const std::vector<SeedResult>& results, const Totals& totals);
+std::string summary_json(const std::vector<SeedResult>& results, const Totals& totals);
+// A fixed-width table: per run, seeds / pass / fail / error / seeds per second.
+std::string summary_table(const std::vector<SeedResult>& results, const Totals& totals);
+
+}  // namespace npuforge::regress

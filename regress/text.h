@@ -1,0 +1,20 @@
+#pragma once
+// Escaping for the report formats the runner writes (JSON, JUnit XML) and a shell quoting
+// helper for the one-line reproduction commands.
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace npuforge::regress {
+
+// A JSON string literal, quotes included. Control characters become \u00XX.
+std::string json_quote(std::string_view s);
+// Text safe inside an XML attribute or element: & < > " ' escaped; characters XML 1.0
+// forbids (control characters other than tab/newline/CR) become '?', since not even an
+// entity may encode them.
+std::string xml_escape(std::string_view s);
+// A word the POSIX shell reads back unchanged (single-quoted when needed).
+std::string shell_quote(std::string_view s);
+std::string shell_join(const std::vector<std::string>& argv);
+
+}  // namespace npuforge::regress

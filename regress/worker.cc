@@ -1,0 +1,106 @@
+// One seed in its own process: generate, sample coverage, simulate via `npuforge sim`.
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/core.h>
+
+#include "gen/output.h"
+#include "gen/placer.h"
+#include "isa/error.h"
+#include "regress/proc.h"
+#include "regress/runner.h"
+#include "regress/shrink.h"
+#include "regress/text.h"
+
+namespace npuforge::regress {
+namespace {
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) throw Error(fmt::format("{}: cannot write file", path));
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_result(const std::string& prefix, std::string_view status, const std::string& finding,
+                  uint64_t findings, uint64_t instructions, double gen_s, double sim_s) {
+  write_text(prefix + ".result.json",
+             fmt::format("{{\"status\": \"{}\", \"finding\": {}, \"kind\": {}, \"findings\": {}, "
+                         "\"instructions\": {}, \"gen_seconds\": {:.4f}, \"sim_seconds\": {:.4f}}}\n",
+                         status, json_quote(finding), json_quote(finding_kind(finding)), findings,
+                         instructions, gen_s, sim_s));
+}
+
+// Counts finding lines in the simulator's report.
+uint64_t count_findings(const std::string& out) {
+  uint64_t n = 0;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) n += !finding_kind(line).empty();
+  return n;
+}
+
+}  // namespace
+
+int run_worker(const WorkerOptions& o) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  const isa::Isa& isa = isa::builtin_isa();
+  gen::GeneratedProgram prog;
+  gen::Profile profile;
+  try {
+    profile = gen::Profile::load_file(o.job.profile);
+    const isa::NpuConfig npu = o.job.npu.empty() ? isa::NpuConfig{} : isa::NpuConfig::load_file(o.job.npu);
+    gen::GenOptions opt;
+    opt.seed = o.job.seed;
+    opt.length = o.job.length;
+    if (!o.job.npu.empty()) opt.npu_source = o.job.npu;
+    std::unique_ptr<allocator::Allocator> alloc;
+    std::unique_ptr<gen::OverlappingPlacer> placer;
+    if (o.job.plant_overlap > 0) {  // test hook: the allocator bug the checkers must catch
+      alloc = std::make_unique<allocator::Allocator>(SramAddr{0}, npu.sram_bytes, npu.alignment, profile.fit);
+      placer = std::make_unique<gen::OverlappingPlacer>(*alloc, o.job.plant_overlap);
+      opt.placer = placer.get();
+    }
+    prog = gen::generate(isa, npu, profile, opt);
+    gen::write_outputs(isa, prog, o.prefix);
+    const Coverage cov = sample(isa, prog, prog.memmap(), profile.oom);
+    write_text(o.coverage_path.empty() ? o.prefix + ".cov.json" : o.coverage_path, cov.to_json());
+  } catch (const std::exception& e) {
+    write_result(o.prefix, "error", fmt::format("generate: {}", e.what()), 0, 0,
+                 std::chrono::duration<double>(Clock::now() - t0).count(), 0);
+    return 2;
+  }
+  const double gen_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::vector<std::string> argv{o.exe, "sim", o.prefix + ".bin", "--memmap", o.prefix + ".memmap.yaml",
+                                "--ddr", o.prefix + ".ddr.bin", "--max-errors", "20"};
+  if (!o.job.npu.empty()) argv.insert(argv.end(), {"--npu", o.job.npu});
+  if (o.job.rtl) argv.push_back("--rtl");
+  const std::string log = o.prefix + ".sim.log";
+  const ProcResult r = run_process(argv, log, log);
+  const std::string out = read_text(log);
+  const uint64_t n = count_findings(out);
+  const std::string first = first_finding(out);
+  if (r.exit_code == 0) {
+    write_result(o.prefix, "pass", "", 0, prog.instrs.size(), gen_s, r.seconds);
+    return 0;
+  }
+  if (r.exit_code == 1 && out.find("FAIL") != std::string::npos) {
+    write_result(o.prefix, "fail", first.empty() ? "FAIL without a finding line" : first, n,
+                 prog.instrs.size(), gen_s, r.seconds);
+    return 1;
+  }
+  std::string tail = out.substr(out.size() > 300 ? out.size() - 300 : 0);
+  write_result(o.prefix, "error",
+               fmt::format("simulator exit {} signal {}: {}", r.exit_code, r.signal, tail), n,
+               prog.instrs.size(), gen_s, r.seconds);
+  return 2;
+}
+
+}  // namespace npuforge::regress

@@ -1,0 +1,265 @@
+// Regression runner: report escaping, seed lists and shards, coverage merge, ddmin, and an
+// end-to-end regression over a planted allocator bug with reproduction and shrinking.
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include "isa/error.h"
+#include "regress/coverage.h"
+#include "regress/ddmin.h"
+#include "regress/jobs.h"
+#include "regress/proc.h"
+#include "regress/report.h"
+#include "regress/shrink.h"
+#include "regress/text.h"
+
+namespace npuforge::regress {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A minimal XML well-formedness check: tags nest, attributes are quoted, and '&' only starts
+// one of the five entities. Enough to catch missing escaping.
+std::string xml_problem(const std::string& x) {
+  std::vector<std::string> stack;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (x[i] == '&') {
+      bool ok = false;
+      for (const char* e : {"&amp;", "&lt;", "&gt;", "&quot;", "&apos;"}) ok = ok || x.compare(i, strlen(e), e) == 0;
+      if (!ok) return "bad entity at " + std::to_string(i);
+    } else if (x[i] == '>') {
+      return "stray '>' at " + std::to_string(i);
+    } else if (x[i] == '<') {
+      const size_t end = x.find('>', i);
+      if (end == std::string::npos) return "unclosed tag";
+      std::string tag = x.substr(i + 1, end - i - 1);
+      if (tag.find('<') != std::string::npos) return "'<' inside a tag at " + std::to_string(i);
+      size_t quotes = 0;
+      for (char c : tag) quotes += c == '"';
+      if (quotes % 2) return "unbalanced quotes in <" + tag + ">";
+      i = end;
+      if (tag[0] == '?') continue;
+      const bool closing = tag[0] == '/', empty = tag.back() == '/';
+      const std::string name = tag.substr(closing, tag.find_first_of(" /", closing) - closing);
+      if (closing) {
+        if (stack.empty() || stack.back() != name) return "mismatched </" + name + ">";
+        stack.pop_back();
+      } else if (!empty) {
+        stack.push_back(name);
+      }
+    }
+  }
+  return stack.empty() ? "" : "unclosed <" + stack.back() + ">";
+}
+
+TEST(Text, EscapesXmlJsonAndShell) {
+  EXPECT_EQ(xml_escape("a<b>&\"c'\x01"), "a&lt;b&gt;&amp;&quot;c&apos;?");
+  EXPECT_EQ(json_quote("a\"b\\c\n\x02"), "\"a\\\"b\\\\c\\n\\u0002\"");
+  EXPECT_EQ(shell_quote("plain/path-1.yaml"), "plain/path-1.yaml");
+  EXPECT_EQ(shell_quote("it's here"), "'it'\\''s here'");
+}
+
+TEST(Junit, WellFormedWithHostileFindings) {
+  std::vector<SeedResult> rs(3);
+  for (size_t i = 0; i < rs.size(); ++i) {
+    rs[i].job.run = i == 2 ? "other<&>" : "default";
+    rs[i].job.seed = i + 1;
+  }
+  rs[1].status = Status::Fail;
+  rs[1].finding = "[hazard/hazard] #3 gemm %a<b> & \"x\" 'y' sram[0x0, 0x40)\x07";
+  rs[1].kind = "hazard/hazard";
+  rs[1].repro = "npuforge regress --seeds 2 --out 'a b'";
+  rs[2].status = Status::Error;
+  rs[2].finding = "simulator exit 134 <core dumped>";
+  Totals t = count(rs);
+  const std::string x = junit_xml(rs, t);
+  EXPECT_EQ(xml_problem(x), "") << x;
+  EXPECT_NE(x.find("<failure message=\"[hazard/hazard] #3 gemm %a&lt;b&gt; &amp; &quot;x&quot;"), std::string::npos) << x;
+  EXPECT_NE(x.find("<error message=\"simulator exit 134 &lt;core dumped&gt;\""), std::string::npos);
+  EXPECT_NE(x.find("tests=\"3\" failures=\"1\" errors=\"1\""), std::string::npos);
+  // The checker really rejects unescaped text.
+  EXPECT_NE(xml_problem("<a b=\"1\">x & y</a>"), "");
+  EXPECT_NE(xml_problem("<a><b></a></b>"), "");
+  // summary.json parses and carries the failures.
+  const YAML::Node j = YAML::Load(summary_json(rs, t));
+  EXPECT_EQ(j["fail"].as<int>(), 1);
+  ASSERT_EQ(j["failures"].size(), 2u);
+  EXPECT_EQ(j["failures"][0]["finding"].as<std::string>(), rs[1].finding);
+}
+
+TEST(Seeds, ParsesListsAndRejectsJunk) {
+  EXPECT_EQ(parse_seeds("1-3,7,2,9-10"), (std::vector<uint64_t>{1, 2, 3, 7, 9, 10}));
+  EXPECT_THROW(parse_seeds("5-1"), Error);
+  EXPECT_THROW(parse_seeds("1-x"), Error);
+  EXPECT_THROW(parse_seeds(""), Error);
+  EXPECT_THROW(parse_shard("0/3"), Error);
+  EXPECT_THROW(parse_shard("4/3"), Error);
+  EXPECT_THROW(parse_shard("3"), Error);
+}
+
+TEST(Shard, EverySeedExactlyOnce) {
+  for (unsigned n : {1u, 2u, 3u, 7u, 50u}) {
+    std::vector<Job> jobs;
+    for (uint64_t s : parse_seeds("1-97")) jobs.push_back(Job{"r", "p", "", s});
+    std::multiset<uint64_t> seen;
+    size_t smallest = SIZE_MAX, largest = 0;
+    for (unsigned k = 1; k <= n; ++k) {
+      const auto part = select_shard(jobs, parse_shard(std::to_string(k) + "/" + std::to_string(n)));
+      smallest = std::min(smallest, part.size());
+      largest = std::max(largest, part.size());
+      for (const auto& j : part) seen.insert(j.seed);
+    }
+    EXPECT_EQ(seen.size(), 97u);
+    for (uint64_t s = 1; s <= 97; ++s) EXPECT_EQ(seen.count(s), 1u) << "seed " << s << " of " << n << " shards";
+    EXPECT_LE(largest - smallest, 1u);  // balanced
+  }
+}
+
+TEST(List, ShippedListsLoad) {
+  for (const char* name : {"nightly.yaml", "smoke.yaml"}) {
+    const auto jobs = load_list(fs::path(NPUFORGE_SOURCE_DIR) / "configs/regress" / name);
+    EXPECT_FALSE(jobs.empty()) << name;
+    std::set<std::string> ids;
+    for (const auto& j : jobs) {
+      EXPECT_TRUE(fs::exists(j.profile)) << j.profile;
+      EXPECT_TRUE(ids.insert(j.id()).second) << "duplicate " << j.id();
+    }
+  }
+}
+
+TEST(Coverage, MergeAddsAndRecordsCompletion) {
+  const isa::Isa& isa = isa::builtin_isa();
+  Coverage total(isa);
+  const auto& ops = total.groups()[0];
+  ASSERT_EQ(ops.name, "opcode");
+  // Seed k hits opcode k only: the group completes after exactly |opcodes| seeds.
+  for (size_t k = 0; k < ops.bins.size(); ++k) {
+    Coverage one(isa);
+    one.hit("opcode", isa.instructions()[k].mnemonic, 2);
+    one.hit("alloc", "split");
+    one.set_seeds(1);
+    total.merge(Coverage::from_json(one.to_json(), "seed"));  // round trip through JSON
+  }
+  EXPECT_EQ(total.seeds(), ops.bins.size());
+  EXPECT_EQ(total.groups()[0].covered(), ops.bins.size());
+  EXPECT_EQ(total.groups()[0].complete_after, ops.bins.size());
+  EXPECT_EQ(total.count("alloc", "split"), ops.bins.size());
+  EXPECT_EQ(total.count("opcode", isa.instructions()[0].mnemonic), 2u);
+  const std::string r = total.report(true);
+  EXPECT_NE(r.find("alloc.exact_fit"), std::string::npos) << r;   // a hole is listed
+  EXPECT_EQ(r.find("opcode."), std::string::npos) << r;          // a full group is not
+  EXPECT_THROW(total.hit("opcode", "no-such-op"), Error);
+  EXPECT_THROW(Coverage::from_json("[1, 2]", "x"), Error);
+}
+
+TEST(Ddmin, FindsTheMinimalFailingSubset) {
+  // Fails when it contains 3, 17 and 40: ddmin must return exactly those.
+  std::vector<size_t> items(64);
+  for (size_t i = 0; i < items.size(); ++i) items[i] = i;
+  auto fails = [](const std::vector<size_t>& s) {
+    const std::set<size_t> in(s.begin(), s.end());
+    return in.count(3) && in.count(17) && in.count(40);
+  };
+  DdminStats st;
+  EXPECT_EQ(ddmin(items, fails, &st), (std::vector<size_t>{3, 17, 40}));
+  EXPECT_LT(st.tests, 300u);
+  // A single culprit; and a predicate needing everything keeps everything.
+  EXPECT_EQ(ddmin(items, [](auto& s) { return std::find(s.begin(), s.end(), 63) != s.end(); }), std::vector<size_t>{63});
+  std::vector<size_t> four{0, 1, 2, 3};
+  EXPECT_EQ(ddmin(four, [](auto& s) { return s.size() == 4; }), four);
+}
+
+TEST(Shrink, RestrictKeepsTokensPaired) {
+  const isa::Isa& isa = isa::builtin_isa();
+  auto mk = [&](const char* m, uint32_t wait, uint32_t sig) {
+    auto in = isa::Instruction::make(isa.require(m));
+    in.set(isa::kWaitSlot, wait);
+    in.set(isa::kSignalSlot, sig);
+    return in;
+  };
+  ShrinkProgram p;
+  p.instrs = {mk("load", 0, 2), mk("gemm", 1, 4), mk("store", 2, 0), mk("halt", 0, 0)};
+  p.map.sram_bytes = Bytes{524288};
+  p.map.alignment = Bytes{64};
+  p.map.instructions = 4;
+  // Drop the load: the gemm's wait on it must go; the gemm->store pair stays.
+  const auto r = restrict_to(p, {1, 2});
+  ASSERT_EQ(r.instrs.size(), 3u);
+  EXPECT_EQ(r.instrs[0].wait_mask(), 0u);
+  EXPECT_EQ(r.instrs[0].signal_mask(), 4u);
+  EXPECT_EQ(r.instrs[1].wait_mask(), 2u);
+  EXPECT_EQ(r.instrs[2].spec->mnemonic, "halt");
+  // Drop the store: the gemm's signal to it must go.
+  const auto s = restrict_to(p, {0, 1});
+  EXPECT_EQ(s.instrs[1].signal_mask(), 0u);
+  EXPECT_EQ(s.instrs[1].wait_mask(), 1u);
+  EXPECT_EQ(s.map.instructions, 3);
+}
+
+TEST(Shrink, FindingLines) {
+  EXPECT_EQ(finding_kind("  [overlap/live-overlap] #5 load"), "overlap/live-overlap");
+  EXPECT_EQ(finding_kind("PASS x: [1 of 2]"), "");
+  EXPECT_EQ(first_finding("FAIL p\n  counts\n  [hazard/hazard] #1 x\n  [a/b] y\n"), "[hazard/hazard] #1 x");
+}
+
+#ifdef NPUFORGE_BIN
+// End to end: a regression over the planted overlapping allocator fails with working
+// reproduction commands, and shrinking keeps the failure in at most 10 instructions.
+TEST(EndToEnd, PlantedOverlapIsReportedReproducedAndShrunk) {
+  const fs::path out = fs::temp_directory_path() / ("npuforge_regress_e2e_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const std::string profile = std::string(NPUFORGE_SOURCE_DIR) + "/configs/gen/default.yaml";
+  const std::string log = (out.string() + ".log");
+  auto run = [&](std::vector<std::string> argv) { return run_process(argv, log, log, 300); };
+  const auto r = run({NPUFORGE_BIN, "regress", "--profile", profile, "--seeds", "1-6", "--length", "200",
+                      "-j", "2", "--plant-overlap", "4", "--shrink", "--shrink-max", "1", "-q",
+                      "--out", out.string()});
+  EXPECT_EQ(r.exit_code, 1) << slurp(log);
+  const std::string junit = slurp(out / "junit.xml");
+  EXPECT_EQ(xml_problem(junit), "");
+  EXPECT_NE(junit.find("<failure message=\"["), std::string::npos) << junit;
+  const YAML::Node sum = YAML::Load(slurp(out / "summary.json"));
+  ASSERT_GT(sum["fail"].as<int>(), 0);
+  const YAML::Node f = sum["failures"][0];
+  const std::string kind = f["kind"].as<std::string>();
+  EXPECT_FALSE(kind.empty());
+  // The reproduction command alone fails the same way.
+  const std::string repro = f["repro"].as<std::string>();
+  EXPECT_EQ(std::system((repro + " -q > /dev/null 2>&1").c_str()) >> 8, 1) << repro;
+  const fs::path rdir = repro.substr(repro.find("--out ") + 6, repro.find(' ', repro.find("--out ") + 6) - repro.find("--out ") - 6);
+  const YAML::Node again = YAML::Load(slurp(rdir / "summary.json"));
+  EXPECT_EQ(again["failures"][0]["finding"].as<std::string>(), f["finding"].as<std::string>());
+  // The shrunk program: at most 10 instructions, and the simulator still reports that kind.
+  const std::string shrunk = f["shrunk"].as<std::string>();
+  ASSERT_FALSE(shrunk.empty());
+  const std::string base = shrunk.substr(0, shrunk.size() - 2);
+  const auto sim = run({NPUFORGE_BIN, "sim", base + ".bin", "--memmap", base + ".memmap.yaml", "--ddr", base + ".ddr.bin"});
+  EXPECT_EQ(sim.exit_code, 1);
+  EXPECT_EQ(finding_kind(first_finding(slurp(log))), kind);
+  EXPECT_LE(fs::file_size(base + ".bin") / isa::builtin_isa().width_bytes(), 10u);
+  // And a clean regression passes (the checkers do not fire on a correct allocator).
+  const auto ok = run({NPUFORGE_BIN, "regress", "--profile", profile, "--seeds", "1-3", "--length", "200",
+                       "-j", "2", "-q", "--out", (out / "clean").string()});
+  EXPECT_EQ(ok.exit_code, 0) << slurp(log);
+  // cover reads the results back.
+  const auto cov = run({NPUFORGE_BIN, "cover", (out / "clean").string()});
+  EXPECT_EQ(cov.exit_code, 0);
+  EXPECT_NE(slurp(log).find("opcode"), std::string::npos);
+  fs::remove_all(out);
+  fs::remove(log);
+}
+#endif
+
+}  // namespace
+}  // namespace npuforge::regress

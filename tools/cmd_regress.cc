@@ -1,0 +1,118 @@
+// npuforge regress: many seeds in parallel worker processes, JUnit/JSON reports, coverage,
+// reproduction commands and optional shrinking. regress-worker (hidden) runs one seed.
+#include <thread>
+
+#include <fmt/core.h>
+
+#include "isa/error.h"
+#include "regress/proc.h"
+#include "regress/runner.h"
+#include "tools/command.h"
+
+namespace npuforge::tools {
+namespace {
+
+struct RegressOpts {
+  std::vector<std::string> lists;
+  std::string profile, npu, seeds = "1-100", run, shard, out = "results";
+  int64_t length = 0;
+  unsigned jobs = 0, plant_overlap = 0;
+  size_t shrink_max = 3;
+  double timeout = 600;
+  bool rtl = false, shrink = false, keep = false, quiet = false;
+};
+
+int run_regress(const RegressOpts& o) {
+  using namespace regress;
+  std::vector<Job> jobs;
+  for (const auto& l : o.lists) {
+    auto more = load_list(l);
+    jobs.insert(jobs.end(), more.begin(), more.end());
+  }
+  if (!o.profile.empty()) {
+    Job j;
+    j.profile = o.profile;
+    j.npu = o.npu;
+    j.length = o.length;
+    j.rtl = o.rtl;
+    j.plant_overlap = o.plant_overlap;
+    j.run = o.run.empty() ? std::filesystem::path(o.profile).stem().string() : o.run;
+    for (uint64_t s : parse_seeds(o.seeds)) {
+      j.seed = s;
+      jobs.push_back(j);
+    }
+  }
+  if (jobs.empty()) throw Error("regress: nothing to run (give --profile or a regression list)");
+  if (!o.shard.empty()) jobs = select_shard(jobs, parse_shard(o.shard));
+  RegressOptions ro;
+  ro.jobs = std::move(jobs);
+  ro.out = o.out;
+  ro.workers = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  ro.shrink = o.shrink;
+  ro.shrink_max = o.shrink_max;
+  ro.keep = o.keep;
+  ro.timeout_s = o.timeout;
+  const RegressOutcome res = run_regression(ro, o.quiet ? nullptr : stderr);
+  fmt::print("{}", summary_table(res.results, res.totals));
+  fmt::print("{}", res.coverage.report(false));
+  for (const auto& r : res.results) {
+    if (r.status == Status::Pass) continue;
+    fmt::print("{} {} {}\n  reproduce: {}\n", to_string(r.status), r.job.id(), r.finding, r.repro);
+    if (!r.shrunk.empty()) fmt::print("  shrunk: {}\n", r.shrunk);
+  }
+  fmt::print("reports: {0}/junit.xml {0}/summary.json {0}/coverage.json {0}/failures.txt\n", o.out);
+  return res.totals.fail + res.totals.error > 0 ? kExitFinding : kExitOk;
+}
+
+struct WorkerOpts {
+  regress::WorkerOptions w;
+};
+
+int run_worker(const WorkerOpts& o) {
+  regress::WorkerOptions w = o.w;
+  if (w.exe.empty()) w.exe = regress::self_exe();
+  const int rc = regress::run_worker(w);
+  return rc == 0 ? kExitOk : kExitFinding;
+}
+
+}  // namespace
+
+void add_regress_command(CLI::App& app, Runner& run) {
+  auto opts = std::make_shared<RegressOpts>();
+  CLI::App* sub = app.add_subcommand("regress", "Run many seeds in parallel: pass/fail, JUnit XML, coverage, repro commands");
+  sub->add_option("lists", opts->lists, "regression list files (configs/regress/*.yaml)")->check(CLI::ExistingFile);
+  sub->add_option("--profile", opts->profile, "generator profile (configs/gen/*.yaml)")->check(CLI::ExistingFile);
+  sub->add_option("--seeds", opts->seeds, "seeds with --profile: 1-1000, 7, 1-10,20 (default 1-100)");
+  sub->add_option("--npu", opts->npu, "NPU config for --profile")->check(CLI::ExistingFile);
+  sub->add_option("--length", opts->length, "instructions per program (default: the profile's)");
+  sub->add_option("--run", opts->run, "name of the --profile run in reports (default: profile stem)");
+  sub->add_flag("--rtl", opts->rtl, "simulate --profile seeds with the Verilated RTL scratchpad");
+  sub->add_option("-j,--jobs", opts->jobs, "worker processes (default: the cores)");
+  sub->add_option("--shard", opts->shard, "run only the K-th of N interleaved slices: K/N");
+  sub->add_option("-o,--out", opts->out, "output directory (default results)");
+  sub->add_flag("--shrink", opts->shrink, "shrink failing programs (see --shrink-max)");
+  sub->add_option("--shrink-max", opts->shrink_max, "failures to shrink at most (default 3)");
+  sub->add_flag("--keep", opts->keep, "keep the generated files of passing seeds too");
+  sub->add_option("--timeout", opts->timeout, "seconds per seed before it is killed (default 600)");
+  sub->add_flag("-q,--quiet", opts->quiet, "no progress output");
+  sub->add_option("--plant-overlap", opts->plant_overlap,
+                  "test hook: every N-th allocation overlaps a live buffer by one unit (a planted allocator bug)");
+  bind_runner(sub, opts, run, &run_regress);
+
+  auto wopts = std::make_shared<WorkerOpts>();
+  CLI::App* w = app.add_subcommand("regress-worker", "one seed of a regression (internal)");
+  w->group("");  // hidden from --help
+  w->add_option("--profile", wopts->w.job.profile)->required();
+  w->add_option("--seed", wopts->w.job.seed)->required();
+  w->add_option("--prefix", wopts->w.prefix)->required();
+  w->add_option("--run", wopts->w.job.run);
+  w->add_option("--npu", wopts->w.job.npu);
+  w->add_option("--length", wopts->w.job.length);
+  w->add_option("--coverage", wopts->w.coverage_path);
+  w->add_option("--plant-overlap", wopts->w.job.plant_overlap);
+  w->add_option("--exe", wopts->w.exe);
+  w->add_flag("--rtl", wopts->w.job.rtl);
+  bind_runner(w, wopts, run, &run_worker);
+}
+
+}  // namespace npuforge::tools
