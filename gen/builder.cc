@@ -1,0 +1,342 @@
+// Symbols, dependency tokens and emission: the hot path of the generator. No strings and no
+// per-instruction heap allocation here (vectors are reserved up front).
+//
+// Tokens follow the exact happens-before model the simulator's hazard checker uses: each
+// queue runs in order, and the k-th wait on channel p->q takes the k-th signal on p->q.
+// Every instruction gets a vector clock (per queue, the last sequence number known to have
+// completed before it). When an instruction in queue q must follow instruction X of queue p
+// and does not already, X gets signal bit q and the instruction wait bit p. X is always
+// after the last signaller on p->q (else that earlier token, already taken by q, would
+// order X before q), so signals and waits pair up one to one in program order and every
+// wait's signal precedes it in the program.
+#include <algorithm>
+#include <filesystem>
+#include <fmt/core.h>
+
+#include "gen/builder.h"
+#include "isa/error.h"
+
+namespace npuforge::gen {
+
+Slots::Slots(const isa::Isa& isa) {
+  load = &isa.require("load");
+  store = &isa.require("store");
+  gemm = &isa.require("gemm");
+  im2col = &isa.require("im2col");
+  eltwise = &isa.require("eltwise");
+  pool = &isa.require("pool");
+  move = &isa.require("move");
+  nop = &isa.require("nop");
+  sync = &isa.require("sync");
+  halt = &isa.require("halt");
+  auto dma = [](const isa::InstrSpec& s) {
+    return Dma{s.require_field("dst"), s.require_field("src"), s.require_field("rows"),
+               s.require_field("row_bytes"), s.require_field("stride")};
+  };
+  ld = dma(*load);
+  st = dma(*store);
+  const auto& g = *gemm;
+  gm = {g.require_field("dst"), g.require_field("a"), g.require_field("b"), g.require_field("bias"),
+        g.require_field("m"), g.require_field("n"), g.require_field("k"), g.require_field("scale"),
+        g.require_field("shift"), g.require_field("relu"), g.require_field("has_bias")};
+  const auto& i = *im2col;
+  ic = {i.require_field("dst"), i.require_field("src"), i.require_field("h"), i.require_field("w"),
+        i.require_field("c"), i.require_field("kh"), i.require_field("kw"), i.require_field("stride"),
+        i.require_field("pad")};
+  const auto& e = *eltwise;
+  el = {e.require_field("dst"), e.require_field("a"), e.require_field("b"), e.require_field("len"),
+        e.require_field("op"), e.require_field("scale"), e.require_field("shift"), e.require_field("lo"),
+        e.require_field("hi")};
+  const auto& p = *pool;
+  pl = {p.require_field("dst"), p.require_field("src"), p.require_field("h"), p.require_field("w"),
+        p.require_field("c"), p.require_field("window"), p.require_field("stride"), p.require_field("mode")};
+  mv = {move->require_field("dst"), move->require_field("src"), move->require_field("len")};
+}
+
+Builder::Builder(const isa::Isa& isa, const isa::NpuConfig& npu, const Profile& profile, const GenOptions& opt)
+    : isa_(isa), npu_(npu), p_(profile), opt_(opt), s_(isa), rng_(opt.seed) {
+  const uint64_t sram = npu.sram_bytes.value;
+  align_ = npu.alignment.value;
+  if (sram > (1u << 24))
+    throw Error(fmt::format("npu: sram_bytes {} exceeds the 24-bit SRAM address fields", sram));
+  if (npu.ddr_bytes.value < 8 * sram || npu.ddr_bytes.value > (1ull << 32))
+    throw Error(fmt::format("npu: ddr_bytes {} must be at least 8 x sram_bytes ({}) and at most 4 GiB",
+                            npu.ddr_bytes.value, 8 * sram));
+  ddr_.input_base = 0;
+  ddr_.input_bytes = 2 * sram;
+  ddr_.output_base = ddr_.input_bytes;
+  ddr_.output_bytes = 2 * sram;
+  ddr_.spill_base = ddr_.output_base + ddr_.output_bytes;
+  ddr_.spill_slot_bytes = sram;
+  ddr_.spill_slots = static_cast<uint32_t>(std::min<uint64_t>(64, (npu.ddr_bytes.value - ddr_.spill_base) / sram));
+  out_cursor_ = ddr_.output_base;
+  for (uint32_t i = ddr_.spill_slots; i-- > 0;) free_slots_.push_back(i);
+  slot_reader_.assign(ddr_.spill_slots, -1);
+
+  if (opt.placer) {
+    placer_ = opt.placer;
+  } else {
+    own_alloc_ = std::make_unique<allocator::Allocator>(SramAddr{0}, npu.sram_bytes, npu.alignment, profile.fit);
+    own_placer_ = std::make_unique<AllocatorPlacer>(*own_alloc_);
+    placer_ = own_placer_.get();
+  }
+  placer_->allocator().set_event_callback(
+      [this](const allocator::AllocEvent& e) { ++sum_.alloc_events[static_cast<unsigned>(e.kind)]; });
+  const int64_t length = opt.length > 0 ? opt.length : profile.length;
+  limit_ = static_cast<uint64_t>(length - 1);
+  instrs_.reserve(length);
+  vc_.reserve(length);
+  refs_.reserve(length * 5 / 2);
+  syms_.reserve(length);
+  for (auto& q : qinstrs_) q.reserve(length / 2);
+  shadow_.assign(sram / align_ + 1, {0, 0, 0});
+}
+
+uint32_t Builder::emit(isa::Instruction in, std::span<const Use> reads, std::span<const Use> writes,
+                       int64_t ddr_dep) {
+  if (instrs_.size() >= limit_) throw LengthReached{};
+  const auto q = static_cast<unsigned>(in.spec->queue);
+  const auto idx = static_cast<uint32_t>(instrs_.size());
+  if (q >= 3) {  // control: no memory, no tokens
+    instrs_.push_back(in);
+    vc_.push_back({0, 0, 0});
+    return idx;
+  }
+  std::array<uint32_t, 3> need{};
+  for (const Use& u : reads) need[syms_[u.sym].prod_q] = std::max(need[syms_[u.sym].prod_q], syms_[u.sym].prod_seq);
+  for (const Use& u : writes) {
+    const Sym& s = syms_[u.sym];
+    for (uint64_t a = s.addr / align_, e = (uint64_t(s.addr) + s.padded) / align_; a < e; ++a)
+      for (unsigned p = 0; p < 3; ++p) need[p] = std::max(need[p], shadow_[a][p]);
+  }
+  if (ddr_dep >= 0) {
+    const unsigned p = static_cast<unsigned>(instrs_[ddr_dep].spec->queue);
+    need[p] = std::max(need[p], vc_[ddr_dep][p]);
+  }
+  if (p_.token_density > 0 && rng_.chance(p_.token_density)) {
+    const unsigned p = (q + 1 + static_cast<unsigned>(rng_.below(2))) % 3;
+    need[p] = std::max(need[p], tail_[p]);
+  }
+  auto& known = known_[q];
+  for (unsigned p = 0; p < 3; ++p) {
+    if (p == q || need[p] <= known[p]) continue;
+    const uint32_t x = qinstrs_[p][need[p] - 1];
+    isa::Instruction& sig = instrs_[x];
+    if (sig.raw[isa::kSignalSlot] >> q & 1u)
+      throw Error("generator: internal error: token signal already taken");  // see the file comment
+    sig.raw[isa::kSignalSlot] |= 1u << q;
+    in.raw[isa::kWaitSlot] |= 1u << p;
+    for (unsigned r = 0; r < 3; ++r) known[r] = std::max(known[r], vc_[x][r]);
+    ++sum_.tokens;
+  }
+  const uint32_t seq = ++tail_[q];
+  known[q] = seq;
+  vc_.push_back(known);
+  qinstrs_[q].push_back(idx);
+  instrs_.push_back(in);
+  for (const Use& u : reads) {
+    refs_.push_back({idx, u.sym, static_cast<uint8_t>(u.slot), false});
+    syms_[u.sym].acc[q] = seq;
+  }
+  for (const Use& u : writes) {
+    refs_.push_back({idx, u.sym, static_cast<uint8_t>(u.slot), true});
+    Sym& s = syms_[u.sym];
+    s.acc[q] = seq;
+    s.prod_q = static_cast<uint8_t>(q);
+    s.prod_seq = seq;
+    s.live = true;
+    if (s.refs > 0) {
+      s.live_pos = static_cast<uint32_t>(live_.size());
+      live_.push_back(u.sym);
+      due_heap_.push_back({s.due, u.sym});
+      std::push_heap(due_heap_.begin(), due_heap_.end(), std::greater<>());
+    }
+  }
+  // Inputs die only now, after the outputs were placed: an output never lands on an input.
+  for (const Use& u : reads) {
+    if (!u.consume) continue;
+    Sym& s = syms_[u.sym];
+    if (s.refs > 0 && --s.refs == 0) release(u.sym);
+  }
+  return idx;
+}
+
+uint32_t Builder::add_symbol(const allocator::AllocResult& r, uint64_t bytes, uint32_t refs, OpKind kind,
+                             uint8_t depth) {
+  const auto id = static_cast<uint32_t>(syms_.size());
+  Sym& s = syms_.emplace_back();
+  s.node = r.node;
+  s.addr = r.addr.value;
+  s.padded = static_cast<uint32_t>(r.padded.value);
+  s.written = static_cast<uint32_t>(bytes);
+  s.refs = refs;
+  s.origin = id;
+  s.kind = kind;
+  s.depth = depth;
+  s.due = static_cast<uint32_t>(now() + rng_.range(p_.lifetime.min, p_.lifetime.max));
+  if (node_owner_.size() <= r.node.index) node_owner_.resize(r.node.index + 1024, {0, kNone});
+  node_owner_[r.node.index] = {r.node.generation, id};
+  return id;
+}
+
+uint32_t Builder::new_symbol(uint64_t bytes, uint32_t refs, OpKind kind, uint8_t depth) {
+  if (bytes == 0 || bytes > npu_.sram_bytes.value) return kNone;
+  for (;;) {
+    const allocator::AllocResult r = placer_->alloc(Bytes{bytes});
+    if (r.ok()) return add_symbol(r, bytes, refs, kind, depth);
+    ++sum_.oom;
+    if (!make_room(r.oom.padded.value)) {
+      ++sum_.skipped;
+      return kNone;
+    }
+  }
+}
+
+void Builder::inherit(uint32_t id, uint32_t from) {
+  const Sym& old = syms_[from];
+  Sym& s = syms_[id];
+  s.origin = old.origin;
+  s.version = static_cast<uint16_t>(old.version + 1);
+  s.kind = old.kind;
+  s.depth = old.depth;
+  s.due = old.due;
+}
+
+void Builder::release(uint32_t sym) {
+  Sym& s = syms_[sym];
+  for (uint64_t a = s.addr / align_, e = (uint64_t(s.addr) + s.padded) / align_; a < e; ++a) shadow_[a] = s.acc;
+  placer_->free(s.node);
+  s.live = false;
+  s.refs = 0;
+  if (s.live_pos != kNone) {
+    const uint32_t last = live_.back();
+    live_[s.live_pos] = last;
+    syms_[last].live_pos = s.live_pos;
+    live_.pop_back();
+    s.live_pos = kNone;
+  }
+}
+
+bool Builder::pinned(uint32_t sym) const {
+  return std::find(pin_.begin(), pin_.end(), sym) != pin_.end();
+}
+
+uint32_t Builder::pick_input(uint64_t min_written, bool compute) {
+  auto usable = [&](uint32_t id) {
+    const Sym& s = syms_[id];
+    return s.live && s.refs > 0 && s.written >= min_written && !pinned(id) &&
+           (!compute || s.depth < p_.chain_depth);
+  };
+  // Lifetimes: a symbol past its due point is preferred, so buffers die near their due.
+  while (!due_heap_.empty() && !syms_[due_heap_.front().second].live) {
+    std::pop_heap(due_heap_.begin(), due_heap_.end(), std::greater<>());
+    due_heap_.pop_back();
+  }
+  if (!due_heap_.empty() && due_heap_.front().first <= now() && usable(due_heap_.front().second))
+    return due_heap_.front().second;
+  for (int tries = 0; tries < 4 && !live_.empty(); ++tries) {
+    const uint32_t id = live_[rng_.below(live_.size())];
+    if (usable(id)) return id;
+  }
+  return kNone;
+}
+
+uint64_t Builder::sample_size(const SizeDist& d) {
+  const uint64_t sram = npu_.sram_bytes.value;
+  double u = static_cast<double>(rng_.next() >> 11) * 0x1.0p-53;
+  constexpr uint64_t kMaxLen = 0xffffff;  // 24-bit length fields
+  if ((u -= d.unit) < 0) return align_;
+  if ((u -= d.largest_free) < 0) {
+    const uint64_t lf = placer_->allocator().stats().largest_free.value;
+    if (lf > 0) return std::min(lf, kMaxLen);
+  }
+  if ((u -= d.whole_sram) < 0) return std::min(sram, kMaxLen);
+  uint64_t size;
+  if (d.log_uniform) {
+    // log-uniform: uniform bit length, then uniform within it
+    const auto lo = static_cast<uint64_t>(d.bytes.min), hi = static_cast<uint64_t>(d.bytes.max);
+    const int lb = 63 - __builtin_clzll(lo), hb = 63 - __builtin_clzll(hi);
+    const int b = static_cast<int>(rng_.range(lb, hb));
+    const uint64_t blo = std::max(lo, uint64_t{1} << b), bhi = std::min(hi, (uint64_t{2} << b) - 1);
+    size = static_cast<uint64_t>(rng_.range(static_cast<int64_t>(blo), static_cast<int64_t>(bhi)));
+  } else {
+    size = static_cast<uint64_t>(rng_.range(d.bytes.min, d.bytes.max));
+  }
+  if ((u -= d.odd) < 0 && align_ > 1) {
+    // not a multiple of the unit: the allocator must pad it
+    size = size / align_ * align_ + 1 + rng_.below(align_ - 1);
+  }
+  return std::min({size, sram, kMaxLen});
+}
+
+bool factor_exact(uint64_t bytes, uint32_t& rows, uint32_t& row_bytes) {
+  const uint64_t r0 = std::max<uint64_t>(1, (bytes + 65534) / 65535);
+  for (uint64_t r = r0; r <= 65535 && r < r0 + 4096; ++r) {
+    if (bytes % r == 0 && bytes / r <= 65535) {
+      rows = static_cast<uint32_t>(r);
+      row_bytes = static_cast<uint32_t>(bytes / r);
+      return true;
+    }
+  }
+  return false;
+}
+
+void factor_floor(uint64_t bytes, uint32_t& rows, uint32_t& row_bytes) {
+  if (factor_exact(bytes, rows, row_bytes)) return;
+  const uint64_t r = std::max<uint64_t>(1, (bytes + 65534) / 65535);
+  rows = static_cast<uint32_t>(r);
+  row_bytes = static_cast<uint32_t>(bytes / r);
+}
+
+// Headers name files without their directory: the same inputs give the same bytes
+// wherever the checkout lives (the hash identifies the content).
+static std::string base_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+
+GeneratedProgram Builder::run() {
+  try {
+    while (instrs_.size() < limit_) step();
+  } catch (const LengthReached&) {
+  }
+  // A halt ends every program; it waits for every queue to drain.
+  instrs_.push_back(isa::Instruction::make(*s_.halt));
+  vc_.push_back({0, 0, 0});
+
+  GeneratedProgram out;
+  out.seed = opt_.seed;
+  out.npu = npu_;
+  out.ddr = ddr_;
+  out.header = fmt::format("npuforge gen; seed: {}; profile: {} (fnv1a64 {:016x}); npu: {} (fnv1a64 {:016x}); "
+                           "isa: {} v{}",
+                           opt_.seed, base_name(p_.source), p_.hash, base_name(opt_.npu_source), opt_.npu_hash,
+                           isa_.name(), isa_.version());
+  // Fix-up: every address field naming a symbol gets the symbol's placed address.
+  for (const SymRef& r : refs_) instrs_[r.instr].raw[r.slot] = syms_[r.symbol].addr;
+  out.symbols.resize(syms_.size());
+  for (size_t i = 0; i < syms_.size(); ++i) {
+    const Sym& s = syms_[i];
+    out.symbols[i] = {s.addr, s.padded, s.written, s.origin, s.version, s.kind};
+  }
+  // The DDR input image: random bytes from the seed, on a stream of their own.
+  Rng ddr_rng(opt_.seed ^ 0xdd2dd2dd2dd2ull);
+  out.ddr_image.resize(ddr_.input_bytes);
+  for (size_t i = 0; i < out.ddr_image.size(); i += 8) {
+    const uint64_t v = ddr_rng.next();
+    for (size_t b = 0; b < 8 && i + b < out.ddr_image.size(); ++b) out.ddr_image[i + b] = static_cast<uint8_t>(v >> (8 * b));
+  }
+  sum_.instructions = instrs_.size();
+  sum_.peak_sram = placer_->allocator().stats().high_water.value;
+  placer_->allocator().set_event_callback({});
+  out.instrs = std::move(instrs_);
+  out.refs = std::move(refs_);
+  for (const SymRef& r : out.refs) sum_.buffers += r.write;
+  out.summary = sum_;
+  return out;
+}
+
+GeneratedProgram generate(const isa::Isa& isa, const isa::NpuConfig& npu, const Profile& profile,
+                          const GenOptions& options) {
+  Builder b(isa, npu, profile, options);
+  return b.run();
+}
+
+}  // namespace npuforge::gen

@@ -1,0 +1,94 @@
+#pragma once
+// The constrained-random program generator (issue 4): a profile, an NPU config and a seed
+// in; a race-free NPU program, its memory map and its DDR input image out.
+//
+// Generation works on symbols. A producer (LOAD, GEMM, ...) defines a fresh symbol whose
+// size follows from its fields (a GEMM's dst is m*n bytes) and asks the allocator to place
+// it; consumers read live symbols, and a reference count per symbol frees its node after
+// the last consumer. Address fields are left 0 while generating and recorded as SymRefs;
+// the fix-up pass at the end writes every placed address. Dependency tokens are added as
+// each instruction is emitted (see tokens in generator.cc): a consumer waits for its
+// producer in another queue, and a writer waits for the last access of every byte it
+// reuses in another queue.
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "allocator/memmap.h"
+#include "gen/profile.h"
+#include "isa/instruction.h"
+#include "isa/npu_config.h"
+
+namespace npuforge::gen {
+
+class Placer;
+
+// One address field naming a symbol: instrs[instr].raw[slot] = address of `symbol`.
+struct SymRef {
+  uint32_t instr = 0;
+  uint32_t symbol = 0;
+  uint8_t slot = 0;
+  bool write = false;
+};
+
+// A symbol after generation: where it was placed and how to name it.
+struct SymbolInfo {
+  uint32_t addr = 0;
+  uint32_t padded = 0;   // bytes reserved
+  uint32_t written = 0;  // bytes its producer wrote
+  uint32_t origin = 0;   // first symbol of its chain (MOVE / spill reload make new versions)
+  uint16_t version = 0;  // 0 for the original, k for the k-th move or reload: name@k
+  OpKind kind = OpKind::Load;  // what produced the original
+};
+
+// DDR layout: inputs/weights the LOADs read | outputs the STOREs write | spill slots.
+struct DdrLayout {
+  uint64_t input_base = 0, input_bytes = 0;
+  uint64_t output_base = 0, output_bytes = 0;
+  uint64_t spill_base = 0, spill_slot_bytes = 0;
+  uint32_t spill_slots = 0;
+};
+
+struct GenSummary {
+  uint64_t instructions = 0;
+  uint64_t buffers = 0;
+  uint64_t peak_sram = 0;  // high water of bytes in use (padded)
+  std::array<uint64_t, 8> alloc_events{};  // by allocator::AllocEventKind
+  uint64_t oom = 0;           // allocations that needed the OOM policy
+  uint64_t retired = 0;       // buffers retired by emitting their pending consumers
+  uint64_t compact_moves = 0; // MOVEs emitted by compaction
+  uint64_t spills = 0, reloads = 0;
+  uint64_t skipped = 0;       // operations dropped because nothing could make room
+  uint64_t directed = 0;      // directed sequences run
+  uint64_t tokens = 0;        // wait/signal pairs
+};
+
+struct GeneratedProgram {
+  uint64_t seed = 0;
+  std::string header;  // one line: seed, profile and its hash, npu, isa (no comment marker)
+  isa::NpuConfig npu;
+  DdrLayout ddr;
+  std::vector<isa::Instruction> instrs;  // ends with halt; addresses fixed up
+  std::vector<SymRef> refs;              // in instruction order
+  std::vector<SymbolInfo> symbols;
+  std::vector<uint8_t> ddr_image;        // DDR from address 0, the initialised part
+  GenSummary summary;
+
+  std::string symbol_name(uint32_t symbol) const;  // e.g. "g12", "ld3@1"
+  allocator::MemMap memmap() const;  // every produced symbol with its lifetime
+};
+
+struct GenOptions {
+  uint64_t seed = 1;
+  int64_t length = 0;            // 0: the profile's length
+  std::string npu_source = "<default>";
+  uint64_t npu_hash = 0;
+  Placer* placer = nullptr;      // tests only: a different allocator front end
+};
+
+GeneratedProgram generate(const isa::Isa& isa, const isa::NpuConfig& npu, const Profile& profile,
+                          const GenOptions& options);
+
+}  // namespace npuforge::gen

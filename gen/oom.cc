@@ -1,0 +1,124 @@
+// When the allocator cannot place a symbol: the profile's policy makes room, and retiring
+// is the fallback of every policy (it always progresses while an unpinned buffer lives).
+//   retire:  emit a live buffer's pending consumers (STOREs) so that it dies;
+//   compact: slide live buffers down with MOVEs into the free space below them; each moved
+//            buffer becomes a new symbol (name@k) whose producer is the MOVE;
+//   spill:   STORE a live buffer to a DDR spill slot, free it, LOAD it back later.
+#include <algorithm>
+
+#include "gen/builder.h"
+
+namespace npuforge::gen {
+namespace {
+
+constexpr unsigned kMaxMovesPerCompaction = 64;
+
+}  // namespace
+
+bool Builder::make_room(uint64_t padded) {
+  bool ok = false;
+  switch (p_.oom) {
+    case OomPolicy::Retire: ok = retire_one(); break;
+    case OomPolicy::Compact: ok = compact(padded); break;
+    case OomPolicy::Spill: ok = spill_one(); break;
+  }
+  return ok || retire_one();
+}
+
+// A random live buffer that the current operation does not hold; kNone if none.
+static uint32_t pick_victim(Builder& b, bool need_exact_factor) {
+  const size_t n = b.live_.size();
+  if (n == 0) return kNone;
+  const size_t start = b.rng_.below(n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t id = b.live_[(start + i) % n];
+    uint32_t rows, rb;
+    if (b.pinned(id)) continue;
+    if (need_exact_factor && !factor_exact(b.syms_[id].written, rows, rb)) continue;
+    return id;
+  }
+  return kNone;
+}
+
+bool Builder::retire_one() {
+  const uint32_t v = pick_victim(*this, false);
+  if (v == kNone) return false;
+  while (syms_[v].live) store_of(v, true);
+  ++sum_.retired;
+  return true;
+}
+
+bool Builder::compact(uint64_t padded) {
+  allocator::Allocator& a = placer_->allocator();
+  const std::vector<allocator::NodeInfo> nodes = a.nodes();
+  uint64_t cursor = a.base().value;
+  unsigned moves = 0;
+  for (const allocator::NodeInfo& n : nodes) {
+    if (!n.in_use) continue;
+    const uint64_t at = n.addr.value, size = n.size.value;
+    uint32_t sym = kNone;
+    if (n.id.index < node_owner_.size() && node_owner_[n.id.index].first == n.id.generation)
+      sym = node_owner_[n.id.index].second;
+    // Only a buffer whose new place does not overlap its old one: the static check must
+    // never see the source and the copy, both live at the MOVE, share a byte.
+    const bool movable = sym != kNone && syms_[sym].live && syms_[sym].addr == at && !pinned(sym) &&
+                         cursor + size <= at && moves < kMaxMovesPerCompaction;
+    if (movable) {
+      const allocator::AllocResult r = placer_->alloc_at(SramAddr{static_cast<uint32_t>(cursor)}, n.size);
+      if (r.ok()) {
+        const uint32_t to = add_symbol(r, syms_[sym].written, syms_[sym].refs, syms_[sym].kind, syms_[sym].depth);
+        inherit(to, sym);
+        isa::Instruction in = isa::Instruction::make(*s_.move);
+        in.raw[s_.mv.len] = syms_[sym].written;
+        const Use rd{sym, s_.mv.src, false}, wr{to, s_.mv.dst};
+        emit(in, {&rd, 1}, {&wr, 1});
+        release(sym);
+        ++sum_.compact_moves;
+        ++moves;
+        cursor += size;
+        if (a.stats().largest_free.value >= padded) return true;
+        continue;
+      }
+    }
+    cursor = at + size;
+  }
+  return moves > 0;
+}
+
+bool Builder::spill_one() {
+  if (free_slots_.empty()) return false;
+  const uint32_t v = pick_victim(*this, true);
+  if (v == kNone) return false;
+  const uint32_t slot = free_slots_.back();
+  free_slots_.pop_back();
+  const uint64_t ddr = ddr_.spill_base + uint64_t(slot) * ddr_.spill_slot_bytes;
+  store_of(v, false, static_cast<int64_t>(ddr), slot_reader_[slot]);
+  spilled_.push_back({v, slot, static_cast<uint32_t>(instrs_.size() - 1), syms_[v].refs});
+  release(v);
+  ++sum_.spills;
+  return true;
+}
+
+void Builder::reload_one() {
+  const Spilled e = spilled_[rng_.below(spilled_.size())];
+  const Sym old = syms_[e.sym];  // a copy: new_symbol may grow syms_
+  uint32_t rows = 1, rb = 1;
+  factor_exact(old.written, rows, rb);  // held when it was spilled
+  const uint32_t id = new_symbol(old.written, e.refs, old.kind, old.depth);
+  if (id == kNone) return;
+  inherit(id, e.sym);
+  isa::Instruction in = isa::Instruction::make(*s_.load);
+  in.raw[s_.ld.src] = static_cast<uint32_t>(ddr_.spill_base + uint64_t(e.slot) * ddr_.spill_slot_bytes);
+  in.raw[s_.ld.rows] = rows;
+  in.raw[s_.ld.row_bytes] = rb;
+  in.raw[s_.ld.stride] = rb;
+  const Use w{id, s_.ld.dst};
+  const uint32_t idx = emit(in, {}, {&w, 1}, e.store);
+  // The slot may take the next spill once this LOAD has read it (that STORE waits for it).
+  slot_reader_[e.slot] = idx;
+  free_slots_.push_back(e.slot);
+  spilled_.erase(std::find_if(spilled_.begin(), spilled_.end(), [&](const Spilled& s) { return s.sym == e.sym; }));
+  ++sum_.reloads;
+}
+
+}  // namespace npuforge::gen

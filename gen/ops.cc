@@ -1,0 +1,269 @@
+// One function per instruction kind. Each picks its fields from the profile, reuses live
+// symbols as inputs (fitting its shape to their written size, so every read lies inside
+// bytes its producer wrote) or loads fresh ones, places its output and emits.
+#include <algorithm>
+
+#include "gen/builder.h"
+
+namespace npuforge::gen {
+namespace {
+
+// Pins `sym` for the duration of one operation so that the OOM policies leave it alone.
+struct Pin {
+  Builder& b;
+  unsigned slot;
+  Pin(Builder& builder, uint32_t sym) : b(builder), slot(kNoSlot) {
+    if (sym == kNone) return;
+    for (slot = 0; b.pin_[slot] != kNone;) ++slot;
+    b.pin_[slot] = sym;
+  }
+  ~Pin() {
+    if (slot != kNoSlot) b.pin_[slot] = kNone;
+  }
+  static constexpr unsigned kNoSlot = ~0u;
+  Pin(const Pin&) = delete;
+  Pin& operator=(const Pin&) = delete;
+};
+
+}  // namespace
+
+void Builder::step() {
+  if (!spilled_.empty() && rng_.chance(0.15)) return reload_one();
+  if (p_.directed_rate > 0 && rng_.chance(p_.directed_rate)) return directed();
+  // A buffer well past its due point gets a consumer now, so lifetimes stay bounded.
+  if (!due_heap_.empty() && rng_.chance(0.1)) {
+    const uint32_t top = due_heap_.front().second;
+    if (syms_[top].live && syms_[top].refs > 0 && due_heap_.front().first + uint64_t(p_.lifetime.max / 2) < now() &&
+        !pinned(top)) {
+      store_of(top, true);
+      return;
+    }
+  }
+  double total = 0;
+  for (double w : p_.mix) total += w;
+  double u = static_cast<double>(rng_.next() >> 11) * 0x1.0p-53 * total;
+  unsigned k = 0;
+  while (k + 1 < kNumOpKinds && (u -= p_.mix[k]) >= 0) ++k;
+  switch (static_cast<OpKind>(k)) {
+    case OpKind::Load: load_fresh(sample_size(p_.load_sizes), sample_refs(), false); break;
+    case OpKind::Store: {
+      const uint32_t src = pick_input(1, false);
+      if (src != kNone) store_of(src, true);
+      else load_fresh(sample_size(p_.load_sizes), sample_refs(), false);
+      break;
+    }
+    case OpKind::Gemm: op_gemm(); break;
+    case OpKind::Im2col: op_im2col(); break;
+    case OpKind::Eltwise: op_eltwise(); break;
+    case OpKind::Pool: op_pool(); break;
+    case OpKind::Move: op_move(); break;
+    case OpKind::Nop: emit(isa::Instruction::make(*s_.nop), {}, {}); break;
+    case OpKind::Sync: emit(isa::Instruction::make(*s_.sync), {}, {}); break;
+  }
+}
+
+// LOAD of `bytes` (rounded down to what rows x row_bytes can express unless exact) from the
+// DDR input region into a new symbol with `refs` consumers to come.
+uint32_t Builder::load_fresh(uint64_t bytes, uint32_t refs, bool exact) {
+  uint32_t rows = 1, rb = 1;
+  if (bytes <= 65535 && rng_.chance(0.6)) {
+    rb = static_cast<uint32_t>(bytes);
+  } else if (!factor_exact(bytes, rows, rb)) {
+    if (exact) return kNone;
+    factor_floor(bytes, rows, rb);
+  }
+  const uint64_t size = uint64_t(rows) * rb;
+  const uint32_t sym = new_symbol(size, std::max<uint32_t>(refs, 1), OpKind::Load, 0);
+  if (sym == kNone) return kNone;
+  uint64_t stride = rb;
+  if (rows > 1 && rng_.chance(0.3)) stride += rng_.below(align_ + 1);
+  if ((rows - 1) * stride + rb > ddr_.input_bytes) stride = rb;
+  const uint64_t extent = (rows - 1) * stride + rb;
+  uint64_t src = ddr_.input_base + rng_.below(ddr_.input_bytes - extent + 1);
+  if (rng_.chance(0.5)) src = src / align_ * align_;
+  isa::Instruction in = isa::Instruction::make(*s_.load);
+  in.raw[s_.ld.src] = static_cast<uint32_t>(src);
+  in.raw[s_.ld.rows] = rows;
+  in.raw[s_.ld.row_bytes] = rb;
+  in.raw[s_.ld.stride] = static_cast<uint32_t>(stride);
+  const Use w{sym, s_.ld.dst};
+  emit(in, {}, {&w, 1});
+  return sym;
+}
+
+// STORE of a symbol's written bytes (or a prefix) to DDR. `ddr_dst` < 0: the next place in
+// the output region. Spills pass consume = false, an exact DDR slot and its last reader.
+bool Builder::store_of(uint32_t sym, bool consume, int64_t ddr_dst, int64_t ddr_dep) {
+  uint32_t rows = 1, rb = 1;
+  const uint64_t written = syms_[sym].written;
+  if (ddr_dst >= 0) {
+    if (!factor_exact(written, rows, rb)) return false;
+  } else if (written <= 65535 && rng_.chance(0.6)) {
+    rb = static_cast<uint32_t>(written);
+  } else {
+    factor_floor(written, rows, rb);
+  }
+  uint64_t stride = rb;
+  if (ddr_dst < 0 && rows > 1 && rng_.chance(0.3)) stride += rng_.below(align_ + 1);
+  const uint64_t extent = (rows - 1) * stride + rb;
+  uint64_t dst = static_cast<uint64_t>(ddr_dst);
+  if (ddr_dst < 0) {
+    // Outputs only ever go to the output region; wrapping only overwrites earlier outputs,
+    // which nobody reads and whose writers are earlier in the same (in-order) queue.
+    if (out_cursor_ + extent > ddr_.output_base + ddr_.output_bytes) out_cursor_ = ddr_.output_base;
+    dst = out_cursor_;
+    out_cursor_ += (extent + align_ - 1) / align_ * align_;
+  }
+  isa::Instruction in = isa::Instruction::make(*s_.store);
+  in.raw[s_.st.dst] = static_cast<uint32_t>(dst);
+  in.raw[s_.st.rows] = rows;
+  in.raw[s_.st.row_bytes] = rb;
+  in.raw[s_.st.stride] = static_cast<uint32_t>(stride);
+  const Use r{sym, s_.st.src, consume};
+  emit(in, {&r, 1}, {}, ddr_dep);
+  return true;
+}
+
+void Builder::op_gemm() {
+  int64_t m = rng_.range(p_.gemm_m.min, p_.gemm_m.max);
+  int64_t n = rng_.range(p_.gemm_n.min, p_.gemm_n.max);
+  int64_t k = rng_.range(p_.gemm_k.min, p_.gemm_k.max);
+  uint32_t a = rng_.chance(p_.fan_in) ? pick_input(1, true) : kNone;
+  if (a != kNone) {  // fit m x k into what the producer wrote
+    const int64_t w = syms_[a].written;
+    k = std::min<int64_t>(k, std::min<int64_t>(w, 4095));
+    m = std::max<int64_t>(1, std::min<int64_t>(m, w / k));
+  } else if ((a = load_fresh(uint64_t(m * k), sample_refs())) == kNone) {
+    return;
+  }
+  Pin pa(*this, a);
+  uint32_t b = rng_.chance(p_.fan_in) ? pick_input(uint64_t(k), true) : kNone;
+  if (b != kNone) {
+    n = std::max<int64_t>(1, std::min<int64_t>(n, syms_[b].written / k));
+  } else if ((b = load_fresh(uint64_t(k * n), sample_refs())) == kNone) {
+    return;
+  }
+  Pin pb(*this, b);
+  uint32_t bias = kNone;
+  if (rng_.chance(p_.gemm_bias)) {
+    bias = rng_.chance(p_.fan_in) ? pick_input(uint64_t(4 * n), true) : kNone;
+    if (bias == kNone) bias = load_fresh(uint64_t(4 * n), sample_refs());
+  }
+  Pin pc(*this, bias);
+  const uint8_t depth = static_cast<uint8_t>(
+      1 + std::max({syms_[a].depth, syms_[b].depth, bias == kNone ? uint8_t{0} : syms_[bias].depth}));
+  const uint32_t dst = new_symbol(uint64_t(m * n), sample_refs(), OpKind::Gemm, depth);
+  if (dst == kNone) return;
+  isa::Instruction in = isa::Instruction::make(*s_.gemm);
+  in.raw[s_.gm.m] = static_cast<uint32_t>(m);
+  in.raw[s_.gm.n] = static_cast<uint32_t>(n);
+  in.raw[s_.gm.k] = static_cast<uint32_t>(k);
+  in.raw[s_.gm.scale] = static_cast<uint32_t>(rng_.range(1, 255));
+  in.raw[s_.gm.shift] = static_cast<uint32_t>(rng_.range(0, 16));
+  in.raw[s_.gm.relu] = static_cast<uint32_t>(rng_.below(2));
+  in.raw[s_.gm.has_bias] = bias != kNone;
+  Use reads[3] = {{a, s_.gm.a}, {b, s_.gm.b}, {bias, s_.gm.bias}};
+  const Use w{dst, s_.gm.dst};
+  emit(in, {reads, bias != kNone ? 3u : 2u}, {&w, 1});
+}
+
+void Builder::op_im2col() {
+  const int64_t h = rng_.range(p_.im2col_h.min, p_.im2col_h.max);
+  const int64_t w = rng_.range(p_.im2col_w.min, p_.im2col_w.max);
+  const int64_t c = rng_.range(p_.im2col_c.min, p_.im2col_c.max);
+  const int64_t pad = rng_.range(p_.im2col_pad.min, p_.im2col_pad.max);
+  const int64_t kh = std::min(rng_.range(p_.im2col_kernel.min, p_.im2col_kernel.max), std::min<int64_t>(15, h + 2 * pad));
+  const int64_t kw = std::min(rng_.range(p_.im2col_kernel.min, p_.im2col_kernel.max), std::min<int64_t>(15, w + 2 * pad));
+  const int64_t stride = rng_.range(p_.im2col_stride.min, p_.im2col_stride.max);
+  const uint64_t in_bytes = uint64_t(h * w * c);
+  uint32_t src = rng_.chance(p_.fan_in) ? pick_input(in_bytes, true) : kNone;
+  if (src == kNone && (src = load_fresh(in_bytes, sample_refs())) == kNone) return;
+  Pin ps(*this, src);
+  const uint64_t out_bytes = uint64_t(((h + 2 * pad - kh) / stride + 1) * ((w + 2 * pad - kw) / stride + 1) * kh * kw * c);
+  const uint32_t dst = new_symbol(out_bytes, sample_refs(), OpKind::Im2col, static_cast<uint8_t>(syms_[src].depth + 1));
+  if (dst == kNone) return;
+  isa::Instruction in = isa::Instruction::make(*s_.im2col);
+  in.raw[s_.ic.h] = static_cast<uint32_t>(h);
+  in.raw[s_.ic.w] = static_cast<uint32_t>(w);
+  in.raw[s_.ic.c] = static_cast<uint32_t>(c);
+  in.raw[s_.ic.kh] = static_cast<uint32_t>(kh);
+  in.raw[s_.ic.kw] = static_cast<uint32_t>(kw);
+  in.raw[s_.ic.stride] = static_cast<uint32_t>(stride);
+  in.raw[s_.ic.pad] = static_cast<uint32_t>(pad);
+  const Use r{src, s_.ic.src}, wr{dst, s_.ic.dst};
+  emit(in, {&r, 1}, {&wr, 1});
+}
+
+void Builder::op_eltwise() {
+  const auto op = static_cast<uint32_t>(rng_.below(4));  // add, mul, relu, clip
+  uint32_t a = rng_.chance(p_.fan_in) ? pick_input(1, true) : kNone;
+  uint64_t len;
+  if (a != kNone) {
+    const uint64_t w = syms_[a].written;
+    len = rng_.chance(0.7) ? w : 1 + rng_.below(w);
+  } else {
+    len = sample_size(p_.vector_sizes);
+    if ((a = load_fresh(len, sample_refs())) == kNone) return;
+  }
+  Pin pa(*this, a);
+  uint32_t b = kNone;
+  if (op <= 1) {
+    b = rng_.chance(p_.fan_in) ? pick_input(len, true) : kNone;
+    if (b == kNone && (b = load_fresh(len, sample_refs())) == kNone) return;
+  }
+  Pin pb(*this, b);
+  const uint8_t depth = static_cast<uint8_t>(1 + std::max(syms_[a].depth, b == kNone ? uint8_t{0} : syms_[b].depth));
+  const uint32_t dst = new_symbol(len, sample_refs(), OpKind::Eltwise, depth);
+  if (dst == kNone) return;
+  isa::Instruction in = isa::Instruction::make(*s_.eltwise);
+  in.raw[s_.el.len] = static_cast<uint32_t>(len);
+  in.raw[s_.el.op] = op;
+  in.raw[s_.el.scale] = static_cast<uint32_t>(rng_.range(1, 255));
+  in.raw[s_.el.shift] = static_cast<uint32_t>(rng_.range(0, 12));
+  const int64_t lo = rng_.range(-128, 127);
+  in.set_value(s_.el.lo, lo);
+  in.set_value(s_.el.hi, rng_.range(lo, 127));
+  Use reads[2] = {{a, s_.el.a}, {b, s_.el.b}};
+  const Use w{dst, s_.el.dst};
+  emit(in, {reads, b != kNone ? 2u : 1u}, {&w, 1});
+}
+
+void Builder::op_pool() {
+  const int64_t window = rng_.range(p_.pool_window.min, p_.pool_window.max);
+  const int64_t h = std::max(window, rng_.range(p_.pool_h.min, p_.pool_h.max));
+  const int64_t w = std::max(window, rng_.range(p_.pool_w.min, p_.pool_w.max));
+  const int64_t c = rng_.range(p_.pool_c.min, p_.pool_c.max);
+  const int64_t stride = rng_.range(p_.pool_stride.min, p_.pool_stride.max);
+  const uint64_t in_bytes = uint64_t(h * w * c);
+  uint32_t src = rng_.chance(p_.fan_in) ? pick_input(in_bytes, true) : kNone;
+  if (src == kNone && (src = load_fresh(in_bytes, sample_refs())) == kNone) return;
+  Pin ps(*this, src);
+  const uint64_t out_bytes = uint64_t(((h - window) / stride + 1) * ((w - window) / stride + 1) * c);
+  const uint32_t dst = new_symbol(out_bytes, sample_refs(), OpKind::Pool, static_cast<uint8_t>(syms_[src].depth + 1));
+  if (dst == kNone) return;
+  isa::Instruction in = isa::Instruction::make(*s_.pool);
+  in.raw[s_.pl.h] = static_cast<uint32_t>(h);
+  in.raw[s_.pl.w] = static_cast<uint32_t>(w);
+  in.raw[s_.pl.c] = static_cast<uint32_t>(c);
+  in.raw[s_.pl.window] = static_cast<uint32_t>(window);
+  in.raw[s_.pl.stride] = static_cast<uint32_t>(stride);
+  in.raw[s_.pl.mode] = static_cast<uint32_t>(rng_.below(2));
+  const Use r{src, s_.pl.src}, wr{dst, s_.pl.dst};
+  emit(in, {&r, 1}, {&wr, 1});
+}
+
+void Builder::op_move() {
+  uint32_t src = pick_input(1, false);
+  if (src == kNone && (src = load_fresh(sample_size(p_.vector_sizes), sample_refs(), false)) == kNone) return;
+  Pin ps(*this, src);
+  const uint64_t w = syms_[src].written;
+  const uint64_t len = rng_.chance(0.7) ? w : 1 + rng_.below(w);
+  const uint32_t dst = new_symbol(len, sample_refs(), OpKind::Move, syms_[src].depth);
+  if (dst == kNone) return;
+  isa::Instruction in = isa::Instruction::make(*s_.move);
+  in.raw[s_.mv.len] = static_cast<uint32_t>(len);
+  const Use r{src, s_.mv.src}, wr{dst, s_.mv.dst};
+  emit(in, {&r, 1}, {&wr, 1});
+}
+
+}  // namespace npuforge::gen

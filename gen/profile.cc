@@ -1,0 +1,201 @@
+#include "gen/profile.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/core.h>
+
+#include "isa/error.h"
+#include "isa/yaml_util.h"
+
+namespace npuforge::gen {
+namespace {
+
+using isa::read_double;
+using isa::read_int;
+using isa::reject_unknown_keys;
+using isa::where;
+
+constexpr std::string_view kOpNames[kNumOpKinds] = {"load",    "store", "gemm", "im2col", "eltwise",
+                                                    "pool",    "move",  "nop",  "sync"};
+constexpr std::string_view kDirectedNames[kNumDirected] = {"checkerboard", "exact_fit", "merge_both",
+                                                           "fill_last_byte", "tiny_buffers"};
+
+// Reads the profile's YAML tree; `src` names the file in every error.
+class Reader {
+ public:
+  Reader(Profile& p, std::string_view src) : p_(p), src_(src) {}
+
+  void top(const YAML::Node& root) {
+    if (root.IsNull()) return;
+    reject_unknown_keys(root,
+                        {"length", "mix", "sizes", "shapes", "dependencies", "lifetime", "token_density",
+                         "allocator", "directed"},
+                        src_, "profile");
+    if (auto n = root["length"]) p_.length = read_int(n, "length", src_, 1, 100'000'000);
+    if (auto n = root["mix"]) mix(n);
+    if (auto n = root["sizes"]) sizes(n);
+    if (auto n = root["shapes"]) shapes(n);
+    if (auto n = root["dependencies"]) dependencies(n);
+    if (auto n = root["lifetime"]) p_.lifetime = range(n, "lifetime", 1, 100'000'000);
+    if (auto n = root["token_density"]) p_.token_density = read_double(n, "token_density", src_, 0, 1);
+    if (auto n = root["allocator"]) alloc(n);
+    if (auto n = root["directed"]) directed(n);
+  }
+
+ private:
+  // [min, max] as a two-element list, both within [lo, hi] and min <= max.
+  Range range(const YAML::Node& n, std::string_view key, int64_t lo, int64_t hi) {
+    if (!n.IsSequence() || n.size() != 2)
+      throw Error(fmt::format("{}: '{}' must be a list [min, max]", where(src_, n), key));
+    Range r{read_int(n[0], key, src_, lo, hi), read_int(n[1], key, src_, lo, hi)};
+    if (r.min > r.max)
+      throw Error(fmt::format("{}: '{}' = [{}, {}] has min > max", where(src_, n), key, r.min, r.max));
+    return r;
+  }
+
+  void mix(const YAML::Node& n) {
+    reject_unknown_keys(n, {"load", "store", "gemm", "im2col", "eltwise", "pool", "move", "nop", "sync"}, src_,
+                        "mix");
+    for (unsigned i = 0; i < kNumOpKinds; ++i)
+      if (auto v = n[std::string(kOpNames[i])]) p_.mix[i] = read_double(v, fmt::format("mix.{}", kOpNames[i]), src_, 0, 1e6);
+    double total = 0;
+    for (double w : p_.mix) total += w;
+    if (total <= 0) throw Error(fmt::format("{}: 'mix' weights must not all be zero", where(src_, n)));
+  }
+
+  void size_dist(const YAML::Node& n, std::string_view kind, SizeDist& d) {
+    const std::string w = fmt::format("sizes.{}", kind);
+    reject_unknown_keys(n, {"min", "max", "dist", "unit", "largest_free", "whole_sram", "odd"}, src_, w);
+    if (auto v = n["min"]) d.bytes.min = read_int(v, w + ".min", src_, 1, 1 << 24);
+    if (auto v = n["max"]) d.bytes.max = read_int(v, w + ".max", src_, 1, 1 << 24);
+    if (d.bytes.min > d.bytes.max)
+      throw Error(fmt::format("{}: '{}' has min {} > max {}", where(src_, n), w, d.bytes.min, d.bytes.max));
+    if (auto v = n["dist"]) {
+      const std::string s = isa::read_string(v, w + ".dist", src_);
+      if (s != "uniform" && s != "log_uniform")
+        throw Error(fmt::format("{}: '{}.dist' = '{}' must be uniform or log_uniform", where(src_, v), w, s));
+      d.log_uniform = s == "log_uniform";
+    }
+    if (auto v = n["unit"]) d.unit = read_double(v, w + ".unit", src_, 0, 1);
+    if (auto v = n["largest_free"]) d.largest_free = read_double(v, w + ".largest_free", src_, 0, 1);
+    if (auto v = n["whole_sram"]) d.whole_sram = read_double(v, w + ".whole_sram", src_, 0, 1);
+    if (auto v = n["odd"]) d.odd = read_double(v, w + ".odd", src_, 0, 1);
+    if (d.unit + d.largest_free + d.whole_sram + d.odd > 1)
+      throw Error(fmt::format("{}: '{}' corner bins (unit + largest_free + whole_sram + odd) sum above 1",
+                              where(src_, n), w));
+  }
+
+  void sizes(const YAML::Node& n) {
+    reject_unknown_keys(n, {"load", "vector"}, src_, "sizes");
+    if (auto v = n["load"]) size_dist(v, "load", p_.load_sizes);
+    if (auto v = n["vector"]) size_dist(v, "vector", p_.vector_sizes);
+  }
+
+  void shapes(const YAML::Node& n) {
+    reject_unknown_keys(n, {"gemm", "pool", "im2col"}, src_, "shapes");
+    constexpr int64_t kShape = 4095;  // 12-bit shape fields
+    if (auto g = n["gemm"]) {
+      reject_unknown_keys(g, {"m", "n", "k", "bias"}, src_, "shapes.gemm");
+      if (auto v = g["m"]) p_.gemm_m = range(v, "shapes.gemm.m", 1, kShape);
+      if (auto v = g["n"]) p_.gemm_n = range(v, "shapes.gemm.n", 1, kShape);
+      if (auto v = g["k"]) p_.gemm_k = range(v, "shapes.gemm.k", 1, kShape);
+      if (auto v = g["bias"]) p_.gemm_bias = read_double(v, "shapes.gemm.bias", src_, 0, 1);
+    }
+    if (auto g = n["pool"]) {
+      reject_unknown_keys(g, {"h", "w", "c", "window", "stride"}, src_, "shapes.pool");
+      if (auto v = g["h"]) p_.pool_h = range(v, "shapes.pool.h", 1, kShape);
+      if (auto v = g["w"]) p_.pool_w = range(v, "shapes.pool.w", 1, kShape);
+      if (auto v = g["c"]) p_.pool_c = range(v, "shapes.pool.c", 1, kShape);
+      if (auto v = g["window"]) p_.pool_window = range(v, "shapes.pool.window", 1, 15);
+      if (auto v = g["stride"]) p_.pool_stride = range(v, "shapes.pool.stride", 1, 15);
+    }
+    if (auto g = n["im2col"]) {
+      reject_unknown_keys(g, {"h", "w", "c", "kernel", "stride", "pad"}, src_, "shapes.im2col");
+      if (auto v = g["h"]) p_.im2col_h = range(v, "shapes.im2col.h", 1, kShape);
+      if (auto v = g["w"]) p_.im2col_w = range(v, "shapes.im2col.w", 1, kShape);
+      if (auto v = g["c"]) p_.im2col_c = range(v, "shapes.im2col.c", 1, kShape);
+      if (auto v = g["kernel"]) p_.im2col_kernel = range(v, "shapes.im2col.kernel", 1, 15);
+      if (auto v = g["stride"]) p_.im2col_stride = range(v, "shapes.im2col.stride", 1, 7);
+      if (auto v = g["pad"]) p_.im2col_pad = range(v, "shapes.im2col.pad", 0, 7);
+    }
+  }
+
+  void dependencies(const YAML::Node& n) {
+    reject_unknown_keys(n, {"chain_depth", "fan_out", "fan_in"}, src_, "dependencies");
+    if (auto v = n["chain_depth"]) p_.chain_depth = read_int(v, "dependencies.chain_depth", src_, 0, 1000);
+    if (auto v = n["fan_out"]) p_.fan_out = range(v, "dependencies.fan_out", 1, 64);
+    if (auto v = n["fan_in"]) p_.fan_in = read_double(v, "dependencies.fan_in", src_, 0, 1);
+  }
+
+  void alloc(const YAML::Node& n) {
+    reject_unknown_keys(n, {"fit", "oom"}, src_, "allocator");
+    if (auto v = n["fit"]) {
+      try {
+        p_.fit = allocator::parse_policy(isa::read_string(v, "allocator.fit", src_));
+      } catch (const Error& e) {
+        throw Error(fmt::format("{}: 'allocator.fit': {}", where(src_, v), e.what()));
+      }
+    }
+    if (auto v = n["oom"]) {
+      const std::string s = isa::read_string(v, "allocator.oom", src_);
+      if (s == "retire") p_.oom = OomPolicy::Retire;
+      else if (s == "compact") p_.oom = OomPolicy::Compact;
+      else if (s == "spill") p_.oom = OomPolicy::Spill;
+      else
+        throw Error(fmt::format("{}: 'allocator.oom' = '{}' must be retire, compact or spill", where(src_, v), s));
+    }
+  }
+
+  void directed(const YAML::Node& n) {
+    reject_unknown_keys(n, {"rate", "count", "sequences"}, src_, "directed");
+    if (auto v = n["rate"]) p_.directed_rate = read_double(v, "directed.rate", src_, 0, 1);
+    if (auto v = n["count"]) p_.directed_count = range(v, "directed.count", 1, 4096);
+    if (auto s = n["sequences"]) {
+      reject_unknown_keys(s, {"checkerboard", "exact_fit", "merge_both", "fill_last_byte", "tiny_buffers"}, src_,
+                          "directed.sequences");
+      p_.directed.fill(0);  // listing sequences selects exactly those
+      for (unsigned i = 0; i < kNumDirected; ++i)
+        if (auto v = s[std::string(kDirectedNames[i])])
+          p_.directed[i] = read_double(v, fmt::format("directed.sequences.{}", kDirectedNames[i]), src_, 0, 1e6);
+      double total = 0;
+      for (double w : p_.directed) total += w;
+      if (total <= 0 && p_.directed_rate > 0)
+        throw Error(fmt::format("{}: 'directed.sequences' weights must not all be zero", where(src_, s)));
+    }
+  }
+
+  Profile& p_;
+  std::string src_;
+};
+
+}  // namespace
+
+std::string_view op_name(OpKind kind) { return kOpNames[static_cast<unsigned>(kind)]; }
+std::string_view directed_name(Directed d) { return kDirectedNames[static_cast<unsigned>(d)]; }
+std::string_view oom_name(OomPolicy policy) {
+  switch (policy) {
+    case OomPolicy::Retire: return "retire";
+    case OomPolicy::Compact: return "compact";
+    case OomPolicy::Spill: return "spill";
+  }
+  return "?";
+}
+
+Profile Profile::load_string(std::string_view yaml_text, std::string_view source_name) {
+  Profile p;
+  p.source = std::string(source_name);
+  p.hash = isa::fnv1a64(yaml_text);
+  Reader(p, source_name).top(isa::load_yaml_string(yaml_text, source_name));
+  return p;
+}
+
+Profile Profile::load_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("{}: cannot open profile", path.string()));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return load_string(ss.str(), path.string());
+}
+
+}  // namespace npuforge::gen
