@@ -1,6 +1,7 @@
 // `npuforge asm` and `npuforge disasm`: text <-> fixed-width binary (and $readmemh hex).
 #include <fmt/core.h>
 
+#include "allocator/place_symbols.h"
 #include "isa/assembler.h"
 #include "tools/command.h"
 #include "tools/io_util.h"
@@ -13,6 +14,9 @@ struct AsmOptions {
   std::string output;
   std::string hex;
   std::string isa_file;
+  std::string memmap;
+  std::string npu = "configs/npu/default.yaml";
+  std::string policy = "first-fit";
 };
 
 struct DisasmOptions {
@@ -28,11 +32,14 @@ isa::Isa load_isa(const std::string& path) {
 int run_asm(const AsmOptions& o) {
   const isa::Isa isa = load_isa(o.isa_file);
   isa::AsmProgram prog = isa::assemble(isa, read_text(o.input), o.input);
-  if (!prog.symbol_refs.empty()) {
-    const auto& ref = prog.symbol_refs.front();
-    throw Error(fmt::format("{}:{}: symbol '%{}' has no address: give it one with '.equ %{}, ADDRESS' "
-                            "(npuforge gen places symbols with the allocator)",
-                            o.input, prog.lines[ref.instr], ref.symbol, ref.symbol));
+  if (!prog.symbol_refs.empty() || !o.memmap.empty()) {
+    // Symbols without .equ are placed by the SRAM allocator in program order.
+    allocator::PlaceOptions place;
+    place.policy = allocator::parse_policy(o.policy);
+    place.header = fmt::format("npuforge asm {}; policy: {}", o.input, o.policy);
+    const auto map = allocator::place_symbols(prog, isa::NpuConfig::load_file(o.npu), place);
+    if (!o.memmap.empty()) map.save_file(o.memmap);
+    fmt::print("{}: placed {} symbols with {}\n", o.input, map.buffers.size(), o.policy);
   }
   write_file(o.output, isa::encode_program(isa, prog.instrs));
   if (!o.hex.empty()) write_file(o.hex, isa::to_readmemh(isa, prog.instrs, fmt::format("assembled from {}", o.input)));
@@ -59,6 +66,9 @@ void add_asm_command(CLI::App& app, Runner& run) {
   sub->add_option("input", opts->input, "Assembly source (.s)")->required()->check(CLI::ExistingFile);
   sub->add_option("-o,--output", opts->output, "Binary output (.bin)")->required();
   sub->add_option("--hex", opts->hex, "Also write a $readmemh hex file");
+  sub->add_option("--memmap", opts->memmap, "Write the memory map of the symbols placed by the allocator");
+  sub->add_option("--npu", opts->npu, "NPU config giving the SRAM size and alignment for placing symbols");
+  sub->add_option("--policy", opts->policy, "Allocator policy for symbols: first-fit, best-fit, next-fit");
   sub->add_option("--isa", opts->isa_file, "Use this ISA YAML instead of the built-in one")->check(CLI::ExistingFile);
   bind_runner(sub, opts, run, &run_asm);
 }

@@ -46,6 +46,27 @@ TEST(Cli, AsmDisasmRoundTripThroughFiles) {
   EXPECT_EQ(r.output, "load 0x40, ddr:0x1000, rows=4, row_bytes=256, stride=256\nhalt\n");
 }
 
+TEST(Cli, AsmPlacesSymbolsWithTheAllocator) {
+  const auto src = temp_file("syms.s",
+                             "load %x, ddr:0x0, rows=1, row_bytes=100, signal=compute\n"
+                             "eltwise %y, %x, len=100, op=relu, wait=load\n"
+                             "move %z, %y, len=100\n"
+                             "halt\n");
+  const auto bin = src.parent_path() / "syms.bin";
+  const auto map = src.parent_path() / "syms.memmap.yaml";
+  auto r = run("asm " + src.string() + " -o " + bin.string() + " --memmap " + map.string() + " --npu " +
+               NPUFORGE_SOURCE_DIR + "/configs/npu/default.yaml");
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = run("disasm " + bin.string());
+  // x dies after the eltwise, so z reuses its bytes (first-fit, 64-byte units: x 0x0, y 0x80).
+  EXPECT_EQ(r.output,
+            "load 0x0, ddr:0x0, rows=1, row_bytes=100, signal=compute\n"
+            "eltwise 0x80, 0x0, len=100, op=relu, wait=load\n"
+            "move 0x0, 0x80, len=100\n"
+            "halt\n");
+  EXPECT_TRUE(std::filesystem::exists(map));
+}
+
 TEST(Cli, BadInputExitsOne) {
   auto r = run("asm " + temp_file("bad.s", "nop\nfoo 1\n").string() + " -o /dev/null");
   EXPECT_EQ(r.code, 1);
@@ -53,9 +74,12 @@ TEST(Cli, BadInputExitsOne) {
   r = run("disasm " + temp_file("t.bin", std::string(33, '\0')).string());
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.output.find("truncated binary"), std::string::npos) << r.output;
-  r = run("asm " + temp_file("sym.s", "move %a, 0x0, len=4\n").string() + " -o /dev/null");
+  r = run("asm " + temp_file("sym.s", "move 0x0, %a, len=4\n").string() + " -o /dev/null --npu " +
+          NPUFORGE_SOURCE_DIR + "/configs/npu/default.yaml");
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.output.find("sym.s:1: symbol '%a' has no address"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("instruction 0 (line 1): symbol '%a' is read before any instruction writes it"),
+            std::string::npos)
+      << r.output;
   r = run("isa --isa " + temp_file("isa.yaml", "name: [\n").string());
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.output.find("isa.yaml:"), std::string::npos) << r.output;
