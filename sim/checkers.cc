@@ -1,0 +1,436 @@
+#include "sim/checkers.h"
+
+#include <algorithm>
+#include <climits>
+#include <map>
+
+#include <fmt/core.h>
+
+#include "isa/error.h"
+#include "sim/shadow.h"
+
+namespace npuforge::sim {
+namespace {
+
+struct KindInfo {
+  FindingKind kind;
+  std::string_view name;
+  std::string_view checker;
+};
+constexpr KindInfo kKinds[] = {
+    {FindingKind::OutsideBuffer, "outside-buffer", "shadow"},
+    {FindingKind::UnownedAccess, "unowned-access", "shadow"},
+    {FindingKind::ReadUnwritten, "read-unwritten", "shadow"},
+    {FindingKind::AfterLastUse, "after-last-use", "shadow"},
+    {FindingKind::BeforeFirstUse, "before-first-use", "shadow"},
+    {FindingKind::LiveOverlap, "live-overlap", "overlap"},
+    {FindingKind::Hazard, "hazard", "hazard"},
+    {FindingKind::Deadlock, "deadlock", "hazard"},
+    {FindingKind::UnconsumedSignal, "unconsumed-signal", "hazard"},
+    {FindingKind::OrderViolation, "order-violation", "executor"},
+    {FindingKind::OutOfRange, "out-of-range", "executor"},
+    {FindingKind::DdrMismatch, "ddr-mismatch", "golden"},
+};
+
+std::string_view queue_name(const isa::Instruction& in) { return isa::to_string(in.spec->queue); }
+
+}  // namespace
+
+std::string_view to_string(FindingKind k) { return kKinds[static_cast<size_t>(k)].name; }
+std::string_view checker_of(FindingKind k) { return kKinds[static_cast<size_t>(k)].checker; }
+
+std::string format(const Finding& f) {
+  std::string s = fmt::format("[{}/{}]", checker_of(f.kind), to_string(f.kind));
+  if (f.instr >= 0) s += fmt::format(" #{} {}", f.instr, f.mnemonic);
+  if (!f.symbol.empty()) s += fmt::format(" %{}", f.symbol);
+  if (f.bytes > 0) {
+    s += fmt::format(" {}[{:#x}, {:#x})", f.space == isa::Space::Sram ? "sram" : "ddr", f.addr,
+                     f.addr + f.bytes);
+  }
+  if (!f.detail.empty()) s += ": " + f.detail;
+  if (f.other_instr >= 0 || !f.other_symbol.empty()) {
+    s += "; other:";
+    if (f.other_instr >= 0) s += fmt::format(" #{} {}", f.other_instr, f.other_mnemonic);
+    if (!f.other_symbol.empty()) s += fmt::format(" %{}", f.other_symbol);
+  }
+  return s;
+}
+
+// Shadow memory: the buffer index plus, per SRAM byte, the buffer that last wrote it.
+struct Checkers::Shadow {
+  Shadow(const allocator::MemMap& map, uint64_t sram_bytes)
+      : index(map, sram_bytes), written_by(sram_bytes, BufferIndex::kNone),
+        overlap_done(map.buffers.size(), 0) {
+    for (size_t b = 0; b < map.buffers.size(); ++b) {
+      by_first.emplace_back(map.buffers[b].first, static_cast<int32_t>(b));
+    }
+    std::sort(by_first.begin(), by_first.end());
+  }
+  BufferIndex index;
+  std::vector<int32_t> written_by;
+  std::vector<std::pair<int64_t, int32_t>> by_first;  // (first, buffer), sorted
+  std::vector<uint8_t> overlap_done;                  // per buffer
+  std::vector<int32_t> scratch;
+};
+
+// Hazards: per SRAM byte range, the last read and last write of each queue (FastTrack style:
+// with a feed order consistent with happens-before, the last access per queue suffices).
+struct Checkers::Hazards {
+  struct Seg {
+    std::array<int64_t, isa::kNumQueues> last_write{-1, -1, -1};
+    std::array<int64_t, isa::kNumQueues> last_read{-1, -1, -1};
+    bool operator==(const Seg&) const = default;
+  };
+  explicit Hazards(uint64_t sram_bytes) {
+    segs.emplace(0, Seg{});
+    segs.emplace(sram_bytes, Seg{});
+  }
+  // Makes a segment start at `x`; returns it.
+  std::map<uint64_t, Seg>::iterator split(uint64_t x) {
+    auto it = segs.lower_bound(x);
+    if (it != segs.end() && it->first == x) return it;
+    return segs.emplace_hint(it, x, std::prev(it)->second);
+  }
+  std::map<uint64_t, Seg> segs;  // segment [key, next key); the last key is the end sentinel
+};
+
+Checkers::Checkers(const Program& program, const Semantics& sem, CheckerOptions options)
+    : program_(&program), sem_(&sem), options_(options) {
+  const size_t n = program.instrs.size();
+  order_ = std::make_unique<TokenOrder>(program.instrs);
+  const uint64_t sram = program.config.sram_bytes.value;
+  if (program.memmap && (options_.shadow || options_.overlap)) {
+    shadow_ = std::make_unique<Shadow>(*program.memmap, sram);
+  }
+  if (options_.hazard) {
+    hazards_ = std::make_unique<Hazards>(sram);
+    ddr_hazards_ = std::make_unique<Hazards>(program.config.ddr_bytes.value);
+  }
+  finish_time_.assign(n, UINT64_MAX);
+  started_.assign(n, 0);
+}
+
+Checkers::~Checkers() = default;
+
+Finding Checkers::base(size_t instr, FindingKind kind) const {
+  Finding f;
+  f.kind = kind;
+  if (instr < program_->instrs.size()) {
+    f.instr = static_cast<int64_t>(instr);
+    f.mnemonic = program_->instrs[instr].spec->mnemonic;
+  }
+  return f;
+}
+
+bool Checkers::keeping() const {
+  return options_.max_errors == 0 || findings_.size() < options_.max_errors;
+}
+
+void Checkers::count_only(FindingKind kind) {
+  ++total_;
+  ++by_kind_[static_cast<size_t>(kind)];
+}
+
+void Checkers::report(Finding f) {
+  ++total_;
+  ++by_kind_[static_cast<size_t>(f.kind)];
+  if (options_.max_errors == 0 || findings_.size() < options_.max_errors) {
+    findings_.push_back(std::move(f));
+  }
+}
+
+void Checkers::on_start(size_t instr, uint64_t time) {
+  if (instr >= program_->instrs.size()) {
+    throw Error(fmt::format("checkers: instruction index {} beyond the program ({} instructions)",
+                            instr, program_->instrs.size()));
+  }
+  if (started_[instr]) return;
+  started_[instr] = 1;
+  for (unsigned q = 0; q < isa::kNumQueues; ++q) {
+    const int64_t p = order_->latest_before(instr, q);
+    if (p < 0 || finish_time_[static_cast<size_t>(p)] <= time) continue;
+    Finding f = base(instr, FindingKind::OrderViolation);
+    f.other_instr = p;
+    f.other_mnemonic = program_->instrs[static_cast<size_t>(p)].spec->mnemonic;
+    f.detail = fmt::format("started at {} before a token/barrier predecessor finished", time);
+    report(std::move(f));
+  }
+  if (shadow_ && options_.overlap) check_overlap_at(instr);
+}
+
+void Checkers::on_finish(size_t instr, uint64_t time) {
+  if (instr < finish_time_.size()) finish_time_[instr] = time;
+}
+
+void Checkers::on_accesses(size_t instr) {
+  for (const auto& e : isa::extents(program_->instrs.at(instr))) {
+    if (e.bytes > 0) on_access(instr, e);
+  }
+}
+
+void Checkers::check_overlap_at(size_t instr) {
+  const auto& map = *program_->memmap;
+  const auto& idx = shadow_->index;
+  const int64_t i = static_cast<int64_t>(instr);
+  const bool is_move =
+      instr < program_->instrs.size() && sem_->op(program_->instrs[instr]) == Op::Move;
+  auto range = std::equal_range(shadow_->by_first.begin(), shadow_->by_first.end(),
+                                std::pair<int64_t, int32_t>{i, INT32_MIN},
+                                [](const auto& x, const auto& y) { return x.first < y.first; });
+  for (auto it = range.first; it != range.second; ++it) {
+    const size_t b = static_cast<size_t>(it->second);
+    const auto& nb = map.buffers[b];
+    shadow_->overlap_done[b] = 1;
+    if (nb.size.value == 0) continue;
+    idx.live_in_range(nb.offset.value, nb.size.value, i, shadow_->scratch);
+    for (int32_t c : shadow_->scratch) {
+      if (static_cast<size_t>(c) == b) continue;
+      const auto& ob = idx.buffer(c);
+      if (is_move && ob.last == i && ob.first < i) continue;  // compaction hand-over
+      const std::pair<size_t, size_t> key = std::minmax(b, static_cast<size_t>(c));  // copies
+      if (!reported_pairs_.insert({key.first + (size_t{1} << 62), key.second}).second) continue;
+      const uint64_t lo = std::max<uint64_t>(nb.offset.value, ob.offset.value);
+      const uint64_t hi = std::min<uint64_t>(idx.end(static_cast<int32_t>(b)), idx.end(c));
+      Finding f = base(instr, FindingKind::LiveOverlap);
+      f.symbol = nb.symbol;
+      f.addr = lo;
+      f.bytes = hi - lo;
+      f.other_symbol = ob.symbol;
+      f.detail = fmt::format("buffer [{:#x}, +{}) live [{}, {}] overlaps live [{}, {}] of the other",
+                             nb.offset.value, nb.size.value, nb.first, nb.last, ob.first, ob.last);
+      report(std::move(f));
+    }
+  }
+}
+
+void Checkers::on_access(size_t instr, const isa::Extent& e) {
+  if (e.bytes == 0 || instr >= program_->instrs.size()) return;
+  if (e.space == isa::Space::Ddr) return check_ddr_access(instr, e);
+  const uint64_t sram = program_->config.sram_bytes.value;
+  if (e.addr >= sram) return;  // out of range: the executor reports it
+  isa::Extent x = e;
+  x.bytes = std::min(e.bytes, sram - e.addr);
+  if (shadow_ && options_.shadow) check_shadow(instr, x);
+  if (hazards_) check_hazard(*hazards_, instr, x);
+}
+
+// DDR is not in the memory map, but a STORE and a later LOAD of the same DDR bytes (a spill
+// and its reload) race like SRAM accesses. A 2-D DMA touches only its rows, not the gaps.
+void Checkers::check_ddr_access(size_t instr, const isa::Extent& e) {
+  if (!ddr_hazards_) return;
+  const uint64_t ddr = program_->config.ddr_bytes.value;
+  const auto& in = program_->instrs[instr];
+  const Op op = sem_->op(in);
+  uint64_t rows = 1, row_bytes = e.bytes, stride = 0;
+  if (op == Op::Load || op == Op::Store) {
+    const auto& s = op == Op::Load ? sem_->load_slots() : sem_->store_slots();
+    rows = in.get(s.rows), row_bytes = in.get(s.row_bytes), stride = in.get(s.stride);
+  }
+  for (uint64_t r = 0; r < rows; ++r) {
+    isa::Extent row = e;
+    row.addr = e.addr + r * stride;
+    if (row.addr >= ddr) break;
+    row.bytes = std::min(row_bytes, ddr - row.addr);
+    check_hazard(*ddr_hazards_, instr, row);
+  }
+}
+
+std::string Checkers::symbol_at(uint64_t addr, size_t instr) const {
+  if (!shadow_) return {};
+  std::vector<int32_t> ids;
+  shadow_->index.live_at(addr, static_cast<int64_t>(instr), ids);
+  return ids.empty() ? std::string{} : shadow_->index.buffer(ids.front()).symbol;
+}
+
+void Checkers::check_shadow(size_t instr, const isa::Extent& e) {
+  auto& sh = *shadow_;
+  const auto& idx = sh.index;
+  const int64_t i = static_cast<int64_t>(instr);
+  const bool write = e.access == isa::Access::Write;
+  idx.live_at(e.addr, i, sh.scratch);
+  if (sh.scratch.empty()) {  // the address names no live buffer
+    Finding f = base(instr, FindingKind::UnownedAccess);
+    f.addr = e.addr;
+    f.bytes = e.bytes;
+    f.detail = fmt::format("{} of operand '{}' names no live buffer", write ? "write" : "read",
+                           program_->instrs[instr].spec->fields[e.field].name);
+    if (int32_t d = idx.dead_before(e.addr, i); d != BufferIndex::kNone) {
+      f.kind = FindingKind::AfterLastUse;
+      f.symbol = idx.buffer(d).symbol;
+      f.detail += fmt::format(": %{} was last used by #{}", f.symbol, idx.buffer(d).last);
+    } else if (int32_t b = idx.born_after(e.addr, i); b != BufferIndex::kNone) {
+      f.kind = FindingKind::BeforeFirstUse;
+      f.symbol = idx.buffer(b).symbol;
+      f.detail += fmt::format(": %{} becomes live at #{}", f.symbol, idx.buffer(b).first);
+    }
+    report(std::move(f));
+    return;
+  }
+  // Several live holders only at a hand-over (or in a broken map): a write names the buffer
+  // it produces, a read the one that existed before.
+  int32_t own = sh.scratch.front();
+  for (int32_t id : sh.scratch) {
+    if ((idx.buffer(id).first == i) == write) own = id;
+  }
+  const auto& ob = idx.buffer(own);
+  const uint64_t end = e.addr + e.bytes;
+  const uint64_t inside_end = std::min(end, idx.end(own));
+  if (end > inside_end && !keeping()) {
+    count_only(FindingKind::OutsideBuffer);
+  } else if (end > inside_end) {
+    Finding f = base(instr, FindingKind::OutsideBuffer);
+    f.symbol = ob.symbol;
+    f.addr = inside_end;
+    f.bytes = end - inside_end;
+    f.other_symbol = symbol_at(inside_end, instr);
+    f.detail = fmt::format("{} runs {} bytes past the end of %{} [{:#x}, {:#x}){}",
+                           write ? "write" : "read", f.bytes, ob.symbol, ob.offset.value,
+                           idx.end(own), f.other_symbol.empty() ? " into unowned bytes" : "");
+    report(std::move(f));
+  }
+  int32_t* wb = sh.written_by.data();
+  if (write) {
+    std::fill(wb + e.addr, wb + inside_end, own);
+    return;
+  }
+  const int32_t* first_bad = std::find_if(wb + e.addr, wb + inside_end, [&](int32_t w) { return w != own; });
+  if (first_bad == wb + inside_end) return;
+  if (!keeping()) return count_only(FindingKind::ReadUnwritten);
+  const int32_t* last_bad = std::find(first_bad, static_cast<const int32_t*>(wb + inside_end), own);
+  Finding f = base(instr, FindingKind::ReadUnwritten);
+  f.symbol = ob.symbol;
+  f.addr = static_cast<uint64_t>(first_bad - wb);
+  f.bytes = static_cast<uint64_t>(last_bad - first_bad);
+  if (*first_bad != BufferIndex::kNone) f.other_symbol = idx.buffer(*first_bad).symbol;
+  f.detail = *first_bad == BufferIndex::kNone
+                 ? std::string("bytes never written")
+                 : fmt::format("bytes still hold data of another buffer");
+  report(std::move(f));
+}
+
+void Checkers::check_hazard(Hazards& hz, size_t instr, const isa::Extent& e) {
+  const auto& in = program_->instrs[instr];
+  if (in.spec->queue == isa::Queue::Control) return;
+  const unsigned q = static_cast<unsigned>(in.spec->queue);
+  const bool write = e.access == isa::Access::Write;
+  const auto first = hz.split(e.addr);
+  const auto stop = hz.split(e.addr + e.bytes);
+  struct Conflict {
+    int64_t other;
+    uint64_t lo, hi;
+    bool other_wrote;
+  };
+  std::vector<Conflict> conflicts;  // a handful at most: one per other queue and access kind
+  auto consider = [&](int64_t other, bool other_write, uint64_t lo, uint64_t hi) {
+    if (other < 0 || order_->ordered(static_cast<size_t>(other), instr)) return;
+    for (auto& c : conflicts) {
+      if (c.other == other) {
+        c.lo = std::min(c.lo, lo), c.hi = std::max(c.hi, hi), c.other_wrote |= other_write;
+        return;
+      }
+    }
+    conflicts.push_back({other, lo, hi, other_write});
+  };
+  for (auto it = first; it != stop; ++it) {
+    const auto& seg = it->second;
+    const uint64_t lo = it->first, hi = std::next(it)->first;
+    for (unsigned r = 0; r < isa::kNumQueues; ++r) {
+      if (r == q) continue;
+      consider(seg.last_write[r], true, lo, hi);
+      if (write) consider(seg.last_read[r], false, lo, hi);
+    }
+  }
+  if (write) {
+    // The write now stands for every earlier access of these bytes: an access unordered with
+    // one of them and later in the feed is unordered with this write too, so it is still caught.
+    // Collapsing the range to one segment keeps the map small.
+    hz.segs.erase(std::next(first), stop);
+    first->second = Hazards::Seg{};
+    first->second.last_write[q] = static_cast<int64_t>(instr);
+  } else {
+    // Set the read and merge neighbours that became equal, so that many reads of one region
+    // (the DDR inputs, a shared weight buffer) do not fragment it.
+    auto prev = first == hz.segs.begin() ? hz.segs.end() : std::prev(first);
+    for (auto it = first; it != stop;) {
+      it->second.last_read[q] = static_cast<int64_t>(instr);
+      if (prev != hz.segs.end() && prev->second == it->second) {
+        it = hz.segs.erase(it);
+      } else {
+        prev = it++;
+      }
+    }
+  }
+  for (const auto& c : conflicts) report_hazard(instr, e.space, write, c.other, c.other_wrote, c.lo, c.hi);
+}
+
+void Checkers::report_hazard(size_t instr, isa::Space space, bool write, int64_t other,
+                             bool other_wrote, uint64_t lo, uint64_t hi) {
+  const std::pair<size_t, size_t> key = std::minmax(static_cast<size_t>(other), instr);
+  if (!reported_pairs_.insert(key).second) return;
+  if (!keeping()) return count_only(FindingKind::Hazard);
+  const auto& in = program_->instrs[instr];
+  const auto& oi = program_->instrs[static_cast<size_t>(other)];
+  Finding f = base(instr, FindingKind::Hazard);
+  f.space = space;
+  f.addr = lo;
+  f.bytes = hi - lo;
+  f.other_instr = other;
+  f.other_mnemonic = oi.spec->mnemonic;
+  if (space == isa::Space::Sram) {
+    f.symbol = symbol_at(lo, instr);
+    f.other_symbol = symbol_at(lo, static_cast<size_t>(other));
+  }
+  f.detail = fmt::format("{} ({}) {} bytes the other ({}) {}, and no token orders them",
+                         write ? "write" : "read", queue_name(in), write && other_wrote ? "overwrites" : "touches",
+                         queue_name(oi), other_wrote ? "writes" : "reads");
+  report(std::move(f));
+}
+
+void Checkers::on_end() {
+  if (ended_) return;
+  ended_ = true;
+  if (shadow_ && options_.overlap) {
+    std::vector<int64_t> pending;
+    for (size_t b = 0; b < shadow_->overlap_done.size(); ++b) {
+      if (!shadow_->overlap_done[b]) pending.push_back(program_->memmap->buffers[b].first);
+    }
+    std::sort(pending.begin(), pending.end());
+    pending.erase(std::unique(pending.begin(), pending.end()), pending.end());
+    for (int64_t i : pending) check_overlap_at(static_cast<size_t>(std::max<int64_t>(i, 0)));
+  }
+  if (!options_.hazard) return;
+  auto qname = [&](unsigned q) { return isa::to_string(static_cast<isa::Queue>(q)); };
+  for (const auto& [i, p] : order_->unmatched_waits()) {
+    Finding f = base(i, FindingKind::Deadlock);
+    f.detail = fmt::format("waits for a token from {} that no {} instruction signals", qname(p), qname(p));
+    report(std::move(f));
+  }
+  if (order_->unmatched_waits().empty() && !order_->stuck().empty()) {
+    Finding f = base(order_->stuck().front(), FindingKind::Deadlock);
+    f.detail = fmt::format("never starts: {} instructions wait on each other in a cycle",
+                           order_->stuck().size());
+    report(std::move(f));
+  }
+  for (const auto& [i, q] : order_->unmatched_signals()) {
+    Finding f = base(i, FindingKind::UnconsumedSignal);
+    f.detail = fmt::format("signals {} but no {} instruction waits for this token", qname(q), qname(q));
+    report(std::move(f));
+  }
+}
+
+std::string Checkers::summary() const {
+  std::string s;
+  if (total_ == 0) return "no findings\n";
+  s += fmt::format("{} finding(s):", total_);
+  for (const auto& k : kKinds) {
+    if (uint64_t c = count(k.kind)) s += fmt::format(" {} {}", k.name, c);
+  }
+  s += "\n";
+  for (const auto& f : findings_) s += "  " + format(f) + "\n";
+  if (findings_.size() < total_) {
+    s += fmt::format("  ... and {} more (raise --max-errors to see them)\n", total_ - findings_.size());
+  }
+  return s;
+}
+
+}  // namespace npuforge::sim

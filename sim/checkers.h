@@ -1,0 +1,175 @@
+#pragma once
+// The dynamic checkers of a simulation run, fed by an executor through events:
+//   on_start(i, time)     instruction i begins (after its waits were satisfied)
+//   on_access(i, extent)  instruction i touches [extent.addr, +bytes) (call once per used
+//                         operand; DDR extents are ignored by the SRAM checkers)
+//   on_finish(i, time)    instruction i completes (its signals are sent)
+//   on_end()              the run is over (reports waits/signals left unmatched)
+// The golden executor feeds them in program order; a concurrent model in simulated-time
+// order. The hazard checker only needs the feed order to be consistent with the
+// happens-before order of the token structure (a model that honours tokens gives that;
+// program order does too for programs whose waits name earlier signals).
+//
+// 1. Shadow memory: per scratchpad byte, which buffer owns it at instruction i (the memory
+//    map buffer live at i whose [offset, offset + size) holds it) and which buffer last wrote
+//    it. The buffer an operand names is the live buffer holding the operand's first byte.
+//    Flags: bytes outside that buffer (other party: their owner), reads of bytes of the buffer
+//    it has not written yet, an operand address whose only buffers are dead at i (after their
+//    last use, or before their first), or no buffer at all.
+// 2. Live-buffer overlap: when buffer B becomes live (instruction B.first), any byte of B that
+//    belongs to another buffer live at B.first. A MOVE handing bytes over (the old buffer's
+//    last use is the MOVE that produces the new one) is allowed: memmove defines the result.
+// 3. Hazards: happens-before computed exactly from the token structure with vector clocks
+//    (queues execute in order; the k-th wait of queue q on queue p is satisfied by the k-th
+//    signal of p to q; sync/halt wait for everything before them and block everything after).
+//    Any two SRAM accesses from different queues to intersecting bytes, one of them a write,
+//    that are not ordered are a hazard; likewise for DDR (a STORE and a LOAD of the same
+//    bytes, counting only the rows a 2-D DMA touches). Waits that no signal ever satisfies (or that wait in a
+//    cycle) are a deadlock; signals no wait consumes are reported too. An executor that
+//    starts an instruction before its token or barrier predecessor finished is an
+//    OrderViolation (a bug in the model, not the program).
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "isa/instruction.h"
+#include "sim/program.h"
+#include "sim/semantics.h"
+
+namespace npuforge::sim {
+
+enum class FindingKind : uint8_t {
+  OutsideBuffer,     // shadow: an operand touches bytes outside the buffer it names
+  UnownedAccess,     // shadow: an operand's address belongs to no buffer of the map
+  ReadUnwritten,     // shadow: a read of bytes its buffer has not written
+  AfterLastUse,      // shadow: an access to a buffer after its last use
+  BeforeFirstUse,    // shadow: an access to a buffer before its first use
+  LiveOverlap,       // overlap: a buffer becomes live on bytes of another live buffer
+  Hazard,            // hazard: unordered read/write or write/write between queues
+  Deadlock,          // hazard: a wait that is never satisfied
+  UnconsumedSignal,  // hazard: a signal that no wait consumes
+  OrderViolation,    // executor started an instruction before a predecessor finished
+  OutOfRange,        // executor: an operand outside SRAM or DDR
+  DdrMismatch,       // final DDR differs from the golden model or the expected image
+};
+std::string_view to_string(FindingKind);
+// The checker a kind belongs to: "shadow", "overlap", "hazard", "executor", "golden".
+std::string_view checker_of(FindingKind);
+
+struct Finding {
+  FindingKind kind = FindingKind::Hazard;
+  int64_t instr = -1;  // instruction index, -1 when none
+  std::string mnemonic;
+  std::string symbol;  // buffer named by the instruction, when known
+  isa::Space space = isa::Space::Sram;
+  uint64_t addr = 0;  // byte range [addr, addr + bytes)
+  uint64_t bytes = 0;
+  int64_t other_instr = -1;  // the other party: an instruction ...
+  std::string other_mnemonic;
+  std::string other_symbol;  // ... and/or a buffer
+  std::string detail;        // free text (what was expected)
+};
+// One line: "[hazard] #12 gemm %act0 sram[0x400, 0x500): write ... other: #9 load %w0".
+std::string format(const Finding& f);
+
+struct CheckerOptions {
+  uint64_t max_errors = 100;  // findings kept (all are counted); 0 = unlimited
+  bool shadow = true;
+  bool overlap = true;
+  bool hazard = true;
+};
+
+// Happens-before of a program from its tokens, with vector clocks (one entry per queue).
+class TokenOrder {
+ public:
+  TokenOrder(const std::vector<isa::Instruction>& instrs);
+  // True when a completes before b starts in every execution that honours the tokens.
+  bool happens_before(size_t a, size_t b) const;
+  bool ordered(size_t a, size_t b) const { return happens_before(a, b) || happens_before(b, a); }
+  // The latest instruction of queue q that happens before i (i excluded), or -1 if none:
+  // what must have finished before i may start.
+  int64_t latest_before(size_t i, unsigned q) const;
+  // Instructions that must finish before `i` starts: its queue predecessor, the signallers
+  // its waits consume, the last barrier before it (or, for a barrier, everything before it
+  // as the last instruction of each queue). Indices, ascending.
+  const std::vector<size_t>& predecessors(size_t i) const { return preds_[i]; }
+  // Instructions that can never start (deadlock); empty when the program completes.
+  const std::vector<size_t>& stuck() const { return stuck_; }
+  // Waits with no matching signal: (instruction, waited-on queue).
+  const std::vector<std::pair<size_t, unsigned>>& unmatched_waits() const { return unmatched_waits_; }
+  // Signals no wait consumes: (instruction, signalled queue).
+  const std::vector<std::pair<size_t, unsigned>>& unmatched_signals() const { return unmatched_signals_; }
+
+ private:
+  using Clock = std::array<uint32_t, isa::kNumQueues>;
+  std::vector<Clock> clock_;   // per instruction: queue q instructions that happen before or equal
+  std::vector<uint32_t> seq_;  // position within its queue (1-based); 0 for control
+  std::vector<uint8_t> queue_;
+  std::array<std::vector<size_t>, isa::kNumQueues> by_queue_;  // seq - 1 -> instruction
+  std::vector<std::vector<size_t>> preds_;
+  std::vector<size_t> stuck_;
+  std::vector<std::pair<size_t, unsigned>> unmatched_waits_, unmatched_signals_;
+};
+
+class Checkers {
+ public:
+  // `program` and `sem` must outlive the checkers.
+  Checkers(const Program& program, const Semantics& sem, CheckerOptions options = {});
+  ~Checkers();
+  Checkers(const Checkers&) = delete;
+  Checkers& operator=(const Checkers&) = delete;
+
+  void on_start(size_t instr, uint64_t time);
+  void on_access(size_t instr, const isa::Extent& extent);
+  void on_finish(size_t instr, uint64_t time);
+  void on_end();
+  // Convenience: on_access for every used operand of the instruction.
+  void on_accesses(size_t instr);
+
+  // Adds a finding from outside (out-of-range access, DDR mismatch).
+  void report(Finding f);
+
+  const std::vector<Finding>& findings() const { return findings_; }  // at most max_errors
+  uint64_t total() const { return total_; }                            // all, kept or not
+  uint64_t count(FindingKind k) const { return by_kind_[static_cast<size_t>(k)]; }
+  bool clean() const { return total_ == 0; }
+  // Counts per kind and the kept findings, one per line.
+  std::string summary() const;
+  const TokenOrder& order() const { return *order_; }
+
+ private:
+  struct Shadow;
+  struct Hazards;
+  void check_overlap_at(size_t instr);
+  void check_shadow(size_t instr, const isa::Extent& e);
+  void check_hazard(Hazards& hz, size_t instr, const isa::Extent& e);
+  void check_ddr_access(size_t instr, const isa::Extent& e);
+  std::string symbol_at(uint64_t addr, size_t instr) const;  // live buffer holding addr
+  void report_hazard(size_t instr, isa::Space space, bool write, int64_t other, bool other_wrote,
+                     uint64_t lo, uint64_t hi);
+  bool keeping() const;                 // another finding would still be kept
+  void count_only(FindingKind kind);    // counts a finding beyond max_errors without building it
+  Finding base(size_t instr, FindingKind kind) const;
+
+  const Program* program_;
+  const Semantics* sem_;
+  CheckerOptions options_;
+  std::unique_ptr<TokenOrder> order_;
+  std::unique_ptr<Shadow> shadow_;
+  std::unique_ptr<Hazards> hazards_;      // SRAM
+  std::unique_ptr<Hazards> ddr_hazards_;  // DDR (spill/reload through DDR races too)
+  std::vector<uint64_t> finish_time_;  // per instruction, UINT64_MAX until finished
+  std::vector<uint8_t> started_;
+  std::set<std::pair<size_t, size_t>> reported_pairs_;  // hazard/overlap de-duplication
+  std::vector<Finding> findings_;
+  uint64_t total_ = 0;
+  std::array<uint64_t, 16> by_kind_{};
+  bool ended_ = false;
+};
+
+}  // namespace npuforge::sim

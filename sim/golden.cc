@@ -1,0 +1,79 @@
+#include "sim/golden.h"
+
+#include <fmt/core.h>
+
+namespace npuforge::sim {
+
+Finding out_of_range_finding(size_t index, const isa::Instruction& instr, const AccessError& e) {
+  Finding f;
+  f.kind = FindingKind::OutOfRange;
+  f.instr = static_cast<int64_t>(index);
+  f.mnemonic = instr.spec->mnemonic;
+  f.space = e.space;
+  f.addr = e.addr;
+  f.bytes = e.bytes;
+  f.detail = fmt::format("operand outside the {} bytes of {}; instruction skipped", e.size,
+                         e.space == isa::Space::Sram ? "SRAM" : "DDR");
+  return f;
+}
+
+GoldenResult run_golden(const Program& program, const Semantics& sem, Checkers* checkers) {
+  GoldenResult result;
+  Memory memory(program.config);
+  memory.ddr.load_image(program.ddr_init);
+  for (size_t i = 0; i < program.instrs.size(); ++i) {
+    const auto& instr = program.instrs[i];
+    if (checkers) {
+      checkers->on_start(i, i);
+      checkers->on_accesses(i);
+    }
+    try {
+      sem.execute(instr, memory);
+    } catch (const AccessError& e) {
+      result.errors.push_back(out_of_range_finding(i, instr, e));
+      if (checkers) checkers->report(result.errors.back());
+    }
+    if (checkers) checkers->on_finish(i, i);
+    ++result.instructions;
+    if (sem.op(instr) == Op::Halt) break;
+  }
+  if (checkers) checkers->on_end();
+  result.ddr = memory.ddr.image();
+  result.sram = memory.sram.contents();
+  return result;
+}
+
+bool check_ddr(const Program& program, const Semantics& sem, const std::vector<uint8_t>& expected,
+               const std::vector<uint8_t>& actual, std::string_view expected_name,
+               Checkers& checkers) {
+  const DdrDiff diff = compare_images(expected, actual);
+  if (diff.total_differing == 0) return true;
+  Finding f;
+  f.kind = FindingKind::DdrMismatch;
+  f.space = isa::Space::Ddr;
+  f.addr = diff.addr;
+  f.bytes = diff.bytes;
+  // The culprit is most likely the last STORE that wrote the first differing byte.
+  for (size_t i = program.instrs.size(); i-- > 0;) {
+    const auto& in = program.instrs[i];
+    if (sem.op(in) != Op::Store) continue;
+    bool covers = false;
+    for (const auto& e : isa::extents(in)) {
+      covers |= e.space == isa::Space::Ddr && e.access == isa::Access::Write &&
+                e.addr <= diff.addr && diff.addr < e.addr + e.bytes;
+    }
+    if (covers) {
+      f.instr = static_cast<int64_t>(i);
+      f.mnemonic = in.spec->mnemonic;
+      break;
+    }
+  }
+  auto at = [](const std::vector<uint8_t>& v, uint64_t a) -> unsigned { return a < v.size() ? v[a] : 0; };
+  f.detail = fmt::format("final DDR differs from {} in {} byte(s); first at {:#x}: expected {:#04x}, got {:#04x}",
+                         expected_name, diff.total_differing, diff.addr, at(expected, diff.addr),
+                         at(actual, diff.addr));
+  checkers.report(std::move(f));
+  return false;
+}
+
+}  // namespace npuforge::sim

@@ -1,0 +1,215 @@
+// The per-instruction kernels behind Semantics::execute/compute, on operand buffers.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "isa/error.h"
+#include "sim/semantics.h"
+
+namespace npuforge::sim {
+namespace {
+
+using In = std::span<const std::span<const uint8_t>>;
+
+std::span<const uint8_t> operand(const isa::Instruction& instr, In in, unsigned slot) {
+  const auto& ops = instr.spec->operands;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].field == slot) return in[i];
+  }
+  throw Error(fmt::format("{}: field slot {} is not an operand", instr.spec->mnemonic, slot));
+}
+
+int8_t s8(uint8_t b) { return static_cast<int8_t>(b); }
+uint8_t u8(int8_t v) { return static_cast<uint8_t>(v); }
+
+int32_t load_i32(const uint8_t* p) {
+  const uint32_t v = uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
+  return static_cast<int32_t>(v);
+}
+
+int64_t out_dim(int64_t size, int64_t pad, int64_t k, int64_t stride) {
+  const int64_t span = size + 2 * pad - k;
+  return span < 0 ? 0 : span / stride + 1;
+}
+
+void gemm(const isa::Instruction& instr, const Semantics::GemmSlots& s, In in, std::span<uint8_t> out) {
+  const uint64_t m = instr.get(s.m), n = instr.get(s.n), k = instr.get(s.k);
+  const auto a = operand(instr, in, s.a);
+  const auto b = operand(instr, in, s.b);
+  const bool has_bias = instr.get(s.has_bias) != 0;
+  const auto bias = has_bias ? operand(instr, in, s.bias) : std::span<const uint8_t>{};
+  const RequantParams rq{instr.get(s.scale), instr.get(s.shift), instr.get(s.relu) != 0};
+  // uint32 accumulators: int32 two's complement wrap-around without signed overflow.
+  std::vector<uint32_t> acc(n);
+  for (uint64_t i = 0; i < m; ++i) {
+    for (uint64_t j = 0; j < n; ++j) {
+      acc[j] = has_bias ? static_cast<uint32_t>(load_i32(bias.data() + 4 * j)) : 0u;
+    }
+    for (uint64_t p = 0; p < k; ++p) {
+      const int32_t av = s8(a[i * k + p]);
+      const uint8_t* brow = b.data() + p * n;
+      for (uint64_t j = 0; j < n; ++j) acc[j] += static_cast<uint32_t>(av * s8(brow[j]));
+    }
+    for (uint64_t j = 0; j < n; ++j) out[i * n + j] = u8(requant(static_cast<int32_t>(acc[j]), rq));
+  }
+}
+
+void im2col(const isa::Instruction& instr, const Semantics::Im2colSlots& s, In in,
+            std::span<uint8_t> out) {
+  const int64_t h = instr.get(s.h), w = instr.get(s.w), c = instr.get(s.c);
+  const int64_t kh = instr.get(s.kh), kw = instr.get(s.kw);
+  const int64_t stride = instr.get(s.stride), pad = instr.get(s.pad);
+  const auto src = operand(instr, in, s.src);
+  const int64_t oh = out_dim(h, pad, kh, stride), ow = out_dim(w, pad, kw, stride);
+  uint8_t* o = out.data();
+  for (int64_t oy = 0; oy < oh; ++oy) {
+    for (int64_t ox = 0; ox < ow; ++ox) {
+      for (int64_t ky = 0; ky < kh; ++ky) {
+        const int64_t iy = oy * stride - pad + ky;
+        for (int64_t kx = 0; kx < kw; ++kx) {
+          const int64_t ix = ox * stride - pad + kx;
+          if (iy < 0 || iy >= h || ix < 0 || ix >= w) {
+            std::memset(o, 0, c);
+          } else {
+            std::memcpy(o, src.data() + (iy * w + ix) * c, c);
+          }
+          o += c;
+        }
+      }
+    }
+  }
+}
+
+void eltwise(const isa::Instruction& instr, const Semantics::EltwiseSlots& s, In in,
+             std::span<uint8_t> out) {
+  const uint64_t len = instr.get(s.len);
+  const auto a = operand(instr, in, s.a);
+  const auto op = static_cast<EltwiseOp>(instr.get(s.op));
+  const RequantParams rq{instr.get(s.scale), instr.get(s.shift), false};
+  switch (op) {
+    case EltwiseOp::Add:
+    case EltwiseOp::Mul: {
+      const auto b = operand(instr, in, s.b);
+      for (uint64_t i = 0; i < len; ++i) {
+        const int64_t x = s8(a[i]), y = s8(b[i]);
+        out[i] = u8(requant(op == EltwiseOp::Add ? x + y : x * y, rq));
+      }
+      return;
+    }
+    case EltwiseOp::Relu:
+      for (uint64_t i = 0; i < len; ++i) out[i] = u8(std::max<int8_t>(s8(a[i]), 0));
+      return;
+    case EltwiseOp::Clip: {
+      const int64_t lo = instr.value(s.lo), hi = instr.value(s.hi);
+      for (uint64_t i = 0; i < len; ++i) {
+        out[i] = u8(static_cast<int8_t>(std::clamp<int64_t>(s8(a[i]), lo, std::max(lo, hi))));
+      }
+      return;
+    }
+  }
+  throw Error(fmt::format("eltwise: unknown op value {}", instr.get(s.op)));
+}
+
+void pool(const isa::Instruction& instr, const Semantics::PoolSlots& s, In in, std::span<uint8_t> out) {
+  const int64_t h = instr.get(s.h), w = instr.get(s.w), c = instr.get(s.c);
+  const int64_t win = instr.get(s.window), stride = instr.get(s.stride);
+  const bool avg = static_cast<PoolMode>(instr.get(s.mode)) == PoolMode::Avg;
+  const auto src = operand(instr, in, s.src);
+  const int64_t oh = out_dim(h, 0, win, stride), ow = out_dim(w, 0, win, stride);
+  for (int64_t oy = 0; oy < oh; ++oy) {
+    for (int64_t ox = 0; ox < ow; ++ox) {
+      for (int64_t ci = 0; ci < c; ++ci) {
+        int64_t sum = 0, best = -128;
+        for (int64_t ky = 0; ky < win; ++ky) {
+          for (int64_t kx = 0; kx < win; ++kx) {
+            const int64_t v = s8(src[((oy * stride + ky) * w + ox * stride + kx) * c + ci]);
+            sum += v;
+            best = std::max(best, v);
+          }
+        }
+        out[(oy * ow + ox) * c + ci] = u8(avg ? round_div_away(sum, win * win) : static_cast<int8_t>(best));
+      }
+    }
+  }
+}
+
+// 2-D DMA on buffers: packed side `packed`, strided side `strided` (relative to its extent).
+void dma_rows(uint64_t rows, uint64_t row_bytes, uint64_t stride, bool to_packed,
+              std::span<const uint8_t> from, std::span<uint8_t> to) {
+  for (uint64_t r = 0; r < rows; ++r) {
+    const uint64_t packed = r * row_bytes, strided = r * stride;
+    if (to_packed) {
+      std::memmove(to.data() + packed, from.data() + strided, row_bytes);
+    } else {
+      std::memmove(to.data() + strided, from.data() + packed, row_bytes);
+    }
+  }
+}
+
+}  // namespace
+
+void Semantics::run(Op o, const isa::Instruction& instr, In in, std::span<uint8_t> out) const {
+  switch (o) {
+    case Op::Nop:
+    case Op::Sync:
+    case Op::Halt:
+      return;
+    case Op::Load:
+      dma_rows(instr.get(load_.rows), instr.get(load_.row_bytes), instr.get(load_.stride), true,
+               operand(instr, in, load_.src), out);
+      return;
+    case Op::Store:
+      dma_rows(instr.get(store_.rows), instr.get(store_.row_bytes), instr.get(store_.stride), false,
+               operand(instr, in, store_.src), out);
+      return;
+    case Op::Move: {
+      const auto src = operand(instr, in, move_.src);
+      std::memmove(out.data(), src.data(), out.size());
+      return;
+    }
+    case Op::Gemm:
+      return gemm(instr, gemm_, in, out);
+    case Op::Im2col:
+      return im2col(instr, im2col_, in, out);
+    case Op::Eltwise:
+      return eltwise(instr, eltwise_, in, out);
+    case Op::Pool:
+      return pool(instr, pool_, in, out);
+  }
+}
+
+uint64_t instruction_cycles(const Semantics& sem, const isa::Instruction& instr,
+                            const isa::NpuConfig& config) {
+  auto ceil_div = [](uint64_t a, uint64_t b) { return (a + b - 1) / std::max<uint64_t>(b, 1); };
+  switch (sem.op(instr)) {
+    case Op::Load:
+    case Op::Store: {
+      const auto& s = sem.op(instr) == Op::Load ? sem.load_slots() : sem.store_slots();
+      const uint64_t bytes = uint64_t{instr.get(s.rows)} * instr.get(s.row_bytes);
+      return config.dma_latency_cycles + ceil_div(bytes, config.dma_bytes_per_cycle);
+    }
+    case Op::Gemm: {
+      const auto& s = sem.gemm_slots();
+      return config.compute_latency_cycles + ceil_div(instr.get(s.m), config.mac_rows) *
+                                                 ceil_div(instr.get(s.n), config.mac_cols) *
+                                                 instr.get(s.k);
+    }
+    case Op::Im2col:
+    case Op::Eltwise:
+    case Op::Pool:
+    case Op::Move: {
+      uint64_t written = 0;
+      for (const auto& e : isa::extents(instr)) {
+        if (e.access == isa::Access::Write) written += e.bytes;
+      }
+      return config.compute_latency_cycles +
+             ceil_div(std::max<uint64_t>(written, 1), config.vector_bytes_per_cycle);
+    }
+    default:
+      return 1;
+  }
+}
+
+}  // namespace npuforge::sim

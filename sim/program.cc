@@ -1,0 +1,64 @@
+#include "sim/program.h"
+
+#include <fstream>
+#include <iterator>
+
+#include <fmt/core.h>
+
+#include "isa/error.h"
+
+namespace npuforge::sim {
+namespace {
+
+std::vector<uint8_t> read_file(const std::filesystem::path& path, std::string_view what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("{}: cannot open {}", path.string(), what));
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
+std::vector<uint8_t> read_ddr_image(const std::filesystem::path& path) {
+  return read_file(path, "DDR image");
+}
+
+void write_ddr_image(const std::filesystem::path& path, const std::vector<uint8_t>& image) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw Error(fmt::format("{}: cannot open for writing the DDR image", path.string()));
+  out.write(reinterpret_cast<const char*>(image.data()), static_cast<std::streamsize>(image.size()));
+  if (!out) throw Error(fmt::format("{}: write failed", path.string()));
+}
+
+Program Program::load(const isa::Isa& isa, const std::filesystem::path& bin_path,
+                      const std::filesystem::path& memmap_path,
+                      const std::filesystem::path& ddr_path, const isa::NpuConfig& config) {
+  Program p;
+  p.name = bin_path.stem().string();
+  p.isa = &isa;
+  p.config = config;
+  const auto bytes = read_file(bin_path, "program binary");
+  p.instrs = isa::decode_program(isa, bytes, bin_path.string());
+  if (!memmap_path.empty()) p.memmap = allocator::MemMap::load_file(memmap_path);
+  if (!ddr_path.empty()) p.ddr_init = read_ddr_image(ddr_path);
+  if (auto err = p.validate(); !err.empty()) throw Error(err);
+  return p;
+}
+
+std::string Program::validate() const {
+  if (ddr_init.size() > config.ddr_bytes.value) {
+    return fmt::format("{}: DDR image of {} bytes exceeds ddr_bytes {} of the NPU config", name,
+                       ddr_init.size(), config.ddr_bytes.value);
+  }
+  if (!memmap) return {};
+  if (memmap->sram_bytes.value != 0 && memmap->sram_bytes != config.sram_bytes) {
+    return fmt::format("{}: memory map is for sram_bytes {}, the NPU config has {}", name,
+                       memmap->sram_bytes.value, config.sram_bytes.value);
+  }
+  if (memmap->instructions != 0 && memmap->instructions != static_cast<int64_t>(instrs.size())) {
+    return fmt::format("{}: memory map is for {} instructions, the program has {}", name,
+                       memmap->instructions, instrs.size());
+  }
+  return {};
+}
+
+}  // namespace npuforge::sim

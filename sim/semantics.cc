@@ -1,0 +1,199 @@
+#include "sim/semantics.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/core.h>
+
+#include "isa/error.h"
+
+namespace npuforge::sim {
+namespace {
+
+struct OpName {
+  std::string_view name;
+  Op op;
+};
+constexpr OpName kOps[] = {
+    {"nop", Op::Nop},         {"load", Op::Load},   {"store", Op::Store}, {"gemm", Op::Gemm},
+    {"im2col", Op::Im2col},   {"eltwise", Op::Eltwise}, {"pool", Op::Pool}, {"move", Op::Move},
+    {"sync", Op::Sync},       {"halt", Op::Halt},
+};
+
+int8_t clamp8(int64_t v) { return static_cast<int8_t>(std::clamp<int64_t>(v, -128, 127)); }
+
+}  // namespace
+
+std::string_view to_string(Op op) {
+  for (const auto& o : kOps) {
+    if (o.op == op) return o.name;
+  }
+  return "?";
+}
+
+int8_t requant(int64_t x, const RequantParams& p) {
+  const unsigned shift = std::min(p.shift, 63u);  // a wider shift would be undefined
+  const int64_t round = shift > 0 ? int64_t{1} << (shift - 1) : 0;
+  int64_t v = (x * static_cast<int64_t>(p.scale) + round) >> shift;  // arithmetic (C++20)
+  v = std::clamp<int64_t>(v, -128, 127);
+  if (p.relu) v = std::max<int64_t>(v, 0);
+  return static_cast<int8_t>(v);
+}
+
+int8_t round_div_away(int64_t sum, int64_t count) {
+  // |sum| / count rounded half up, as (2|sum| + count) / (2 count), then the sign back.
+  const int64_t mag = (2 * (sum < 0 ? -sum : sum) + count) / (2 * count);
+  return clamp8(sum < 0 ? -mag : mag);
+}
+
+Semantics::Semantics(const isa::Isa& isa) : isa_(&isa) {
+  const auto& specs = isa.instructions();
+  ops_.resize(specs.size());
+  write_operand_.resize(specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const auto& spec = specs[i];
+    const auto* found = std::find_if(std::begin(kOps), std::end(kOps),
+                                     [&](const OpName& o) { return o.name == spec.mnemonic; });
+    if (found == std::end(kOps)) {
+      throw Error(fmt::format("ISA {}: instruction '{}' has no semantics in sim/semantics.cc",
+                              isa.name(), spec.mnemonic));
+    }
+    ops_[i] = found->op;
+    for (unsigned k = 0; k < spec.operands.size(); ++k) {
+      if (spec.operands[k].access == isa::Access::Write) write_operand_[i] = k;
+    }
+    auto f = [&](std::string_view name) { return spec.require_field(name); };
+    switch (found->op) {
+      case Op::Load:
+        load_ = {f("dst"), f("src"), f("rows"), f("row_bytes"), f("stride")};
+        break;
+      case Op::Store:
+        store_ = {f("dst"), f("src"), f("rows"), f("row_bytes"), f("stride")};
+        break;
+      case Op::Gemm:
+        gemm_ = {f("dst"), f("a"), f("b"), f("bias"), f("m"), f("n"),
+                 f("k"), f("scale"), f("shift"), f("relu"), f("has_bias")};
+        break;
+      case Op::Im2col:
+        im2col_ = {f("dst"), f("src"), f("h"), f("w"), f("c"), f("kh"), f("kw"), f("stride"), f("pad")};
+        break;
+      case Op::Eltwise:
+        eltwise_ = {f("dst"), f("a"), f("b"), f("len"), f("op"), f("scale"), f("shift"), f("lo"), f("hi")};
+        break;
+      case Op::Pool:
+        pool_ = {f("dst"), f("src"), f("h"), f("w"), f("c"), f("window"), f("stride"), f("mode")};
+        break;
+      case Op::Move:
+        move_ = {f("dst"), f("src"), f("len")};
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+Op Semantics::op(const isa::Instruction& instr) const {
+  const auto& specs = isa_->instructions();
+  const isa::InstrSpec* s = instr.spec;
+  if (s == nullptr || s < specs.data() || s >= specs.data() + specs.size()) {
+    throw Error("instruction decoded with a different ISA than the simulator's");
+  }
+  return ops_[static_cast<size_t>(s - specs.data())];
+}
+
+std::optional<unsigned> Semantics::write_operand(const isa::Instruction& instr) const {
+  op(instr);  // validates the spec pointer
+  return write_operand_[static_cast<size_t>(instr.spec - isa_->instructions().data())];
+}
+
+std::string Semantics::check_bounds(const isa::Instruction& instr, uint64_t sram_bytes,
+                                    uint64_t ddr_bytes) const {
+  for (const auto& e : isa::extents(instr)) {
+    if (e.bytes == 0) continue;
+    const uint64_t size = e.space == isa::Space::Sram ? sram_bytes : ddr_bytes;
+    if (e.addr > size || e.bytes > size - e.addr) {
+      return fmt::format("{} operand '{}': {}", instr.spec->mnemonic,
+                         instr.spec->fields[e.field].name,
+                         AccessError(e.space, e.addr, e.bytes, size).what());
+    }
+  }
+  return {};
+}
+
+void Semantics::execute(const isa::Instruction& instr, Memory& memory) const {
+  const Op o = op(instr);
+  const auto list = isa::extents(instr);
+  for (const auto& e : list) {  // all checks before any change
+    if (e.bytes == 0) continue;
+    const uint64_t size = e.space == isa::Space::Sram ? memory.sram.size() : memory.ddr.size();
+    if (e.addr > size || e.bytes > size - e.addr) throw AccessError(e.space, e.addr, e.bytes, size);
+  }
+  auto u = [&](unsigned slot) -> uint64_t { return instr.get(slot); };
+  switch (o) {
+    case Op::Nop:
+    case Op::Sync:
+    case Op::Halt:
+      return;
+    case Op::Load: {  // row by row, so a wide DDR stride needs no temporary of its extent
+      const auto& s = load_;
+      for (uint64_t r = 0; r < u(s.rows); ++r) {
+        memory.ddr.read(u(s.src) + r * u(s.stride),
+                        memory.sram.view(u(s.dst) + r * u(s.row_bytes), u(s.row_bytes)));
+      }
+      return;
+    }
+    case Op::Store: {
+      const auto& s = store_;
+      for (uint64_t r = 0; r < u(s.rows); ++r) {
+        memory.ddr.write(u(s.dst) + r * u(s.stride),
+                         memory.sram.view(u(s.src) + r * u(s.row_bytes), u(s.row_bytes)));
+      }
+      return;
+    }
+    case Op::Move: {
+      const auto& s = move_;
+      auto dst = memory.sram.view(u(s.dst), u(s.len));
+      auto src = memory.sram.view(u(s.src), u(s.len));
+      std::memmove(dst.data(), src.data(), dst.size());
+      return;
+    }
+    default:
+      break;
+  }
+  // Compute instructions: SRAM in, SRAM out. Inputs overlapping the output are copied first
+  // so that every input is read as it was before the instruction.
+  const auto w = write_operand(instr);
+  if (!w) throw Error(fmt::format("{}: no write operand", instr.spec->mnemonic));
+  const isa::Extent& we = list.items[*w];
+  std::array<std::span<const uint8_t>, isa::kMaxOperands> in{};
+  std::array<std::vector<uint8_t>, isa::kMaxOperands> copies;
+  for (unsigned i = 0; i < list.count; ++i) {
+    const auto& e = list.items[i];
+    if (i == *w || e.bytes == 0) continue;
+    auto v = memory.sram.view(e.addr, e.bytes);
+    if (e.addr < we.addr + we.bytes && we.addr < e.addr + e.bytes) {
+      copies[i].assign(v.begin(), v.end());
+      in[i] = copies[i];
+    } else {
+      in[i] = v;
+    }
+  }
+  run(o, instr, in, memory.sram.view(we.addr, we.bytes));
+}
+
+void Semantics::compute(const isa::Instruction& instr, const OperandBuffers& buffers) const {
+  const Op o = op(instr);
+  const auto list = isa::extents(instr);
+  const auto w = write_operand(instr);
+  for (unsigned i = 0; i < list.count; ++i) {
+    const uint64_t have = (w && i == *w) ? buffers.out.size() : buffers.in[i].size();
+    if (list.items[i].bytes != have) {
+      throw Error(fmt::format("{} operand '{}': buffer of {} bytes, expected {}",
+                              instr.spec->mnemonic, instr.spec->fields[list.items[i].field].name,
+                              have, list.items[i].bytes));
+    }
+  }
+  run(o, instr, buffers.in, buffers.out);
+}
+
+}  // namespace npuforge::sim

@@ -1,0 +1,129 @@
+#pragma once
+// Bit-exact reference semantics of every instruction of isa/npu_isa.yaml. One
+// implementation, used by the golden model (sim/golden.h), the sequential timing backend and
+// the SystemC model (sim/sc_model/).
+//
+// Two ways to run an instruction:
+//  - execute(instr, memory): reads and writes Memory directly (golden model, simple backends);
+//  - compute(instr, operands): works on operand buffers the caller fetched itself (a TLM model
+//    that moves data over sockets): one input span per read operand, and the write operand's
+//    buffer pre-filled with its current contents (STORE writes DDR rows `stride` apart and
+//    leaves the gaps unchanged; every other instruction overwrites its whole write extent).
+// Both give identical results, also when a write operand overlaps a read operand (inputs are
+// read as they were before the instruction).
+//
+// Numeric definitions (the doc strings of npu_isa.yaml made exact):
+//  - GEMM: acc[m][n] = bias[n] + sum_k a[m][k] * b[k][n], accumulated in int32 with two's
+//    complement wrap-around; bias is int32 little-endian, 0 without has_bias.
+//  - requant(x) = clamp((x * scale + round) >> shift, -128, 127) computed in int64, with
+//    round = 1 << (shift - 1) when shift > 0 else 0, and >> an arithmetic shift; then
+//    max(0, .) when relu. scale is unsigned.
+//  - ELTWISE add/mul: requant(a + b) / requant(a * b) with the instruction's scale/shift, no
+//    relu; relu: max(a, 0); clip: clamp(a, lo, hi).
+//  - POOL avg: sum / (window * window) rounded half away from zero.
+//  - IM2COL: row r = oy * ow + ox holds, for ky, kx, ci in that order, the source pixel
+//    (oy * stride - pad + ky, ox * stride - pad + kx, ci) or 0 outside the image.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "isa/instruction.h"
+#include "isa/npu_config.h"
+#include "sim/memory.h"
+
+namespace npuforge::sim {
+
+// What an instruction does, resolved from its mnemonic once when the Semantics is built.
+enum class Op : uint8_t { Nop, Load, Store, Gemm, Im2col, Eltwise, Pool, Move, Sync, Halt };
+std::string_view to_string(Op);
+
+// ELTWISE `op` and POOL `mode` values (the enum values of npu_isa.yaml).
+enum class EltwiseOp : uint8_t { Add = 0, Mul = 1, Relu = 2, Clip = 3 };
+enum class PoolMode : uint8_t { Max = 0, Avg = 1 };
+
+struct RequantParams {
+  uint32_t scale = 1;
+  uint32_t shift = 0;  // 0..63 accepted; the ISA allows up to 40
+  bool relu = false;
+};
+
+// The numeric kernels, exposed for tests and for models that want them directly.
+int8_t requant(int64_t x, const RequantParams& p);
+int8_t round_div_away(int64_t sum, int64_t count);  // POOL avg rounding, count > 0
+
+// Operand buffers for Semantics::compute, indexed like spec->operands (isa::extents order).
+// `in[i]` must hold extents(instr).items[i].bytes bytes for every used read operand `i`;
+// `out` the write operand's bytes (pre-filled with its current contents).
+struct OperandBuffers {
+  std::array<std::span<const uint8_t>, isa::kMaxOperands> in{};
+  std::span<uint8_t> out{};
+};
+
+class Semantics {
+ public:
+  // Binds every instruction of `isa` to its Op by mnemonic and every field it needs by name
+  // (InstrSpec::require_field); throws npuforge::Error naming the instruction and field when
+  // the ISA lacks one. `isa` must outlive this object.
+  explicit Semantics(const isa::Isa& isa);
+
+  const isa::Isa& isa() const { return *isa_; }
+  Op op(const isa::Instruction& instr) const;  // O(1): table indexed by the spec
+  isa::Queue queue(const isa::Instruction& instr) const { return instr.spec->queue; }
+
+  // Empty when every used operand of `instr` lies inside its memory, else a message naming
+  // the operand, the range and the memory size.
+  std::string check_bounds(const isa::Instruction& instr, uint64_t sram_bytes,
+                           uint64_t ddr_bytes) const;
+
+  // Runs `instr` on `memory`. Throws AccessError (before changing anything) when an operand
+  // is out of range. NOP/SYNC/HALT do nothing here (their ordering is the executor's job).
+  void execute(const isa::Instruction& instr, Memory& memory) const;
+
+  // Runs `instr` on caller-provided operand buffers (see OperandBuffers). Throws
+  // npuforge::Error when a buffer has the wrong size.
+  void compute(const isa::Instruction& instr, const OperandBuffers& buffers) const;
+
+  // Index of the write operand (into extents()), if the instruction has one.
+  std::optional<unsigned> write_operand(const isa::Instruction& instr) const;
+
+  // Field slots, bound once. Public so that timing models read shapes the same way.
+  struct DmaSlots { unsigned dst, src, rows, row_bytes, stride; };
+  struct GemmSlots { unsigned dst, a, b, bias, m, n, k, scale, shift, relu, has_bias; };
+  struct Im2colSlots { unsigned dst, src, h, w, c, kh, kw, stride, pad; };
+  struct EltwiseSlots { unsigned dst, a, b, len, op, scale, shift, lo, hi; };
+  struct PoolSlots { unsigned dst, src, h, w, c, window, stride, mode; };
+  struct MoveSlots { unsigned dst, src, len; };
+  const DmaSlots& load_slots() const { return load_; }
+  const DmaSlots& store_slots() const { return store_; }
+  const GemmSlots& gemm_slots() const { return gemm_; }
+  const Im2colSlots& im2col_slots() const { return im2col_; }
+  const EltwiseSlots& eltwise_slots() const { return eltwise_; }
+  const PoolSlots& pool_slots() const { return pool_; }
+  const MoveSlots& move_slots() const { return move_; }
+
+ private:
+  void run(Op op, const isa::Instruction& instr, std::span<const std::span<const uint8_t>> in,
+           std::span<uint8_t> out) const;
+
+  const isa::Isa* isa_;
+  std::vector<Op> ops_;  // index = spec - &isa.instructions()[0]
+  std::vector<std::optional<unsigned>> write_operand_;
+  DmaSlots load_{}, store_{};
+  GemmSlots gemm_{};
+  Im2colSlots im2col_{};
+  EltwiseSlots eltwise_{};
+  PoolSlots pool_{};
+  MoveSlots move_{};
+};
+
+// Cycles one instruction occupies its queue, from the NPU config (shared by the sequential
+// timing backend and available to other models): DMA = latency + ceil(bytes / bytes per
+// cycle); GEMM = latency + ceil(m / mac_rows) * ceil(n / mac_cols) * k; vector ops =
+// latency + ceil(bytes written / vector bytes per cycle); control = 1.
+uint64_t instruction_cycles(const Semantics& sem, const isa::Instruction& instr,
+                            const isa::NpuConfig& config);
+
+}  // namespace npuforge::sim

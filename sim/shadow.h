@@ -1,0 +1,44 @@
+#pragma once
+// Internal to the checkers: which memory-map buffers hold an SRAM byte at an instruction.
+#include <cstdint>
+#include <vector>
+
+#include "allocator/memmap.h"
+
+namespace npuforge::sim {
+
+class BufferIndex {
+ public:
+  static constexpr int32_t kNone = -1;
+  BufferIndex(const allocator::MemMap& map, uint64_t sram_bytes);
+
+  // Buffers whose [offset, offset + size) holds `addr` and that are live at `instr`.
+  void live_at(uint64_t addr, int64_t instr, std::vector<int32_t>& out) const;
+  // Buffers live at `instr` that intersect [addr, addr + bytes), each once.
+  void live_in_range(uint64_t addr, uint64_t bytes, int64_t instr, std::vector<int32_t>& out) const;
+  // The buffer holding `addr` that died most recently before `instr` (kNone if none).
+  int32_t dead_before(uint64_t addr, int64_t instr) const;
+  // The buffer holding `addr` that becomes live first after `instr` (kNone if none).
+  int32_t born_after(uint64_t addr, int64_t instr) const;
+
+  const allocator::MemBuffer& buffer(int32_t id) const { return map_->buffers[static_cast<size_t>(id)]; }
+  uint64_t end(int32_t id) const { return buffer(id).offset.value + buffer(id).size.value; }
+  bool holds(int32_t id, uint64_t addr) const {
+    return buffer(id).offset.value <= addr && addr < end(id);
+  }
+
+ private:
+  struct Unit {
+    std::vector<int32_t> ids;        // buffers touching this unit, sorted by `first`
+    std::vector<int64_t> max_last;   // prefix maximum of `last` over ids
+  };
+  const Unit* unit(uint64_t addr) const;
+  template <typename F>
+  void stab(const Unit& u, int64_t instr, F&& f) const;
+
+  const allocator::MemMap* map_;
+  uint64_t granule_;
+  std::vector<Unit> units_;
+};
+
+}  // namespace npuforge::sim

@@ -1,0 +1,94 @@
+// `npuforge sim` end to end: files in, PASS/FAIL and the exit code out.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "sim/golden.h"
+#include "sim_test_util.h"
+
+namespace npuforge::sim {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::gemm_buffers;
+using testing::gemm_program;
+using testing::make_program;
+
+struct CliRun {
+  int code = -1;
+  std::string out;
+};
+
+CliRun run_cli(const std::string& args) {
+  const std::string cmd = std::string(NPUFORGE_CLI) + " " + args + " 2>&1";
+  CliRun r;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof buf, pipe)) r.out.append(buf, n);
+  const int status = ::pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+struct Files {
+  Files() : dir(fs::temp_directory_path() / ("npuforge_cli_sim_" + std::to_string(::getpid()))) {
+    fs::create_directories(dir);
+  }
+  ~Files() { fs::remove_all(dir); }
+  // Writes <name>.bin, <name>.memmap.yaml and <name>.ddr.bin; returns the sim arguments.
+  std::string write(const std::string& name, const Program& p) const {
+    const auto bin = isa::encode_program(*p.isa, p.instrs);
+    std::ofstream(dir / (name + ".bin"), std::ios::binary)
+        .write(reinterpret_cast<const char*>(bin.data()), static_cast<std::streamsize>(bin.size()));
+    p.memmap->save_file(dir / (name + ".memmap.yaml"));
+    write_ddr_image(dir / (name + ".ddr.bin"), p.ddr_init);
+    const std::string base = (dir / name).string();
+    return "sim " + base + ".bin --memmap " + base + ".memmap.yaml --ddr " + base + ".ddr.bin --backend sequential";
+  }
+  fs::path dir;
+};
+
+TEST(CliSim, CleanProgramPassesAndWritesDdr) {
+  Files files;
+  const Program p = make_program(gemm_program(), gemm_buffers());
+  const std::string out_ddr = (files.dir / "out.ddr.bin").string();
+  const CliRun r = run_cli(files.write("clean", p) + " --out-ddr " + out_ddr);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("PASS clean: 5 of 5 instructions, 186 cycles", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("load     busy        108 cycles   58.1%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no findings"), std::string::npos) << r.out;
+  const Semantics sem(*p.isa);
+  EXPECT_EQ(compare_images(run_golden(p, sem).ddr, read_ddr_image(out_ddr)).total_differing, 0u);
+  // The same program against its own output as --expect-ddr still passes.
+  EXPECT_EQ(run_cli(files.write("clean", p) + " --expect-ddr " + out_ddr).code, 0);
+}
+
+TEST(CliSim, FindingsFailWithExitOneAndMaxErrors) {
+  Files files;
+  auto buffers = gemm_buffers();
+  buffers[1].offset = SramAddr{0x40};  // overlaps a by one alignment unit
+  const Program p = make_program(gemm_program(0, 0x40, 0x100, "wait=load", "wait=none"), buffers);
+  const CliRun r = run_cli(files.write("bad", p) + " --max-errors 1");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(r.out.rfind("FAIL bad:", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("live-overlap 1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("raise --max-errors"), std::string::npos) << r.out;
+}
+
+TEST(CliSim, BadInputIsAnErrorNamingTheFile) {
+  Files files;
+  std::ofstream(files.dir / "odd.bin", std::ios::binary) << "abc";
+  const CliRun r = run_cli("sim " + (files.dir / "odd.bin").string() + " --backend sequential");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("odd.bin"), std::string::npos) << r.out;
+  EXPECT_EQ(run_cli("sim").code, 2);  // usage error
+}
+
+}  // namespace
+}  // namespace npuforge::sim

@@ -1,0 +1,113 @@
+// Program bundles from files, the DDR image format and the memories.
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "sim/backend.h"
+#include "sim/golden.h"
+#include "sim_test_util.h"
+
+namespace npuforge::sim {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::gemm_buffers;
+using testing::gemm_program;
+using testing::make_program;
+
+struct TempDir {
+  TempDir() : path(fs::temp_directory_path() / ("npuforge_sim_" + std::to_string(::getpid()))) {
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  fs::path path;
+};
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ProgramFiles, RoundTripAndRunFromFiles) {
+  TempDir tmp;
+  const Program ref = make_program(gemm_program(), gemm_buffers(), 0x180);
+  const auto bin = isa::encode_program(*ref.isa, ref.instrs);
+  std::ofstream(tmp.path / "p.bin", std::ios::binary).write(reinterpret_cast<const char*>(bin.data()),
+                                                            static_cast<std::streamsize>(bin.size()));
+  ref.memmap->save_file(tmp.path / "p.memmap.yaml");
+  write_ddr_image(tmp.path / "p.ddr.bin", ref.ddr_init);
+
+  const Program p = Program::load(*ref.isa, tmp.path / "p.bin", tmp.path / "p.memmap.yaml",
+                                  tmp.path / "p.ddr.bin", ref.config);
+  EXPECT_EQ(p.name, "p");
+  EXPECT_EQ(p.instrs, ref.instrs);
+  EXPECT_EQ(p.ddr_init, ref.ddr_init);
+  ASSERT_TRUE(p.memmap);
+  ASSERT_EQ(p.memmap->buffers.size(), 3u);
+  EXPECT_EQ(p.memmap->buffers[2].offset, SramAddr{0x100});
+
+  const Semantics sem(*p.isa);
+  Checkers checks(p, sem);
+  const RunResult r = SequentialBackend(sem).run(p, checks);
+  EXPECT_TRUE(checks.clean()) << checks.summary();
+  write_ddr_image(tmp.path / "out.bin", r.ddr);
+  EXPECT_EQ(read_ddr_image(tmp.path / "out.bin"), r.ddr);
+  EXPECT_EQ(compare_images(run_golden(p, sem).ddr, read_ddr_image(tmp.path / "out.bin")).total_differing, 0u);
+}
+
+TEST(ProgramFiles, ErrorsNameTheFile) {
+  TempDir tmp;
+  const auto& isa = isa::builtin_isa();
+  EXPECT_NE(error_of([&] { Program::load(isa, tmp.path / "missing.bin", "", "", {}); }).find("missing.bin"),
+            std::string::npos);
+  std::ofstream(tmp.path / "odd.bin", std::ios::binary) << "abc";
+  EXPECT_NE(error_of([&] { Program::load(isa, tmp.path / "odd.bin", "", "", {}); }).find("odd.bin"),
+            std::string::npos);
+  // A memory map made for another SRAM size is refused.
+  Program p = make_program(gemm_program(), gemm_buffers());
+  p.memmap->sram_bytes = Bytes{1024};
+  EXPECT_NE(p.validate().find("sram_bytes 1024"), std::string::npos) << p.validate();
+  p.memmap->sram_bytes = p.config.sram_bytes;
+  p.memmap->instructions = 7;
+  EXPECT_NE(p.validate().find("7 instructions"), std::string::npos) << p.validate();
+  p.memmap->instructions = 5;
+  EXPECT_EQ(p.validate(), "");
+}
+
+TEST(Memory, SparseDdrAcrossPages) {
+  Ddr ddr(Bytes{1 << 20});
+  std::vector<uint8_t> data(3 * Ddr::kPageBytes + 10);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 7 + 1);
+  ddr.write(Ddr::kPageBytes - 5, data);
+  std::vector<uint8_t> back(data.size());
+  ddr.read(Ddr::kPageBytes - 5, back);
+  EXPECT_EQ(back, data);
+  std::vector<uint8_t> zeros(16, 0xff);
+  ddr.read(100 * Ddr::kPageBytes, zeros);  // never written: zeros
+  EXPECT_EQ(zeros, std::vector<uint8_t>(16, 0));
+  EXPECT_EQ(ddr.extent(), Ddr::kPageBytes - 5 + data.size());
+  EXPECT_THROW(ddr.read((1 << 20) - 4, zeros), AccessError);
+  EXPECT_THROW(ddr.write(UINT64_MAX - 2, zeros), AccessError);  // no wrap-around
+}
+
+TEST(Memory, CompareImagesTreatsMissingTailAsZero) {
+  const std::vector<uint8_t> a = {1, 2, 3, 0, 0};
+  const std::vector<uint8_t> b = {1, 2, 3};
+  EXPECT_EQ(compare_images(a, b).total_differing, 0u);
+  const std::vector<uint8_t> c = {1, 9, 9, 3, 0, 7};
+  const DdrDiff d = compare_images(a, c);
+  EXPECT_EQ(d.addr, 1u);
+  EXPECT_EQ(d.bytes, 3u);  // bytes 1..3 differ in a row
+  EXPECT_EQ(d.total_differing, 4u);
+}
+
+}  // namespace
+}  // namespace npuforge::sim

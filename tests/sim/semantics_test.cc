@@ -1,0 +1,359 @@
+// Reference semantics against hand-computed values and naive, independently written models.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "isa/assembler.h"
+#include "isa/rng.h"
+#include "sim/semantics.h"
+
+namespace npuforge::sim {
+namespace {
+
+using isa::Instruction;
+
+const isa::Isa& the_isa() { return isa::builtin_isa(); }
+
+Instruction make(std::string_view mnemonic, const std::map<std::string, int64_t>& fields) {
+  const auto& spec = the_isa().require(mnemonic);
+  Instruction in = Instruction::make(spec);
+  for (const auto& [name, v] : fields) in.set_value(spec.require_field(name), v);
+  EXPECT_EQ(isa::validate(in), "") << isa::disassemble(in);
+  return in;
+}
+
+isa::NpuConfig small_config() {
+  isa::NpuConfig c;
+  c.sram_bytes = Bytes{64 * 1024};
+  c.ddr_bytes = Bytes{1 << 20};
+  return c;
+}
+
+void fill_random(std::span<uint8_t> s, Rng& rng) {
+  for (auto& b : s) b = static_cast<uint8_t>(rng.next());
+}
+int8_t s8(uint8_t b) { return static_cast<int8_t>(b); }
+
+// requant written as floor division, not as a shift.
+int8_t naive_requant(int64_t x, int64_t scale, int64_t shift, bool relu) {
+  const int64_t d = int64_t{1} << shift;
+  const int64_t v = x * scale + (shift > 0 ? d / 2 : 0);
+  int64_t q = v >= 0 ? v / d : -((-v + d - 1) / d);
+  q = q < -128 ? -128 : (q > 127 ? 127 : q);
+  if (relu && q < 0) q = 0;
+  return static_cast<int8_t>(q);
+}
+
+TEST(Requant, HandComputedEdgeCases) {
+  EXPECT_EQ(requant(5, {1, 1, false}), 3);     // 2.5 rounds up
+  EXPECT_EQ(requant(-5, {1, 1, false}), -2);   // -2.5 rounds up (toward +inf): (-5+1)>>1
+  EXPECT_EQ(requant(-3, {1, 1, false}), -1);
+  EXPECT_EQ(requant(3, {1, 1, false}), 2);
+  EXPECT_EQ(requant(10, {3, 2, false}), 8);    // (30 + 2) >> 2
+  EXPECT_EQ(requant(200, {1, 0, false}), 127);
+  EXPECT_EQ(requant(-200, {1, 0, false}), -128);
+  EXPECT_EQ(requant(-5, {1, 1, true}), 0);
+  EXPECT_EQ(requant(int64_t{1} << 39, {1, 40, false}), 1);         // exactly one half
+  EXPECT_EQ(requant((int64_t{1} << 39) - 1, {1, 40, false}), 0);   // just below
+  EXPECT_EQ(requant(-(int64_t{1} << 39), {1, 40, false}), 0);      // -0.5 -> 0
+  EXPECT_EQ(requant(INT32_MIN, {65535, 40, false}), -128);         // widest product
+  EXPECT_EQ(requant(INT32_MAX, {65535, 0, false}), 127);
+}
+
+TEST(Requant, MatchesFloorDivisionModel) {
+  Rng rng(11);
+  for (int n = 0; n < 20000; ++n) {
+    const int64_t x = rng.range(INT32_MIN, INT32_MAX) >> rng.below(31);
+    const uint32_t scale = static_cast<uint32_t>(rng.below(65536));
+    const uint32_t shift = static_cast<uint32_t>(rng.below(41));
+    const bool relu = rng.chance(0.5);
+    ASSERT_EQ(requant(x, {scale, shift, relu}), naive_requant(x, scale, shift, relu))
+        << x << " " << scale << " " << shift;
+  }
+}
+
+TEST(PoolRounding, HalfAwayFromZero) {
+  EXPECT_EQ(round_div_away(5, 2), 3);
+  EXPECT_EQ(round_div_away(-5, 2), -3);
+  EXPECT_EQ(round_div_away(5, 4), 1);   // 1.25
+  EXPECT_EQ(round_div_away(6, 4), 2);   // 1.5
+  EXPECT_EQ(round_div_away(-6, 4), -2);
+  EXPECT_EQ(round_div_away(-7, 4), -2); // -1.75
+  EXPECT_EQ(round_div_away(4, 9), 0);
+  EXPECT_EQ(round_div_away(5, 9), 1);
+  EXPECT_EQ(round_div_away(-5, 9), -1);
+  EXPECT_EQ(round_div_away(-128 * 9, 9), -128);
+}
+
+struct Gemm {
+  int64_t m, n, k, scale, shift;
+  bool relu, has_bias;
+};
+
+// Straightforward triple loop, int64 sum, wrapped to int32 at the end.
+std::vector<int8_t> naive_gemm(const Gemm& g, std::span<const uint8_t> a, std::span<const uint8_t> b,
+                               std::span<const uint8_t> bias) {
+  std::vector<int8_t> out(static_cast<size_t>(g.m * g.n));
+  for (int64_t i = 0; i < g.m; ++i) {
+    for (int64_t j = 0; j < g.n; ++j) {
+      int64_t sum = 0;
+      if (g.has_bias) {
+        int32_t bv;
+        std::memcpy(&bv, bias.data() + 4 * j, 4);  // little-endian host
+        sum = bv;
+      }
+      for (int64_t p = 0; p < g.k; ++p) sum += int64_t{s8(a[i * g.k + p])} * s8(b[p * g.n + j]);
+      out[i * g.n + j] = naive_requant(static_cast<int32_t>(static_cast<uint32_t>(sum)), g.scale, g.shift, g.relu);
+    }
+  }
+  return out;
+}
+
+TEST(Gemm, RandomAgainstTripleLoop) {
+  const Semantics sem(the_isa());
+  Rng rng(7);
+  for (int n = 0; n < 60; ++n) {
+    const Gemm g{rng.range(1, 24), rng.range(1, 24), rng.range(1, 40), rng.range(0, 65535),
+                 rng.range(0, 40), rng.chance(0.5), rng.chance(0.5)};
+    Memory mem(small_config());
+    const uint32_t A = 0, B = 0x1000, BIAS = 0x2000, D = 0x3000;
+    fill_random(mem.sram.view(0, 0x4000), rng);
+    const auto in = make("gemm", {{"dst", D}, {"a", A}, {"b", B}, {"bias", BIAS}, {"m", g.m},
+                                  {"n", g.n}, {"k", g.k}, {"scale", g.scale}, {"shift", g.shift},
+                                  {"relu", g.relu}, {"has_bias", g.has_bias}});
+    const auto expect = naive_gemm(g, mem.sram.view(A, g.m * g.k), mem.sram.view(B, g.k * g.n),
+                                   mem.sram.view(BIAS, 4 * g.n));
+    sem.execute(in, mem);
+    const auto got = mem.sram.view(D, g.m * g.n);
+    for (size_t i = 0; i < expect.size(); ++i) ASSERT_EQ(s8(got[i]), expect[i]) << "case " << n << " i " << i;
+  }
+}
+
+TEST(Gemm, AccumulatorWrapsAtInt32) {
+  const Semantics sem(the_isa());
+  Memory mem(small_config());
+  mem.sram.view(0, 1)[0] = 1;     // a = 1
+  mem.sram.view(0x10, 1)[0] = 1;  // b = 1
+  const uint8_t bias[4] = {0xff, 0xff, 0xff, 0x7f};  // INT32_MAX
+  mem.sram.write(0x20, bias);
+  sem.execute(make("gemm", {{"dst", 0x40}, {"a", 0}, {"b", 0x10}, {"bias", 0x20}, {"m", 1}, {"n", 1},
+                            {"k", 1}, {"has_bias", 1}}),
+              mem);
+  EXPECT_EQ(s8(mem.sram.view(0x40, 1)[0]), -128);  // INT32_MAX + 1 wraps to INT32_MIN
+}
+
+TEST(Gemm, InPlaceEqualsBufferForm) {
+  // dst overlapping a: execute must read a as it was, like compute() on separate buffers.
+  const Semantics sem(the_isa());
+  Rng rng(3);
+  Memory mem(small_config());
+  fill_random(mem.sram.view(0, 0x200), rng);
+  const auto in = make("gemm", {{"dst", 0}, {"a", 0}, {"b", 0x100}, {"m", 4}, {"n", 4}, {"k", 8}, {"shift", 3}});
+  std::vector<uint8_t> a(mem.sram.view(0, 32).begin(), mem.sram.view(0, 32).end());
+  std::vector<uint8_t> b(mem.sram.view(0x100, 32).begin(), mem.sram.view(0x100, 32).end());
+  std::vector<uint8_t> out(16);
+  OperandBuffers buf;
+  buf.in[0] = a;
+  buf.in[1] = b;
+  buf.out = out;
+  sem.compute(in, buf);
+  sem.execute(in, mem);
+  EXPECT_TRUE(std::equal(out.begin(), out.end(), mem.sram.view(0, 16).begin()));
+  buf.out = std::span<uint8_t>(out).first(15);
+  EXPECT_THROW(sem.compute(in, buf), Error);
+}
+
+TEST(Im2col, HandComputedPadding) {
+  const Semantics sem(the_isa());
+  Memory mem(small_config());
+  const uint8_t img[4] = {1, 2, 3, 4};  // 2x2x1
+  mem.sram.write(0, img);
+  std::vector<uint8_t> junk(36, 0xee);
+  mem.sram.write(0x100, junk);
+  sem.execute(make("im2col", {{"dst", 0x100}, {"src", 0}, {"h", 2}, {"w", 2}, {"c", 1}, {"kh", 3},
+                              {"kw", 3}, {"stride", 1}, {"pad", 1}}),
+              mem);
+  const std::vector<uint8_t> expect = {0, 0, 0, 0, 1, 2, 0, 3, 4,  0, 0, 0, 1, 2, 0, 3, 4, 0,
+                                       0, 1, 2, 0, 3, 4, 0, 0, 0,  1, 2, 0, 3, 4, 0, 0, 0, 0};
+  const auto got = mem.sram.view(0x100, 36);
+  EXPECT_EQ(std::vector<uint8_t>(got.begin(), got.end()), expect);
+}
+
+TEST(Im2col, RandomAgainstGatherModel) {
+  const Semantics sem(the_isa());
+  Rng rng(5);
+  for (int n = 0; n < 40; ++n) {
+    const int64_t h = rng.range(1, 9), w = rng.range(1, 9), c = rng.range(1, 5);
+    const int64_t pad = rng.range(0, 2), stride = rng.range(1, 3);
+    const int64_t kh = rng.range(1, std::min<int64_t>(h + 2 * pad, 7));
+    const int64_t kw = rng.range(1, std::min<int64_t>(w + 2 * pad, 7));
+    Memory mem(small_config());
+    fill_random(mem.sram.view(0, h * w * c), rng);
+    sem.execute(make("im2col", {{"dst", 0x1000}, {"src", 0}, {"h", h}, {"w", w}, {"c", c},
+                                {"kh", kh}, {"kw", kw}, {"stride", stride}, {"pad", pad}}),
+                mem);
+    const int64_t ow = (w + 2 * pad - kw) / stride + 1, oh = (h + 2 * pad - kh) / stride + 1;
+    const int64_t row = kh * kw * c;
+    // Per output byte: decompose its flat index into (pixel, ky, kx, ci).
+    for (int64_t idx = 0; idx < oh * ow * row; ++idx) {
+      const int64_t pix = idx / row, col = idx % row;
+      const int64_t ky = col / (kw * c), kx = col / c % kw, ci = col % c;
+      const int64_t y = pix / ow * stride + ky - pad, x = pix % ow * stride + kx - pad;
+      const uint8_t want = (y < 0 || y >= h || x < 0 || x >= w) ? 0 : mem.sram.view((y * w + x) * c + ci, 1)[0];
+      ASSERT_EQ(mem.sram.view(0x1000 + idx, 1)[0], want) << "case " << n << " byte " << idx;
+    }
+  }
+}
+
+TEST(Eltwise, AllOpsAgainstNaive) {
+  const Semantics sem(the_isa());
+  Rng rng(9);
+  for (int op = 0; op < 4; ++op) {
+    for (int n = 0; n < 20; ++n) {
+      Memory mem(small_config());
+      const int64_t len = rng.range(1, 300), scale = rng.range(0, 300), shift = rng.range(0, 12);
+      int64_t lo = rng.range(-128, 127), hi = rng.range(-128, 127);
+      if (lo > hi) std::swap(lo, hi);
+      fill_random(mem.sram.view(0, 0x400), rng);
+      sem.execute(make("eltwise", {{"dst", 0x800}, {"a", 0}, {"b", 0x200}, {"len", len}, {"op", op},
+                                   {"scale", scale}, {"shift", shift}, {"lo", lo}, {"hi", hi}}),
+                  mem);
+      for (int64_t i = 0; i < len; ++i) {
+        const int64_t a = s8(mem.sram.view(i, 1)[0]), b = s8(mem.sram.view(0x200 + i, 1)[0]);
+        int64_t want = 0;
+        if (op == 0) want = naive_requant(a + b, scale, shift, false);
+        if (op == 1) want = naive_requant(a * b, scale, shift, false);
+        if (op == 2) want = a < 0 ? 0 : a;
+        if (op == 3) want = a < lo ? lo : (a > hi ? hi : a);
+        ASSERT_EQ(s8(mem.sram.view(0x800 + i, 1)[0]), want) << "op " << op << " i " << i;
+      }
+    }
+  }
+}
+
+TEST(Pool, HandComputedAverageRounding) {
+  const Semantics sem(the_isa());
+  Memory mem(small_config());
+  // 2x4x1 image, 2x2 windows with stride 2: sums 5 (1.25 -> 1) and 6 (1.5 -> 2).
+  const uint8_t img[8] = {1, 2, 2, 2, 2, 0, 2, 0};
+  mem.sram.write(0, img);
+  sem.execute(make("pool", {{"dst", 0x40}, {"src", 0}, {"h", 2}, {"w", 4}, {"c", 1}, {"window", 2},
+                            {"stride", 2}, {"mode", 1}}),
+              mem);
+  EXPECT_EQ(mem.sram.view(0x40, 1)[0], 1);
+  EXPECT_EQ(mem.sram.view(0x41, 1)[0], 2);
+  const uint8_t neg[8] = {0xfe, 0xfe, 0xfe, 0xfe, 0xfe, 0, 0xfe, 0};  // -2s: -6/4 -> -2
+  mem.sram.write(0, neg);
+  sem.execute(make("pool", {{"dst", 0x40}, {"src", 0}, {"h", 2}, {"w", 4}, {"c", 1}, {"window", 2},
+                            {"stride", 2}, {"mode", 1}}),
+              mem);
+  EXPECT_EQ(s8(mem.sram.view(0x40, 1)[0]), -2);
+  EXPECT_EQ(s8(mem.sram.view(0x41, 1)[0]), -2);
+}
+
+TEST(Pool, RandomAgainstNaive) {
+  const Semantics sem(the_isa());
+  Rng rng(13);
+  for (int n = 0; n < 40; ++n) {
+    const int64_t h = rng.range(1, 10), w = rng.range(1, 10), c = rng.range(1, 4);
+    const int64_t win = rng.range(1, std::min(h, w)), stride = rng.range(1, 3), mode = rng.range(0, 1);
+    Memory mem(small_config());
+    fill_random(mem.sram.view(0, h * w * c), rng);
+    sem.execute(make("pool", {{"dst", 0x1000}, {"src", 0}, {"h", h}, {"w", w}, {"c", c},
+                              {"window", win}, {"stride", stride}, {"mode", mode}}),
+                mem);
+    const int64_t oh = (h - win) / stride + 1, ow = (w - win) / stride + 1;
+    for (int64_t oy = 0; oy < oh; ++oy) {
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        for (int64_t ci = 0; ci < c; ++ci) {
+          std::vector<int64_t> vals;
+          for (int64_t y = oy * stride; y < oy * stride + win; ++y) {
+            for (int64_t x = ox * stride; x < ox * stride + win; ++x) vals.push_back(s8(mem.sram.view((y * w + x) * c + ci, 1)[0]));
+          }
+          int64_t want = *std::max_element(vals.begin(), vals.end());
+          if (mode == 1) {
+            int64_t sum = 0;
+            for (auto v : vals) sum += v;
+            const double avg = static_cast<double>(sum) / static_cast<double>(vals.size());
+            want = static_cast<int64_t>(avg < 0 ? -std::floor(-avg + 0.5) : std::floor(avg + 0.5));
+          }
+          ASSERT_EQ(s8(mem.sram.view(0x1000 + (oy * ow + ox) * c + ci, 1)[0]), want);
+        }
+      }
+    }
+  }
+}
+
+TEST(Move, OverlappingIsMemmove) {
+  const Semantics sem(the_isa());
+  Memory mem(small_config());
+  const uint8_t init[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+  mem.sram.write(0, init);
+  sem.execute(make("move", {{"dst", 2}, {"src", 0}, {"len", 8}}), mem);
+  const std::vector<uint8_t> up = {0, 1, 0, 1, 2, 3, 4, 5, 6, 7};
+  EXPECT_EQ(std::vector<uint8_t>(mem.sram.view(0, 10).begin(), mem.sram.view(0, 10).end()), up);
+  sem.execute(make("move", {{"dst", 0}, {"src", 2}, {"len", 8}}), mem);
+  const std::vector<uint8_t> down = {0, 1, 2, 3, 4, 5, 6, 7, 6, 7};
+  EXPECT_EQ(std::vector<uint8_t>(mem.sram.view(0, 10).begin(), mem.sram.view(0, 10).end()), down);
+}
+
+TEST(Dma, LoadAndStoreTwoD) {
+  const Semantics sem(the_isa());
+  Memory mem(small_config());
+  std::vector<uint8_t> ddr(64);
+  for (size_t i = 0; i < ddr.size(); ++i) ddr[i] = static_cast<uint8_t>(i);
+  mem.ddr.load_image(ddr);
+  sem.execute(make("load", {{"dst", 0x100}, {"src", 2}, {"rows", 3}, {"row_bytes", 4}, {"stride", 10}}), mem);
+  const std::vector<uint8_t> packed = {2, 3, 4, 5, 12, 13, 14, 15, 22, 23, 24, 25};
+  EXPECT_EQ(std::vector<uint8_t>(mem.sram.view(0x100, 12).begin(), mem.sram.view(0x100, 12).end()), packed);
+  // Store back to DDR 0x200 with stride 6: the 2-byte gaps keep their old contents.
+  std::vector<uint8_t> gap(18, 0xee);
+  mem.ddr.write(0x200, gap);
+  sem.execute(make("store", {{"dst", 0x200}, {"src", 0x100}, {"rows", 3}, {"row_bytes", 4}, {"stride", 6}}), mem);
+  std::vector<uint8_t> got(18);
+  mem.ddr.read(0x200, got);
+  const std::vector<uint8_t> want = {2, 3, 4, 5, 0xee, 0xee, 12, 13, 14, 15, 0xee, 0xee, 22, 23, 24, 25, 0xee, 0xee};
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(mem.ddr.extent(), 0x212u);
+}
+
+TEST(Bounds, OutOfRangeIsAnErrorAndChangesNothing) {
+  const Semantics sem(the_isa());
+  Memory mem(small_config());
+  const auto in = make("load", {{"dst", 64 * 1024 - 8}, {"src", 0}, {"rows", 1}, {"row_bytes", 16}});
+  EXPECT_NE(sem.check_bounds(in, 64 * 1024, 1 << 20).find("outside"), std::string::npos);
+  try {
+    sem.execute(in, mem);
+    FAIL() << "no AccessError";
+  } catch (const AccessError& e) {
+    EXPECT_EQ(e.space, isa::Space::Sram);
+    EXPECT_EQ(e.addr, 64u * 1024 - 8);
+    EXPECT_EQ(e.bytes, 16u);
+  }
+  EXPECT_EQ(mem.sram.view(64 * 1024 - 8, 8)[0], 0);
+  const auto ddr = make("store", {{"dst", (1 << 20) - 4}, {"src", 0}, {"rows", 1}, {"row_bytes", 8}});
+  EXPECT_THROW(sem.execute(ddr, mem), AccessError);
+  EXPECT_EQ(mem.ddr.extent(), 0u);
+}
+
+TEST(Binding, MissingFieldIsNamed) {
+  std::string yaml(isa::builtin_isa_yaml());
+  const std::string from = "{name: shift, bits: [169, 164]";
+  const auto at = yaml.find(from);
+  ASSERT_NE(at, std::string::npos);
+  yaml.replace(at, from.size(), "{name: shiftx, bits: [169, 164]");
+  const isa::Isa broken = isa::Isa::load_string(yaml, "broken.yaml");
+  try {
+    Semantics sem(broken);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("shift"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace npuforge::sim

@@ -1,0 +1,119 @@
+// npuforge sim: run a program on a simulation backend with all checkers, compare the final
+// DDR image with the golden model, print PASS/FAIL, cycles, queue utilisation and findings.
+#include <memory>
+#include <string>
+
+#include <fmt/core.h>
+
+#include "isa/isa.h"
+#include "isa/npu_config.h"
+#include "sim/backend.h"
+#include "sim/checkers.h"
+#include "sim/golden.h"
+#include "sim/program.h"
+#include "sim/sc_model/sc_backend.h"
+#include "tools/command.h"
+
+namespace npuforge::tools {
+namespace {
+
+struct SimOptions {
+  std::string program;
+  std::string memmap;
+  std::string ddr;
+  std::string npu;
+  std::string isa;
+  uint64_t max_errors = 20;
+  std::string expect_ddr;
+  std::string out_ddr;
+  std::string backend = "systemc";
+  bool rtl = false;    // systemc: Verilated scratchpad + decoder in the loop
+  std::string trace;   // systemc: VCD waveform file
+};
+
+// The one place that chooses a backend by name (the SystemC backends register here too).
+std::unique_ptr<sim::Backend> make_backend(const SimOptions& o, const sim::Semantics& sem) {
+  if (o.backend == "sequential" && !o.rtl && o.trace.empty()) return std::make_unique<sim::SequentialBackend>(sem);
+  if (o.backend == "systemc" || o.backend == "sequential") {
+    if (o.backend == "sequential") throw Error("--rtl and --trace need --backend systemc");
+    sim::sc_model::ScOptions sc;
+    sc.sram = o.rtl ? sim::sc_model::SramModel::Rtl : sim::sc_model::SramModel::Tlm;
+    sc.trace_path = o.trace;
+    return std::make_unique<sim::sc_model::ScBackend>(sem, sc);
+  }
+  throw Error(fmt::format("--backend: unknown backend '{}' (available: systemc, sequential)", o.backend));
+}
+
+// The RTL decoder's verdict (systemc --rtl): false when it disagreed with the C++ decoder.
+bool report_rtl(const sim::Backend& backend) {
+  const auto* sc = dynamic_cast<const sim::sc_model::ScBackend*>(&backend);
+  if (!sc || sc->stats().decoded_words == 0) return true;
+  const auto& st = sc->stats();
+  fmt::print("  rtl: {} words decoded, {} decoder mismatches, {} scratchpad words, {} bank conflicts\n",
+             st.decoded_words, st.decoder_mismatches, st.sram_words, st.sram_bank_conflicts);
+  for (const auto& m : st.decoder_messages) fmt::print("  [rtl-decoder] {}\n", m);
+  return st.decoder_mismatches == 0;
+}
+
+void print_report(const sim::Program& program, const sim::Backend& backend,
+                  const sim::RunResult& r, const sim::Checkers& checkers, bool pass) {
+  fmt::print("{} {}: {} of {} instructions, {} cycles ({} backend)\n", pass ? "PASS" : "FAIL",
+             program.name, r.instructions, program.instrs.size(), r.cycles, backend.name());
+  if (!r.completed) fmt::print("  run stopped early: some instructions never started\n");
+  for (unsigned q = 0; q < isa::kNumQueues; ++q) {
+    const double util = r.cycles ? 100.0 * static_cast<double>(r.busy_cycles[q]) / static_cast<double>(r.cycles) : 0.0;
+    fmt::print("  {:<8} busy {:>10} cycles  {:5.1f}%\n",
+               isa::to_string(static_cast<isa::Queue>(q)), r.busy_cycles[q], util);
+  }
+  fmt::print("  {}", checkers.summary());
+}
+
+int run_sim(const SimOptions& o) {
+  const isa::Isa custom = o.isa.empty() ? isa::Isa{} : isa::Isa::load_file(o.isa);
+  const isa::Isa& the_isa = o.isa.empty() ? isa::builtin_isa() : custom;
+  const isa::NpuConfig config = o.npu.empty() ? isa::NpuConfig{} : isa::NpuConfig::load_file(o.npu);
+  const sim::Program program = sim::Program::load(the_isa, o.program, o.memmap, o.ddr, config);
+  const sim::Semantics sem(the_isa);
+  sim::Checkers checkers(program, sem, sim::CheckerOptions{.max_errors = o.max_errors});
+
+  auto backend = make_backend(o, sem);
+  const sim::RunResult result = backend->run(program, checkers);
+  const sim::GoldenResult golden = sim::run_golden(program, sem);
+  sim::check_ddr(program, sem, golden.ddr, result.ddr, "the golden model", checkers);
+  if (!o.expect_ddr.empty()) {
+    sim::check_ddr(program, sem, sim::read_ddr_image(o.expect_ddr), result.ddr, o.expect_ddr, checkers);
+  }
+  if (!o.out_ddr.empty()) sim::write_ddr_image(o.out_ddr, result.ddr);
+  const auto* sc = dynamic_cast<const sim::sc_model::ScBackend*>(backend.get());
+  const bool rtl_ok = !sc || sc->stats().decoder_mismatches == 0;
+  const bool pass = checkers.clean() && result.completed && rtl_ok;
+  print_report(program, *backend, result, checkers, pass);
+  report_rtl(*backend);
+  return pass ? kExitOk : kExitFinding;
+}
+
+}  // namespace
+
+void add_sim_command(CLI::App& app, Runner& run) {
+  auto opts = std::make_shared<SimOptions>();
+  CLI::App* sub = app.add_subcommand("sim", "Simulate a program with all checkers and compare with the golden model");
+  sub->add_option("program", opts->program, "program binary (<name>.bin)")->required()->check(CLI::ExistingFile);
+  sub->add_option("--memmap", opts->memmap, "memory map (<name>.memmap.yaml); without it the shadow and overlap checkers are off")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--ddr", opts->ddr, "initial DDR image (<name>.ddr.bin: raw bytes from address 0)")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--npu", opts->npu, "NPU config (default: the built-in reference, configs/npu/default.yaml)")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--isa", opts->isa, "ISA file (default: the built-in isa/npu_isa.yaml)")->check(CLI::ExistingFile);
+  sub->add_option("--max-errors", opts->max_errors, "findings to print (all are counted; 0 = all)");
+  sub->add_option("--expect-ddr", opts->expect_ddr, "also compare the final DDR with this image")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--out-ddr", opts->out_ddr, "write the final DDR image here");
+  sub->add_option("--backend", opts->backend,
+                  "simulation backend: systemc (SystemC/TLM-2.0 model, default) or sequential");
+  sub->add_flag("--rtl", opts->rtl, "systemc: run the Verilated scratchpad and decoder RTL in the loop");
+  sub->add_option("--trace", opts->trace, "systemc: write a VCD waveform (dispatch, queues, RTL pins) to FILE");
+  bind_runner(sub, opts, run, &run_sim);
+}
+
+}  // namespace npuforge::tools
