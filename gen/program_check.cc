@@ -2,16 +2,16 @@
 
 #include <algorithm>
 #include <array>
-#include <deque>
+#include <memory>
 #include <numeric>
 #include <unordered_map>
 
 #include <fmt/core.h>
 
+#include "isa/token_order.h"
+
 namespace npuforge::gen {
 namespace {
-
-using Clock = std::array<uint32_t, 3>;  // per queue: last sequence number known complete
 
 class Checker {
  public:
@@ -40,54 +40,29 @@ class Checker {
     if (res_.findings.size() < opt_.max_findings) res_.findings.push_back({o, instr, std::move(msg)});
   }
 
-  // Vector clocks under the token model; also checks that waits and signals pair up.
+  // Happens-before from the tokens (isa::TokenOrder, the model the simulator checks with).
+  // On top of pairing, a generated program must give every wait its signal earlier in
+  // program order, so that in-order dispatch (and the golden model) never blocks on it.
   void clocks() {
-    vc_.assign(prog_.size(), Clock{});
-    seq_.assign(prog_.size(), 0);
-    std::array<std::array<std::deque<Clock>, 3>, 3> chan;  // chan[p][q]: untaken signals p->q
-    std::array<Clock, 3> known{};
-    Clock tails{};
-    for (size_t i = 0; i < prog_.size(); ++i) {
-      const unsigned q = queue(i);
-      if (q >= 3) {
-        if (prog_[i].spec->mnemonic == "sync") {  // barrier: everything before completes first
-          Clock all{};
-          for (const Clock& k : known)
-            for (unsigned r = 0; r < 3; ++r) all[r] = std::max(all[r], k[r]);
-          known.fill(all);
-        }
-        continue;
-      }
-      Clock c = known[q];
-      for (unsigned p = 0; p < 3; ++p) {
-        if (!(prog_[i].wait_mask() >> p & 1u) || p == q) continue;
-        if (chan[p][q].empty()) {
-          add(ProgramOutcome::kWaitWithoutSignal, static_cast<int64_t>(i),
-              fmt::format("{}: waits on {}->{} but no earlier signal on that channel is untaken", where(i),
-                          isa::to_string(static_cast<isa::Queue>(p)), isa::to_string(static_cast<isa::Queue>(q))));
-          continue;
-        }
-        for (unsigned r = 0; r < 3; ++r) c[r] = std::max(c[r], chan[p][q].front()[r]);
-        chan[p][q].pop_front();
-      }
-      c[q] = seq_[i] = ++tails[q];
-      vc_[i] = known[q] = c;
-      for (unsigned r = 0; r < 3; ++r)
-        if (r != q && (prog_[i].signal_mask() >> r & 1u)) chan[q][r].push_back(c);
-    }
-    for (unsigned p = 0; p < 3; ++p)
-      for (unsigned q = 0; q < 3; ++q)
-        if (!chan[p][q].empty())
-          add(ProgramOutcome::kUnmatchedSignal, -1,
-              fmt::format("{} signal(s) on {}->{} are never taken by a wait", chan[p][q].size(),
-                          isa::to_string(static_cast<isa::Queue>(p)), isa::to_string(static_cast<isa::Queue>(q))));
+    order_ = std::make_unique<isa::TokenOrder>(std::vector<isa::Instruction>(prog_.begin(), prog_.end()));
+    for (auto [i, p] : order_->unmatched_waits())
+      add(ProgramOutcome::kWaitWithoutSignal, static_cast<int64_t>(i),
+          fmt::format("{}: waits on {}->{} but no signal on that channel is left for it", where(i),
+                      isa::to_string(static_cast<isa::Queue>(p)), isa::to_string(prog_[i].spec->queue)));
+    for (auto [signal, wait] : order_->token_pairs())
+      if (signal > wait)
+        add(ProgramOutcome::kWaitWithoutSignal, static_cast<int64_t>(wait),
+            fmt::format("{}: its token comes from {}, later in program order", where(wait), where(signal)));
+    for (auto [i, q] : order_->unmatched_signals())
+      add(ProgramOutcome::kUnmatchedSignal, static_cast<int64_t>(i),
+          fmt::format("{}: its signal to {} is never taken by a wait", where(i), isa::to_string(static_cast<isa::Queue>(q))));
   }
 
   // a happens before b (or they share a queue, which runs in order).
   bool ordered(size_t a, size_t b) const {
     const unsigned qa = queue(a);
     if (qa >= 3 || qa == queue(b)) return true;
-    return vc_[b][qa] >= seq_[a];
+    return order_->happens_before(a, b);
   }
 
   void extents() {
@@ -199,8 +174,7 @@ class Checker {
   uint64_t ddr_;
   ProgramCheckOptions opt_;
   ProgramCheckResult res_;
-  std::vector<Clock> vc_;
-  std::vector<uint32_t> seq_;
+  std::unique_ptr<isa::TokenOrder> order_;
 };
 
 }  // namespace

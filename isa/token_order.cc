@@ -3,23 +3,23 @@
 #include <algorithm>
 #include <deque>
 
-#include "sim/checkers.h"
+#include "isa/token_order.h"
 
-namespace npuforge::sim {
+namespace npuforge::isa {
 namespace {
 
-bool is_barrier(const isa::Instruction& in) {
-  return in.spec->queue == isa::Queue::Control && in.spec->mnemonic != "nop";
+bool is_barrier(const Instruction& in) {
+  return in.spec->queue == Queue::Control && in.spec->mnemonic != "nop";
 }
 
 }  // namespace
 
-TokenOrder::TokenOrder(const std::vector<isa::Instruction>& instrs) {
-  constexpr unsigned Q = isa::kNumQueues;
+TokenOrder::TokenOrder(const std::vector<Instruction>& instrs) {
+  constexpr unsigned Q = kNumQueues;
   const size_t n = instrs.size();
   clock_.assign(n, Clock{});
   seq_.assign(n, 0);
-  queue_.assign(n, static_cast<uint8_t>(isa::Queue::Control));
+  queue_.assign(n, static_cast<uint8_t>(Queue::Control));
   preds_.assign(n, {});
 
   // Static token matching: the k-th signal p->q is the k-th instruction of queue p (in program
@@ -43,7 +43,7 @@ TokenOrder::TokenOrder(const std::vector<isa::Instruction>& instrs) {
       last_barrier = static_cast<int64_t>(i);
       continue;
     }
-    if (qu == isa::Queue::Control) {  // nop: orders nothing
+    if (qu == Queue::Control) {  // nop: orders nothing
       if (last_barrier >= 0) preds_[i].push_back(static_cast<size_t>(last_barrier));
       continue;
     }
@@ -65,6 +65,7 @@ TokenOrder::TokenOrder(const std::vector<isa::Instruction>& instrs) {
       for (size_t k = 0; k < w.size(); ++k) {
         if (k < s.size()) {
           preds_[w[k]].push_back(s[k]);
+          token_pairs_.emplace_back(s[k], w[k]);
         } else {
           missing[w[k]] = 1;
           unmatched_waits_.emplace_back(w[k], p);
@@ -75,6 +76,7 @@ TokenOrder::TokenOrder(const std::vector<isa::Instruction>& instrs) {
   }
   std::sort(unmatched_waits_.begin(), unmatched_waits_.end());
   std::sort(unmatched_signals_.begin(), unmatched_signals_.end());
+  std::sort(token_pairs_.begin(), token_pairs_.end());
 
   // Kahn's topological order; what never becomes ready is stuck (unmatched wait or a cycle).
   std::vector<std::vector<size_t>> succ(n);
@@ -122,4 +124,4 @@ int64_t TokenOrder::latest_before(size_t i, unsigned q) const {
   return c == 0 ? -1 : static_cast<int64_t>(by_queue_[q][c - 1]);
 }
 
-}  // namespace npuforge::sim
+}  // namespace npuforge::isa
