@@ -27,5 +27,12 @@ void add_isa_command(CLI::App& app, Runner& run);
 void add_asm_command(CLI::App& app, Runner& run);
 void add_disasm_command(CLI::App& app, Runner& run);
 void add_demo_command(CLI::App& app, Runner& run);
+void add_sim_command(CLI::App& app, Runner& run);
+void add_gen_command(CLI::App& app, Runner& run);
+void add_plan_command(CLI::App& app, Runner& run);
+void add_check_plan_command(CLI::App& app, Runner& run);
+void add_regress_command(CLI::App& app, Runner& run);
+void add_shrink_command(CLI::App& app, Runner& run);
+void add_cover_command(CLI::App& app, Runner& run);
 
 }  // namespace npuforge::tools

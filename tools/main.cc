@@ -16,6 +16,13 @@ int main(int argc, char** argv) {
   add_asm_command(app, run);
   add_disasm_command(app, run);
   add_demo_command(app, run);
+  add_sim_command(app, run);
+  add_gen_command(app, run);
+  add_plan_command(app, run);
+  add_check_plan_command(app, run);
+  add_regress_command(app, run);
+  add_shrink_command(app, run);
+  add_cover_command(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

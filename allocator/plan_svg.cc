@@ -1,0 +1,106 @@
+#include "allocator/plan_svg.h"
+
+#include <algorithm>
+
+#include <fmt/core.h>
+
+namespace npuforge::allocator {
+namespace {
+
+constexpr double kWidth = 1200, kHeight = 700, kLeft = 90, kRight = 20, kTop = 40, kBottom = 40;
+
+std::string escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else if (c == '&') out += "&amp;";
+    else if (c == '"') out += "&quot;";
+    else out += c;
+  }
+  return out;
+}
+
+struct Scale {
+  TimeValue t0, t1;
+  uint64_t top;
+  double x(TimeValue t) const {
+    return kLeft + (kWidth - kLeft - kRight) * double(t - t0) / double(std::max<TimeValue>(1, t1 - t0));
+  }
+  double y(uint64_t a) const {
+    return kHeight - kBottom - (kHeight - kTop - kBottom) * double(a) / double(std::max<uint64_t>(1, top));
+  }
+};
+
+std::string hline(const Scale& s, uint64_t at, const char* colour, const char* label) {
+  return fmt::format(
+      "<line x1='{:.1f}' x2='{:.1f}' y1='{:.1f}' y2='{:.1f}' stroke='{}' stroke-dasharray='6 3'/>"
+      "<text x='2' y='{:.1f}' font-size='11' fill='{}'>{} {}</text>\n",
+      kLeft, kWidth - kRight, s.y(at), s.y(at), colour, s.y(at) + 4, colour, label, at);
+}
+
+}  // namespace
+
+std::string plan_svg(const PlanProblem& plan, const PlanCheckResult* check,
+                     const SvgOptions& options) {
+  const uint64_t lb = lower_bound(plan).value, peak = plan_peak(plan).value;
+  Scale s{0, 1, std::max({lb, peak, plan.capacity ? plan.capacity->value : 0, uint64_t{1}})};
+  bool first = true;
+  for (const auto& b : plan.buffers) {
+    s.t0 = first ? b.lifespan.lower : std::min(s.t0, b.lifespan.lower);
+    s.t1 = first ? b.lifespan.upper : std::max(s.t1, b.lifespan.upper);
+    first = false;
+  }
+  std::string out = fmt::format(
+      "<svg xmlns='http://www.w3.org/2000/svg' width='{}' height='{}' font-family='monospace'>\n"
+      "<rect width='100%' height='100%' fill='white'/>\n"
+      "<text x='{}' y='20' font-size='14'>{} ({} buffers, peak {}, lower bound {})</text>\n",
+      kWidth, kHeight, kLeft, escape(options.title), plan.buffers.size(), peak, lb);
+  std::vector<bool> bad(plan.buffers.size(), false);
+  if (check)
+    for (const auto& f : check->findings)
+      if (f.outcome == PlanOutcome::kOverlap && f.other) bad[f.buffer] = bad[*f.other] = true;
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const PlanBuffer& b = plan.buffers[i];
+    if (!b.offset) continue;
+    const double x0 = s.x(b.lifespan.lower), x1 = s.x(b.lifespan.upper);
+    const double y0 = s.y(*b.offset + b.size.value), y1 = s.y(*b.offset);
+    const std::string life = options.inclusive
+                                 ? fmt::format("[{}, {}]", b.lifespan.lower, b.lifespan.upper - 1)
+                                 : fmt::format("[{}, {})", b.lifespan.lower, b.lifespan.upper);
+    out += fmt::format(
+        "<g><title>{} bytes [{:#x}, {:#x}) live {}</title><rect x='{:.1f}' y='{:.1f}' width='{:.1f}' "
+        "height='{:.1f}' fill='hsl({},55%,75%)' stroke='{}' stroke-width='{}'/>",
+        escape(b.id), *b.offset, *b.offset + b.size.value, life, x0, y0, std::max(0.5, x1 - x0),
+        std::max(0.5, y1 - y0), (i * 47) % 360, bad[i] ? "red" : "#333", bad[i] ? 2 : 0.5);
+    if (x1 - x0 > 8.0 * double(b.id.size()) && y1 - y0 > 12)
+      out += fmt::format("<text x='{:.1f}' y='{:.1f}' font-size='10'>{}</text>", x0 + 2,
+                         (y0 + y1) / 2 + 4, escape(b.id));
+    out += "</g>\n";
+  }
+  // The shared bytes of each overlap, over the time both buffers are live.
+  if (check)
+    for (const auto& f : check->findings) {
+      if (f.outcome != PlanOutcome::kOverlap || !f.other) continue;
+      const PlanBuffer &a = plan.buffers[f.buffer], &b = plan.buffers[*f.other];
+      if (!a.offset || !b.offset) continue;
+      const uint64_t lo = std::max(*a.offset, *b.offset);
+      const uint64_t hi = std::min(*a.offset + a.size.value, *b.offset + b.size.value);
+      const TimeValue t0 = std::max(a.lifespan.lower, b.lifespan.lower);
+      const TimeValue t1 = std::min(a.lifespan.upper, b.lifespan.upper);
+      out += fmt::format(
+          "<rect x='{:.1f}' y='{:.1f}' width='{:.1f}' height='{:.1f}' fill='red' opacity='0.7'>"
+          "<title>{}</title></rect>\n",
+          s.x(t0), s.y(hi), std::max(1.0, s.x(t1) - s.x(t0)), std::max(1.0, s.y(lo) - s.y(hi)),
+          escape(f.message));
+    }
+  out += hline(s, lb, "blue", "LB");
+  out += hline(s, peak, "green", "peak");
+  if (plan.capacity) out += hline(s, plan.capacity->value, "gray", "cap");
+  out += fmt::format("<text x='{}' y='{}' font-size='11'>time {} .. {}</text>\n", kLeft,
+                     kHeight - 12, s.t0, s.t1);
+  out += "</svg>\n";
+  return out;
+}
+
+}  // namespace npuforge::allocator

@@ -1,0 +1,22 @@
+#pragma once
+// A picture of a plan: time on x, address on y (0 at the bottom), one rectangle per buffer
+// (its id as label and hover title), the lower bound, the peak and the capacity as
+// horizontal lines, and every overlap the checker found in red.
+#include <string>
+
+#include "allocator/plan_check.h"
+#include "allocator/plan_problem.h"
+
+namespace npuforge::allocator {
+
+struct SvgOptions {
+  bool inclusive = false;  // label lifetimes as [first, last] (memory maps)
+  std::string title;       // shown at the top (e.g. the file name)
+};
+
+// Buffers without an offset are not drawn. `check` may come from check_plan on the same
+// problem (its overlap findings are drawn in red); pass nullptr to skip.
+std::string plan_svg(const PlanProblem& plan, const PlanCheckResult* check,
+                     const SvgOptions& options = {});
+
+}  // namespace npuforge::allocator

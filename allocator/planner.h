@@ -1,0 +1,56 @@
+#pragma once
+// Offline planners: give every buffer of a PlanProblem an offset so that buffers whose
+// lifetimes intersect never share a byte. All are deterministic (same input, same plan).
+//
+//   naive           no reuse: every buffer gets its own bytes (fixed offsets kept)
+//   linked-list     replay lifetimes in time order through the SRAM Allocator, first-fit
+//   linked-list-best  the same, best-fit
+//   greedy-size     decreasing size; each buffer into the best-fitting gap among the
+//                   already-placed buffers whose lifetimes intersect it (else on top)
+//   lifetime-aware  SEEDS.md B: virtual offsets replayed in time order, scored gap choice,
+//                   bounded free-memory movement, pool expansion at the best gap
+//   exact           branch and bound (canonical placement order, section inference,
+//                   dominance pruning) under a time budget
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "allocator/plan_problem.h"
+
+namespace npuforge::allocator {
+
+struct PlannerOptions {
+  // Only `exact` searches within a capacity; it defaults to problem.capacity.
+  std::optional<Bytes> capacity;
+  double time_limit_s = 60.0;  // exact: wall-clock budget
+  // lifetime-aware: attempts at free-memory movement per buffer that fits no gap.
+  int max_move_attempts = 8;
+};
+
+struct PlanResult {
+  std::vector<Offset> offsets;  // one per buffer; empty when `exact` found no placement
+  Bytes peak;                   // max offset + size
+  bool found = true;            // a placement was produced
+  bool fits = true;             // found, and peak <= capacity (if any)
+  bool proven_optimal = false;  // exact: no smaller peak exists (or peak == lower bound)
+  bool timed_out = false;       // exact: the budget ran out before the search finished
+  std::string note;             // what happened, for the command line
+};
+
+// The planner names accepted by run_planner, in presentation order.
+const std::vector<std::string>& planner_names();
+
+// Runs the named planner; throws npuforge::Error for an unknown name or for fixed offsets
+// given to a planner that cannot keep them (only naive and greedy-size can).
+PlanResult run_planner(std::string_view name, const PlanProblem& problem,
+                       const PlannerOptions& options = {});
+
+PlanResult plan_naive(const PlanProblem& problem);
+PlanResult plan_greedy_size(const PlanProblem& problem);
+PlanResult plan_lifetime_aware(const PlanProblem& problem, const PlannerOptions& options = {});
+PlanResult plan_exact(const PlanProblem& problem, const PlannerOptions& options = {});
+enum class ListFit { kFirst, kBest };
+PlanResult plan_linked_list(const PlanProblem& problem, ListFit fit);
+
+}  // namespace npuforge::allocator

@@ -1,0 +1,233 @@
+// lifetime-aware: the virtual-allocation method of SEEDS.md section B.
+// Buffers are replayed in time order on virtual offsets inside a pool that may grow.
+// Only buffers still live conflict with later ones (later buffers start no earlier), so
+// the free gaps are the holes between live buffers. For each buffer:
+//  1. gaps that fit are scored: little waste first; neighbours that die close to this
+//     buffer's death; neighbours that die before the next allocation (a hole about to
+//     grow is worth keeping for bigger requests). The lowest score wins.
+//  2. no gap fits: free-memory movement. A run of live buffers between two gaps is
+//     shifted into one gap so that the other grows enough. A moved buffer must stay clear
+//     of every placed buffer its lifetime meets, dead ones included (the history of each
+//     address region), so the move is checked against all of them. Bounded attempts.
+//  3. movement fails: pool expansion at the best gap (closest in size to the request,
+//     neighbours dying closest in time; the top gap is exempt from the size rule): every
+//     buffer at or above the gap's end, dead or alive, shifts up by the missing amount.
+// Offsets stay virtual until the end; they are then the plan's offsets.
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include "allocator/planner.h"
+#include "allocator/planner_util.h"
+
+namespace npuforge::allocator {
+namespace {
+
+struct Gap {
+  uint64_t lo, hi;        // free bytes [lo, hi); hi == pool for the top gap
+  int below = -1, above = -1;  // neighbouring live buffers (-1: pool edge)
+  bool top = false;
+};
+
+struct Weights {
+  double waste, death, soon, top;
+};
+// The rule weights tried; the lowest final peak wins (ties: the first).
+constexpr Weights kWeights[] = {{1, 0.5, 0.25, 1}, {1, 0, 0, 0}, {1, 2, 0.5, 1}, {0.2, 1, 0.25, 4}};
+
+class Virtual {
+ public:
+  Virtual(const PlanProblem& p, const PlannerOptions& o, Weights w)
+      : b_(p.buffers), opt_(o), w_(w), off_(b_.size(), 0) {
+    for (const auto& x : b_) unit_ = std::lcm(unit_, std::max<uint64_t>(1, x.alignment.value));
+    for (const auto& x : b_) horizon_ = std::max<TimeValue>(horizon_, x.lifespan.upper);
+  }
+
+  std::vector<Offset> run() {
+    std::vector<int> order;
+    for (size_t i = 0; i < b_.size(); ++i)
+      if (b_[i].size.value > 0 && b_[i].lifespan.lower < b_[i].lifespan.upper) order.push_back(int(i));
+    std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
+      return b_[x].lifespan.lower < b_[y].lifespan.lower;
+    });
+    for (size_t k = 0; k < order.size(); ++k) {
+      const TimeValue next = k + 1 < order.size() ? b_[order[k + 1]].lifespan.lower : horizon_;
+      place(order[k], next);
+      placed_.push_back(order[k]);
+      live_.push_back(order[k]);
+    }
+    settle(order);
+    return off_;
+  }
+
+ private:
+  uint64_t end(int i) const { return off_[i] + b_[i].size.value; }
+
+  std::vector<Gap> gaps(TimeValue now) {
+    // Buffers only die as time advances: prune the live list once per allocation.
+    std::erase_if(live_, [&](int j) { return b_[j].lifespan.upper <= now; });
+    std::vector<int> live = live_;
+    std::sort(live.begin(), live.end(), [&](int x, int y) { return off_[x] < off_[y]; });
+    std::vector<Gap> out;
+    uint64_t top = 0;
+    int below = -1;
+    for (int j : live) {
+      if (off_[j] > top) out.push_back({top, off_[j], below, j});
+      if (end(j) >= top) top = end(j), below = j;
+    }
+    out.push_back({top, std::max(top, pool_), below, -1, true});
+    return out;
+  }
+
+  // Lower is better. Weights: waste dominates, lifetimes break near-ties.
+  double score(const Gap& g, int i, TimeValue next) const {
+    const double size = double(b_[i].size.value);
+    const double waste = (double(g.hi - g.lo) - size) / size;
+    double death = 0, soon = 0;
+    const double span = double(std::max<TimeValue>(1, horizon_ - b_[i].lifespan.lower));
+    for (int nb : {g.below, g.above}) {
+      if (nb < 0) continue;
+      death += std::abs(double(b_[nb].lifespan.upper - b_[i].lifespan.upper)) / span;
+      soon += b_[nb].lifespan.upper <= next ? 1 : 0;
+    }
+    return w_.waste * waste + w_.death * death + w_.soon * soon + (g.top ? w_.top : 0.0);
+  }
+
+  void place(int i, TimeValue next) {
+    const uint64_t size = b_[i].size.value, align = b_[i].alignment.value;
+    const std::vector<Gap> gs = gaps(b_[i].lifespan.lower);
+    const Gap* best = nullptr;
+    double best_score = 0;
+    for (const Gap& g : gs) {
+      if (align_to(g.lo, align) + size > g.hi) continue;
+      const double s = score(g, i, next);
+      if (!best || s < best_score) best = &g, best_score = s;
+    }
+    if (best) {
+      off_[i] = align_to(best->lo, align);
+      return;
+    }
+    if (move_free_memory(i, gs)) return;
+    expand(i, gs);
+  }
+
+  // May buffer j sit at `to` without meeting any placed buffer its lifetime meets
+  // (except those in `moving`, which move with it)?
+  bool clear_at(int j, uint64_t to, const std::vector<int>& moving) const {
+    for (int m : placed_) {
+      if (m == j || !b_[m].lifespan.intersects(b_[j].lifespan)) continue;
+      if (std::find(moving.begin(), moving.end(), m) != moving.end()) continue;
+      if (off_[m] < to + b_[j].size.value && to < end(m)) return false;
+    }
+    return true;
+  }
+
+  // Shift the live run between gap k and gap k+1 up (into k+1) or down (into k) so that
+  // one gap grows to fit buffer i.
+  bool move_free_memory(int i, const std::vector<Gap>& gs) {
+    const uint64_t size = b_[i].size.value, align = b_[i].alignment.value;
+    int attempts = 0;
+    for (size_t k = 0; k + 1 < gs.size() && attempts < opt_.max_move_attempts; ++k) {
+      const Gap &lo = gs[k], &hi = gs[k + 1];
+      if (lo.hi - lo.lo + (hi.top ? 0 : hi.hi - hi.lo) < size) continue;
+      ++attempts;
+      std::vector<int> run;  // live buffers between the two gaps
+      for (int j : live_)
+        if (b_[j].lifespan.upper > b_[i].lifespan.lower && off_[j] >= lo.hi && end(j) <= hi.lo)
+          run.push_back(j);
+      if (hi.top) continue;
+      // Up: the lower gap becomes [lo.lo, lo.hi + d); down: the upper becomes [hi.lo - d, hi.hi).
+      const uint64_t up = align_to(align_to(lo.lo, align) + size - lo.hi, unit_);
+      if (up <= hi.hi - hi.lo && shift_run(run, up, true)) {
+        off_[i] = align_to(lo.lo, align);
+        return true;
+      }
+      const uint64_t start = hi.hi >= size ? (hi.hi - size) / align * align : 0;
+      const uint64_t down = start < hi.lo ? align_to(hi.lo - start, unit_) : 0;
+      if (start >= lo.lo && down && down <= lo.hi - lo.lo && shift_run(run, down, false)) {
+        off_[i] = start;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  bool shift_run(const std::vector<int>& run, uint64_t d, bool up) {
+    for (int j : run)
+      if (!clear_at(j, up ? off_[j] + d : off_[j] - d, run)) return false;
+    for (int j : run) off_[j] = up ? off_[j] + d : off_[j] - d;
+    return true;
+  }
+
+  void expand(int i, const std::vector<Gap>& gs) {
+    const uint64_t size = b_[i].size.value, align = b_[i].alignment.value;
+    const Gap* best = nullptr;
+    double best_score = 0;
+    for (const Gap& g : gs) {
+      const double closeness = g.top ? 0 : std::abs(double(g.hi - g.lo) - double(size)) / double(size);
+      double death = 0;
+      for (int nb : {g.below, g.above})
+        if (nb >= 0) death += std::abs(double(b_[nb].lifespan.upper - b_[i].lifespan.upper)) /
+                              double(std::max<TimeValue>(1, horizon_));
+      const double s = closeness + death + (g.top ? 0.5 : 0.0);
+      if (!best || s < best_score) best = &g, best_score = s;
+    }
+    const uint64_t at = align_to(best->lo, align);
+    const uint64_t missing = align_to(at + size - best->hi, unit_);
+    for (int j : placed_)
+      if (off_[j] >= best->hi && !best->top) off_[j] += missing;
+    pool_ = std::max(pool_ + (best->top ? 0 : missing), at + size);
+    off_[i] = at;
+  }
+
+  // Before the offsets become final: in offset order, drop every buffer to the lowest
+  // offset clear of the buffers already settled that its lifetime meets. Each buffer's
+  // old offset stays clear (settled ones only moved down), so no offset ever rises.
+  void settle(std::vector<int> ids) {
+    std::stable_sort(ids.begin(), ids.end(), [&](int x, int y) { return off_[x] < off_[y]; });
+    TimeValue max_len = 0;
+    for (int i : ids) max_len = std::max(max_len, b_[i].lifespan.upper - b_[i].lifespan.lower);
+    std::multimap<TimeValue, int> settled;  // by lifetime start
+    std::vector<std::pair<uint64_t, uint64_t>> busy;
+    for (int i : ids) {
+      busy.clear();
+      const Lifespan life = b_[i].lifespan;
+      for (auto it = settled.upper_bound(life.lower - max_len);
+           it != settled.end() && it->first < life.upper; ++it)
+        if (b_[it->second].lifespan.intersects(life)) busy.emplace_back(off_[it->second], end(it->second));
+      std::sort(busy.begin(), busy.end());
+      const uint64_t size = b_[i].size.value, align = b_[i].alignment.value;
+      uint64_t at = 0;
+      for (const auto& [lo, hi] : busy) {
+        if (align_to(at, align) + size <= lo) break;
+        at = std::max(at, hi);
+      }
+      off_[i] = std::min(off_[i], align_to(at, align));
+      settled.emplace(life.lower, i);
+    }
+  }
+
+  const std::vector<PlanBuffer>& b_;
+  const PlannerOptions& opt_;
+  const Weights w_;
+  std::vector<Offset> off_;
+  std::vector<int> placed_, live_;
+  uint64_t pool_ = 0, unit_ = 1;
+  TimeValue horizon_ = 0;
+};
+
+}  // namespace
+
+PlanResult plan_lifetime_aware(const PlanProblem& problem, const PlannerOptions& options) {
+  reject_fixed_offsets(problem, "lifetime-aware");
+  PlanResult best;
+  bool first = true;
+  for (const Weights& w : kWeights) {
+    PlanResult r = finish(problem, Virtual(problem, options, w).run(), problem.capacity);
+    if (first || r.peak < best.peak) best = std::move(r);
+    first = false;
+  }
+  return best;
+}
+
+}  // namespace npuforge::allocator

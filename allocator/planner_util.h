@@ -1,0 +1,22 @@
+#pragma once
+// Internal helpers shared by the planner implementations (not a public API).
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "allocator/planner.h"
+
+namespace npuforge::allocator {
+
+// Throws npuforge::Error if any buffer has a fixed offset.
+void reject_fixed_offsets(const PlanProblem& problem, std::string_view planner);
+
+// A PlanResult with the peak computed and `fits` checked against `capacity`.
+PlanResult finish(const PlanProblem& problem, std::vector<Offset> offsets,
+                  std::optional<Bytes> capacity);
+
+inline uint64_t align_to(uint64_t value, uint64_t alignment) {
+  return alignment <= 1 ? value : (value + alignment - 1) / alignment * alignment;
+}
+
+}  // namespace npuforge::allocator

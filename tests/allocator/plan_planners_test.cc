@@ -1,0 +1,121 @@
+// Every planner's output passes the checker; exact matches a brute force on tiny problems.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "allocator/plan_check.h"
+#include "allocator/planner.h"
+#include "isa/error.h"
+#include "plan_test_util.h"
+
+namespace npuforge::allocator {
+namespace {
+
+using testing::random_problem;
+
+class EveryPlanner : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EveryPlanner, OutputPassesTheChecker) {
+  Rng rng(11);
+  PlannerOptions opt;
+  opt.time_limit_s = 0.2;  // exact: its output must pass even when the budget cuts it short
+  const bool power_of_two_only = true;  // the SRAM allocator needs power-of-two alignment
+  const int count = GetParam() == "exact" ? 300 : 3000;
+  for (int k = 0; k < count; ++k) {
+    const PlanProblem p = random_problem(rng, 14, 16, 64, power_of_two_only && k % 2 == 0);
+    const PlanResult r = run_planner(GetParam(), p, opt);
+    ASSERT_TRUE(r.found) << r.note;
+    const PlanCheckResult c = check_plan(p, r.offsets, std::nullopt);
+    ASSERT_TRUE(c.ok()) << GetParam() << " problem " << k << "\n" << c.report();
+    ASSERT_EQ(c.peak, r.peak);
+    ASSERT_GE(r.peak, lower_bound(p));
+  }
+}
+
+TEST_P(EveryPlanner, SameInputSamePlan) {
+  Rng a(5), b(5);
+  // exact is deterministic when it finishes within its budget: keep its problems small.
+  const int n = GetParam() == "exact" ? 8 : 30;
+  for (int k = 0; k < 50; ++k) {
+    EXPECT_EQ(run_planner(GetParam(), random_problem(a, n, 40, 100, true)).offsets,
+              run_planner(GetParam(), random_problem(b, n, 40, 100, true)).offsets);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Planners, EveryPlanner, ::testing::ValuesIn(planner_names()),
+                         [](const auto& info) {
+                           std::string s = info.param;
+                           for (char& c : s) c = c == '-' ? '_' : c;
+                           return s;
+                         });
+
+// The smallest peak by exhaustive search: every buffer at every offset below the peak.
+uint64_t brute_force_peak(const PlanProblem& p) {
+  std::vector<uint64_t> off(p.buffers.size());
+  std::function<bool(size_t, uint64_t)> fits = [&](size_t i, uint64_t peak) {
+    if (i == p.buffers.size()) return true;
+    const auto& b = p.buffers[i];
+    for (uint64_t o = 0; o + b.size.value <= peak; o += b.alignment.value) {
+      bool clash = false;
+      for (size_t j = 0; j < i && !clash; ++j)
+        clash = p.buffers[j].lifespan.intersects(b.lifespan) &&
+                off[j] < o + b.size.value && o < off[j] + p.buffers[j].size.value;
+      if (clash) continue;
+      off[i] = o;
+      if (fits(i + 1, peak)) return true;
+    }
+    return false;
+  };
+  for (uint64_t peak = lower_bound(p).value;; ++peak)
+    if (fits(0, peak)) return peak;
+}
+
+TEST(ExactPlanner, MatchesBruteForceOnTinyProblems) {
+  Rng rng(13);
+  int above_lb = 0;
+  for (int k = 0; k < 300; ++k) {
+    const PlanProblem p = random_problem(rng, 6, 6, 6, k % 3 == 0);
+    const uint64_t best = brute_force_peak(p);
+    above_lb += best > lower_bound(p).value;
+    const PlanResult r = plan_exact(p);
+    ASSERT_TRUE(r.proven_optimal) << r.note;
+    ASSERT_EQ(r.peak.value, best) << "problem " << k;
+    PlannerOptions tight;
+    tight.capacity = Bytes{best};
+    ASSERT_TRUE(plan_exact(p, tight).fits);
+    tight.capacity = Bytes{best - 1};
+    const PlanResult none = plan_exact(p, tight);
+    ASSERT_FALSE(none.found);
+    ASSERT_FALSE(none.timed_out);
+  }
+  EXPECT_GT(above_lb, 10);  // the set includes problems where the lower bound is not reachable
+}
+
+TEST(Planners, GreedyKeepsFixedOffsetsOthersRefuse) {
+  PlanProblem p;
+  p.buffers = {{"f", {0, 4}, {16}, {1}, Offset{16}}, {"g", {0, 4}, {16}, {1}, {}},
+               {"h", {2, 6}, {8}, {8}, {}}};
+  for (const char* name : {"naive", "greedy-size"}) {
+    const PlanResult r = run_planner(name, p);
+    EXPECT_EQ(r.offsets[0], 16u) << name;
+    EXPECT_TRUE(check_plan(p, r.offsets, std::nullopt).ok()) << name;
+  }
+  EXPECT_THROW(run_planner("exact", p), Error);
+  EXPECT_THROW(run_planner("lifetime-aware", p), Error);
+  EXPECT_THROW(run_planner("no-such-planner", p), Error);
+}
+
+TEST(Planners, GreedyIsBestFit) {
+  // a and b leave holes of 8 and 32 bytes; c (8 bytes) must take the 8-byte hole.
+  PlanProblem p;
+  p.buffers = {{"big", {0, 10}, {64}, {1}, {}}, {"a", {0, 2}, {32}, {1}, {}},
+               {"b", {0, 2}, {16}, {1}, {}}, {"c", {1, 3}, {8}, {1}, {}}};
+  const PlanResult r = plan_greedy_size(p);
+  // big [0,64); a [64,96); b [96,112); c conflicts with all: on top at 112.
+  EXPECT_EQ(r.offsets, (std::vector<Offset>{0, 64, 96, 112}));
+  p.buffers[1].lifespan = {0, 1};  // a dies before c starts: its 32-byte hole fits c
+  EXPECT_EQ(plan_greedy_size(p).offsets[3], 64u);
+}
+
+}  // namespace
+}  // namespace npuforge::allocator
