@@ -119,4 +119,16 @@ std::string summary_table(const std::vector<SeedResult>& results, const Totals& 
   return s;
 }
 
+std::string seed_table(const std::vector<SeedResult>& results) {
+  std::string s = fmt::format("{:<20} {:<6} {:>8} {:>8} {:>10} {:>6} {:>10} {:>8}  {}\n", "seed", "status", "instrs",
+                              "buffers", "peak SRAM", "%", "cycles", "findings", "first finding");
+  for (const auto& r : results) {
+    const double pct = r.sram_bytes ? 100.0 * static_cast<double>(r.peak_sram) / static_cast<double>(r.sram_bytes) : 0;
+    s += fmt::format("{:<20} {:<6} {:>8} {:>8} {:>10} {:>5.1f}% {:>10} {:>8}  {}\n", r.job.id(), to_string(r.status),
+                     r.instructions, r.buffers, r.peak_sram, pct, r.cycles, r.findings,
+                     r.finding.size() > 60 ? r.finding.substr(0, 57) + "..." : r.finding);
+  }
+  return s;
+}
+
 }  // namespace npuforge::regress

@@ -23,6 +23,8 @@ struct SeedResult {
   std::string kind;     // "checker/Kind" of the first finding; empty on pass
   uint64_t findings = 0;
   uint64_t instructions = 0;
+  uint64_t buffers = 0, peak_sram = 0, sram_bytes = 0;  // from the generator
+  uint64_t cycles = 0;                                  // from the simulator
   double seconds = 0;
   std::string prefix;   // where its files are (kept for failures)
   std::string repro;    // one-line shell command reproducing this seed
@@ -41,5 +43,7 @@ std::string junit_xml(const std::vector<SeedResult>& results, const Totals& tota
 std::string summary_json(const std::vector<SeedResult>& results, const Totals& totals);
 // A fixed-width table: per run, seeds / pass / fail / error / seeds per second.
 std::string summary_table(const std::vector<SeedResult>& results, const Totals& totals);
+// One row per seed: status, instructions, buffers, peak SRAM, cycles, findings, first finding.
+std::string seed_table(const std::vector<SeedResult>& results);
 
 }  // namespace npuforge::regress

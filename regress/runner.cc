@@ -67,6 +67,12 @@ void read_result(SeedResult& r, const ProcResult& p, const std::string& log) {
   r.kind = n["kind"].as<std::string>();
   r.findings = n["findings"].as<uint64_t>();
   r.instructions = n["instructions"].as<uint64_t>();
+  if (n["cycles"]) {
+    r.cycles = n["cycles"].as<uint64_t>();
+    r.buffers = n["buffers"].as<uint64_t>();
+    r.peak_sram = n["peak_sram"].as<uint64_t>();
+    r.sram_bytes = n["sram_bytes"].as<uint64_t>();
+  }
 }
 
 class Progress {

@@ -1,4 +1,5 @@
 // One seed in its own process: generate, sample coverage, simulate via `npuforge sim`.
+#include <cctype>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -29,13 +30,28 @@ std::string read_text(const std::string& path) {
   return ss.str();
 }
 
+// What the per-seed table shows besides pass/fail.
+struct SeedFigures {
+  uint64_t instructions = 0, buffers = 0, peak_sram = 0, sram_bytes = 0, cycles = 0;
+};
+
 void write_result(const std::string& prefix, std::string_view status, const std::string& finding,
-                  uint64_t findings, uint64_t instructions, double gen_s, double sim_s) {
+                  uint64_t findings, const SeedFigures& f, double gen_s, double sim_s) {
   write_text(prefix + ".result.json",
              fmt::format("{{\"status\": \"{}\", \"finding\": {}, \"kind\": {}, \"findings\": {}, "
-                         "\"instructions\": {}, \"gen_seconds\": {:.4f}, \"sim_seconds\": {:.4f}}}\n",
+                         "\"instructions\": {}, \"buffers\": {}, \"peak_sram\": {}, \"sram_bytes\": {}, "
+                         "\"cycles\": {}, \"gen_seconds\": {:.4f}, \"sim_seconds\": {:.4f}}}\n",
                          status, json_quote(finding), json_quote(finding_kind(finding)), findings,
-                         instructions, gen_s, sim_s));
+                         f.instructions, f.buffers, f.peak_sram, f.sram_bytes, f.cycles, gen_s, sim_s));
+}
+
+// The simulator's verdict line reads "PASS name: N of M instructions, C cycles (...)".
+uint64_t parse_cycles(const std::string& out) {
+  const size_t at = out.find(" cycles");
+  if (at == std::string::npos) return 0;
+  size_t begin = at;
+  while (begin > 0 && std::isdigit(static_cast<unsigned char>(out[begin - 1]))) --begin;
+  return begin == at ? 0 : std::stoull(out.substr(begin, at - begin));
 }
 
 // Counts finding lines in the simulator's report.
@@ -73,7 +89,7 @@ int run_worker(const WorkerOptions& o) {
     const Coverage cov = sample(isa, prog, prog.memmap(), profile.oom);
     write_text(o.coverage_path.empty() ? o.prefix + ".cov.json" : o.coverage_path, cov.to_json());
   } catch (const std::exception& e) {
-    write_result(o.prefix, "error", fmt::format("generate: {}", e.what()), 0, 0,
+    write_result(o.prefix, "error", fmt::format("generate: {}", e.what()), 0, SeedFigures{},
                  std::chrono::duration<double>(Clock::now() - t0).count(), 0);
     return 2;
   }
@@ -87,19 +103,21 @@ int run_worker(const WorkerOptions& o) {
   const std::string out = read_text(log);
   const uint64_t n = count_findings(out);
   const std::string first = first_finding(out);
+  const SeedFigures figures{prog.instrs.size(), prog.summary.buffers, prog.summary.peak_sram,
+                            prog.npu.sram_bytes.value, parse_cycles(out)};
   if (r.exit_code == 0) {
-    write_result(o.prefix, "pass", "", 0, prog.instrs.size(), gen_s, r.seconds);
+    write_result(o.prefix, "pass", "", 0, figures, gen_s, r.seconds);
     return 0;
   }
   if (r.exit_code == 1 && out.find("FAIL") != std::string::npos) {
-    write_result(o.prefix, "fail", first.empty() ? "FAIL without a finding line" : first, n,
-                 prog.instrs.size(), gen_s, r.seconds);
+    write_result(o.prefix, "fail", first.empty() ? "FAIL without a finding line" : first, n, figures, gen_s,
+                 r.seconds);
     return 1;
   }
   std::string tail = out.substr(out.size() > 300 ? out.size() - 300 : 0);
   write_result(o.prefix, "error",
-               fmt::format("simulator exit {} signal {}: {}", r.exit_code, r.signal, tail), n,
-               prog.instrs.size(), gen_s, r.seconds);
+               fmt::format("simulator exit {} signal {}: {}", r.exit_code, r.signal, tail), n, figures, gen_s,
+               r.seconds);
   return 2;
 }
 

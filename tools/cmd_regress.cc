@@ -19,7 +19,7 @@ struct RegressOpts {
   unsigned jobs = 0, plant_overlap = 0;
   size_t shrink_max = 3;
   double timeout = 600;
-  bool rtl = false, shrink = false, keep = false, quiet = false;
+  bool rtl = false, shrink = false, keep = false, quiet = false, per_seed = false;
 };
 
 int run_regress(const RegressOpts& o) {
@@ -53,6 +53,7 @@ int run_regress(const RegressOpts& o) {
   ro.keep = o.keep;
   ro.timeout_s = o.timeout;
   const RegressOutcome res = run_regression(ro, o.quiet ? nullptr : stderr);
+  if (o.per_seed) fmt::print("{}", seed_table(res.results));
   fmt::print("{}", summary_table(res.results, res.totals));
   fmt::print("{}", res.coverage.report(false));
   for (const auto& r : res.results) {
@@ -95,6 +96,7 @@ void add_regress_command(CLI::App& app, Runner& run) {
   sub->add_flag("--keep", opts->keep, "keep the generated files of passing seeds too");
   sub->add_option("--timeout", opts->timeout, "seconds per seed before it is killed (default 600)");
   sub->add_flag("-q,--quiet", opts->quiet, "no progress output");
+  sub->add_flag("--per-seed", opts->per_seed, "print a table with one row per seed");
   sub->add_option("--plant-overlap", opts->plant_overlap,
                   "test hook: every N-th allocation overlaps a live buffer by one unit (a planted allocator bug)");
   bind_runner(sub, opts, run, &run_regress);
