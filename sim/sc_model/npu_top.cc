@@ -1,0 +1,331 @@
+#include "sim/sc_model/npu_top.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "isa/error.h"
+#include "sim/golden.h"
+
+namespace npuforge::sim::sc_model {
+
+using sc_core::sc_time;
+using sc_core::sc_time_stamp;
+
+uint64_t to_cycles(const sc_time& t) { return t.value() / kCycle.value(); }
+
+namespace {
+
+const char* const kEngineNames[isa::kNumQueues] = {"load_dma", "compute", "store_dma"};
+
+template <class Signal>
+void trace_signal(sc_core::sc_trace_file* tf, const Signal& s) {
+  if (tf) sc_core::sc_trace(tf, s, s.name());
+}
+
+// Opens a VCD file; SystemC appends ".vcd" itself.
+sc_core::sc_trace_file* open_trace(const std::string& path) {
+  if (path.empty()) return nullptr;
+  const std::string ext = ".vcd";
+  if (path.size() <= ext.size() || path.compare(path.size() - ext.size(), ext.size(), ext) != 0)
+    throw Error(fmt::format("--trace {}: only VCD waveforms are supported (name the file *.vcd)", path));
+  auto* tf = sc_core::sc_create_vcd_trace_file(path.substr(0, path.size() - ext.size()).c_str());
+  tf->set_time_unit(100, sc_core::SC_PS);  // RTL pins change on the falling edge (0.5 ns)
+  return tf;
+}
+
+}  // namespace
+
+Engine::Engine(sc_core::sc_module_name name, isa::Queue q, Context& ctx)
+    : sc_module(name), sram("sram"), ddr("ddr"), queue("queue", kQueueDepth),
+      q_(static_cast<unsigned>(q)), ctx_(&ctx) {
+  SC_THREAD(run);
+}
+
+void Engine::run() {
+  for (;;) {
+    uint32_t i = 0;
+    queue.read(i);
+    const isa::Instruction& instr = ctx_->decoded[i];
+    take_tokens(instr);
+    execute(i, instr);
+    send_tokens(instr);
+    --ctx_->outstanding[q_];
+    ++ctx_->completed;
+    ++ctx_->result.instructions;
+    ctx_->completed_ev.notify(sc_core::SC_ZERO_TIME);
+  }
+}
+
+void Engine::take_tokens(const isa::Instruction& instr) {
+  for (unsigned p = 0; p < isa::kNumQueues; ++p) {
+    if (!(instr.wait_mask() >> p & 1)) continue;
+    while (ctx_->tokens[p][q_] == 0) wait(ctx_->token_ev[q_]);
+    --ctx_->tokens[p][q_];
+  }
+}
+
+void Engine::send_tokens(const isa::Instruction& instr) {
+  for (unsigned p = 0; p < isa::kNumQueues; ++p) {
+    if (!(instr.signal_mask() >> p & 1)) continue;
+    ++ctx_->tokens[q_][p];
+    ctx_->token_ev[p].notify(sc_core::SC_ZERO_TIME);
+  }
+}
+
+void Engine::transport(isa::Space space, tlm::tlm_command cmd, uint64_t addr, std::span<uint8_t> data) {
+  tlm::tlm_generic_payload p;
+  p.set_command(cmd);
+  p.set_address(addr);
+  p.set_data_ptr(data.data());
+  p.set_data_length(static_cast<unsigned>(data.size()));
+  p.set_streaming_width(static_cast<unsigned>(data.size()));
+  p.set_byte_enable_ptr(nullptr);
+  p.set_dmi_allowed(false);
+  p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_time delay = sc_core::SC_ZERO_TIME;
+  (space == isa::Space::Sram ? sram : ddr)->b_transport(p, delay);
+  if (delay != sc_core::SC_ZERO_TIME) wait(delay);
+  if (p.is_response_error())
+    throw Error(fmt::format("sc_model: {} of {}[{:#x}, +{}) failed: {}", cmd == tlm::TLM_READ_COMMAND ? "read" : "write",
+                            space == isa::Space::Sram ? "sram" : "ddr", addr, data.size(),
+                            p.get_response_string()));
+}
+
+void Engine::execute(uint32_t i, const isa::Instruction& instr) {
+  const Program& prog = *ctx_->program;
+  const Semantics& sem = *ctx_->sem;
+  Checkers& checkers = *ctx_->checkers;
+  const sc_time t0 = sc_time_stamp();
+  busy.write(true);
+  current.write(i);
+  checkers.on_start(i, to_cycles(t0));
+
+  const isa::ExtentList ex = isa::extents(instr);
+  bool in_range = true;
+  for (const isa::Extent& e : ex) {
+    const uint64_t size = e.space == isa::Space::Sram ? prog.config.sram_bytes.value : prog.config.ddr_bytes.value;
+    if (e.bytes > 0 && (e.addr > size || e.bytes > size - e.addr)) {
+      checkers.report(out_of_range_finding(i, instr, AccessError(e.space, e.addr, e.bytes, size)));
+      in_range = false;
+      break;
+    }
+  }
+  if (in_range) {
+    // Reads happen when the instruction starts, the write when it completes, so that a
+    // missing token shows up as stale or clobbered data, as on hardware.
+    std::array<std::vector<uint8_t>, isa::kMaxOperands> in;
+    OperandBuffers ob;
+    for (unsigned k = 0; k < ex.count; ++k) {
+      const isa::Extent& e = ex.items[k];
+      if (e.bytes == 0 || e.access != isa::Access::Read) continue;
+      in[k].resize(e.bytes);
+      transport(e.space, tlm::TLM_READ_COMMAND, e.addr, in[k]);
+      checkers.on_access(i, e);
+      ob.in[k] = in[k];
+    }
+    const sc_time busy_for = kCycle * static_cast<double>(instruction_cycles(sem, instr, prog.config));
+    if (sc_time_stamp() - t0 < busy_for) wait(busy_for - (sc_time_stamp() - t0));
+    const auto w = sem.write_operand(instr);
+    if (w && ex.items[*w].bytes > 0) {
+      const isa::Extent& e = ex.items[*w];
+      std::vector<uint8_t> out(e.bytes);
+      if (sem.op(instr) == Op::Store) transport(e.space, tlm::TLM_READ_COMMAND, e.addr, out);  // DDR gaps kept
+      ob.out = out;
+      sem.compute(instr, ob);
+      transport(e.space, tlm::TLM_WRITE_COMMAND, e.addr, out);
+      checkers.on_access(i, e);
+    }
+  }
+  const sc_time t1 = sc_time_stamp();
+  checkers.on_finish(i, to_cycles(t1));
+  busy.write(false);
+  ctx_->result.busy_cycles[q_] += to_cycles(t1) - to_cycles(t0);
+  ctx_->last_finish = std::max(ctx_->last_finish, to_cycles(t1));
+}
+
+NpuTop::NpuTop(sc_core::sc_module_name name, const Program& program, const Semantics& sem,
+               Checkers& checkers, const ScOptions& options, std::function<void()> on_done)
+    : sc_module(name),
+      options_(options),
+      memory_(program.config),
+      rom_(isa::encode_program(*program.isa, program.instrs)),
+      on_done_(std::move(on_done)),
+      trace_(open_trace(options.trace_path)),
+      rom_target_("rom", rom_),
+      ddr_target_("ddr", memory_.ddr),
+      fetch_("fetch"),
+      sram_dump_("sram_dump") {
+  ctx_.program = &program;
+  ctx_.sem = &sem;
+  ctx_.checkers = &checkers;
+  ctx_.decoded.resize(program.instrs.size());
+  memory_.ddr.load_image(program.ddr_init);
+
+  if (options.sram != SramModel::Tlm) {
+    clk_ = std::make_unique<sc_core::sc_clock>("clk", kCycle);
+    rtl_sram_ = std::make_unique<RtlSram>("spad_rtl", options.sram, program.config, *clk_, trace_);
+    if (options.rtl_decoder && rtl_decoder_available())
+      rtl_decoder_ = std::make_unique<RtlDecoder>("decoder_rtl", *clk_, trace_);
+    if (trace_) sc_core::sc_trace(trace_, *clk_, "clk");
+  } else {
+    sram_target_ = std::make_unique<MemTarget<Sram>>("spad", memory_.sram);
+  }
+  auto bind_sram = [this](auto& initiator) {
+    if (rtl_sram_)
+      initiator.bind(rtl_sram_->socket);
+    else
+      initiator.bind(sram_target_->socket);
+  };
+  for (unsigned q = 0; q < isa::kNumQueues; ++q) {
+    engines_[q] = std::make_unique<Engine>(kEngineNames[q], static_cast<isa::Queue>(q), ctx_);
+    bind_sram(engines_[q]->sram);
+    engines_[q]->ddr.bind(ddr_target_.socket);
+    trace_signal(trace_, engines_[q]->busy);
+    trace_signal(trace_, engines_[q]->current);
+  }
+  fetch_.bind(rom_target_.socket);
+  bind_sram(sram_dump_);
+  trace_signal(trace_, pc_);
+  SC_THREAD(dispatch);
+  SC_THREAD(watchdog);  // also in TLM mode: another NPU's clock may keep the kernel alive
+}
+
+NpuTop::~NpuTop() {
+  if (trace_) sc_core::sc_close_vcd_trace_file(trace_);
+}
+
+void NpuTop::dispatch() {
+  const Program& prog = *ctx_.program;
+  const unsigned width = prog.isa->width_bytes();
+  const sc_time latency = kCycle * static_cast<double>(prog.config.dispatch_latency_cycles);
+  // Members, not locals: a thread left blocked by a deadlock never unwinds its stack.
+  std::vector<uint8_t>& word = fetch_word_;
+  word.resize(width);
+  tlm::tlm_generic_payload& p = fetch_payload_;
+  for (uint32_t i = 0; i < prog.instrs.size(); ++i) {
+    const sc_time t0 = sc_time_stamp();
+    p.set_command(tlm::TLM_READ_COMMAND);
+    p.set_address(uint64_t{i} * width);
+    p.set_data_ptr(word.data());
+    p.set_data_length(width);
+    p.set_streaming_width(width);
+    p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    sc_time delay = sc_core::SC_ZERO_TIME;
+    fetch_->b_transport(p, delay);
+    const isa::Instruction instr = isa::decode(*prog.isa, word, prog.name);
+    if (rtl_decoder_) check_rtl_decode(i, word, instr);
+    if (sc_time_stamp() - t0 < latency) wait(latency - (sc_time_stamp() - t0));
+    ctx_.decoded[i] = instr;
+    pc_.write(i);
+    if (instr.spec->queue == isa::Queue::Control) {
+      control(i, instr);
+      if (ctx_.sem->op(instr) == Op::Halt) break;
+      continue;
+    }
+    const auto q = static_cast<unsigned>(instr.spec->queue);
+    ++ctx_.outstanding[q];
+    engines_[q]->queue.write(i);
+  }
+  drain();  // a program without HALT ends when its queues are empty
+  ctx_.result.completed = true;
+  finish();
+}
+
+void NpuTop::drain() {
+  auto pending = [this] {
+    return std::any_of(ctx_.outstanding.begin(), ctx_.outstanding.end(), [](uint64_t n) { return n > 0; });
+  };
+  while (pending()) wait(ctx_.completed_ev);
+}
+
+void NpuTop::control(uint32_t i, const isa::Instruction& instr) {
+  const Op op = ctx_.sem->op(instr);
+  if (op == Op::Sync || op == Op::Halt) drain();
+  ctx_.checkers->on_start(i, to_cycles(sc_time_stamp()));
+  wait(kCycle * static_cast<double>(instruction_cycles(*ctx_.sem, instr, ctx_.program->config)));
+  const uint64_t t = to_cycles(sc_time_stamp());
+  ctx_.checkers->on_finish(i, t);
+  ctx_.last_finish = std::max(ctx_.last_finish, t);
+  ++ctx_.completed;
+  ++ctx_.result.instructions;
+}
+
+void NpuTop::check_rtl_decode(uint32_t i, std::span<const uint8_t> word, const isa::Instruction& instr) {
+  const RtlDecoder::Decoded d = rtl_decoder_->decode(word);
+  ++stats_.decoded_words;
+  const auto& fields = instr.spec->fields;
+  std::string why;
+  if (d.illegal) {
+    why = "RTL flags an illegal opcode";
+  } else if (d.queue != static_cast<unsigned>(instr.spec->queue)) {
+    why = fmt::format("queue: RTL {} vs C++ {}", d.queue, static_cast<unsigned>(instr.spec->queue));
+  } else if (d.field_count != fields.size()) {
+    why = fmt::format("field count: RTL {} vs C++ {}", d.field_count, fields.size());
+  } else {
+    for (size_t s = 0; s < fields.size() && why.empty(); ++s) {
+      if (d.fields[s] != instr.raw[s])
+        why = fmt::format("field {}: RTL {:#x} vs C++ {:#x}", fields[s].name, d.fields[s], instr.raw[s]);
+    }
+  }
+  if (why.empty()) return;
+  ++stats_.decoder_mismatches;
+  if (stats_.decoder_messages.size() < 10)
+    stats_.decoder_messages.push_back(fmt::format("#{} {}: {}", i, instr.spec->mnemonic, why));
+}
+
+void NpuTop::watchdog() {
+  for (;;) {
+    const uint64_t seen = ctx_.completed;
+    wait(kCycle * static_cast<double>(options_.watchdog_cycles));
+    if (done_) return;
+    const bool any_busy = std::any_of(engines_.begin(), engines_.end(), [](const auto& e) { return e->busy.read(); });
+    if (ctx_.completed == seen && !any_busy) {
+      ctx_.result.completed = false;  // token deadlock: nothing runs, nothing completes
+      finish();
+      return;
+    }
+  }
+}
+
+void NpuTop::finish() {
+  if (done_) return;
+  ctx_.result.cycles = ctx_.result.completed ? to_cycles(sc_time_stamp()) : ctx_.last_finish;
+  const uint64_t size = ctx_.program->config.sram_bytes.value;
+  if (rtl_sram_) {  // the RTL holds the scratchpad contents: read them out over the port
+    final_sram_.resize(size);
+    constexpr uint64_t kChunk = 4096;
+    for (uint64_t a = 0; a < size; a += kChunk) {
+      tlm::tlm_generic_payload p;
+      const auto n = static_cast<unsigned>(std::min(kChunk, size - a));
+      p.set_command(tlm::TLM_READ_COMMAND);
+      p.set_address(a);
+      p.set_data_ptr(final_sram_.data() + a);
+      p.set_data_length(n);
+      p.set_streaming_width(n);
+      sc_time delay = sc_core::SC_ZERO_TIME;
+      sram_dump_->b_transport(p, delay);
+    }
+  }
+  done_ = true;
+  on_done_();
+}
+
+ScOutput NpuTop::output() {
+  ScOutput out;
+  out.result = ctx_.result;
+  if (!done_) {  // TLM mode ran out of events: a deadlock
+    out.result.completed = false;
+    out.result.cycles = ctx_.last_finish;
+  }
+  out.result.ddr = memory_.ddr.image();
+  out.result.sram = rtl_sram_ ? final_sram_ : memory_.sram.contents();
+  out.stats = stats_;
+  if (rtl_sram_) {
+    out.stats.sram_words = rtl_sram_->words();
+    out.stats.sram_bank_conflicts = rtl_sram_->conflicts();
+  }
+  return out;
+}
+
+}  // namespace npuforge::sim::sc_model

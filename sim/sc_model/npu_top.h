@@ -1,0 +1,115 @@
+#pragma once
+// The SystemC top of one NPU: fetch/dispatch, the three queue engines with their tokens, the
+// scratchpad (TLM or RTL), DDR and the instruction ROM. Internal to sim/sc_model; users call
+// sc_backend.h.
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "sim/checkers.h"
+#include "sim/memory.h"
+#include "sim/program.h"
+#include "sim/sc_model/mem_target.h"
+#include "sim/sc_model/rtl_blocks.h"
+#include "sim/sc_model/sc_backend.h"
+#include "sim/semantics.h"
+
+namespace npuforge::sim::sc_model {
+
+inline constexpr unsigned kQueueDepth = 8;  // instructions buffered per queue
+inline const sc_core::sc_time kCycle(1, sc_core::SC_NS);
+
+uint64_t to_cycles(const sc_core::sc_time& t);
+
+// What every process of one top shares.
+struct Context {
+  const Program* program = nullptr;
+  const Semantics* sem = nullptr;
+  Checkers* checkers = nullptr;
+  std::vector<isa::Instruction> decoded;  // filled by dispatch before an engine sees index i
+  // tokens[from][to]: signals sent by queue `from` to queue `to` not yet consumed.
+  std::array<std::array<uint32_t, isa::kNumQueues>, isa::kNumQueues> tokens{};
+  std::array<sc_core::sc_event, isa::kNumQueues> token_ev;  // a token arrived for queue q
+  std::array<uint64_t, isa::kNumQueues> outstanding{};      // dispatched, not yet completed
+  sc_core::sc_event completed_ev;
+  uint64_t completed = 0;
+  uint64_t last_finish = 0;  // cycles
+  RunResult result;
+};
+
+// One queue's execution unit: the load DMA, the compute engine or the store DMA. Reads its
+// operands over TLM when an instruction starts, holds the queue for instruction_cycles(),
+// then writes its result over TLM; checkers see each access when it happens.
+class Engine : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(Engine);
+  tlm_utils::simple_initiator_socket<Engine> sram;
+  tlm_utils::simple_initiator_socket<Engine> ddr;
+  sc_core::sc_fifo<uint32_t> queue;
+  sc_core::sc_signal<bool> busy{"busy"};
+  sc_core::sc_signal<uint32_t> current{"current"};  // instruction index being executed
+
+  Engine(sc_core::sc_module_name name, isa::Queue q, Context& ctx);
+
+ private:
+  void run();
+  void take_tokens(const isa::Instruction& instr);
+  void send_tokens(const isa::Instruction& instr);
+  void execute(uint32_t index, const isa::Instruction& instr);
+  void transport(isa::Space space, tlm::tlm_command cmd, uint64_t addr, std::span<uint8_t> data);
+
+  unsigned q_;
+  Context* ctx_;
+};
+
+class NpuTop : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(NpuTop);
+  // `on_done` is called once when HALT completes (or the watchdog gives up).
+  NpuTop(sc_core::sc_module_name name, const Program& program, const Semantics& sem,
+         Checkers& checkers, const ScOptions& options, std::function<void()> on_done);
+  ~NpuTop() override;
+
+  bool done() const { return done_; }
+  // Valid after the simulation: final memories, counts, cycles.
+  ScOutput output();
+
+ private:
+  void dispatch();
+  void watchdog();
+  void drain();
+  void control(uint32_t index, const isa::Instruction& instr);
+  void check_rtl_decode(uint32_t index, std::span<const uint8_t> word, const isa::Instruction& instr);
+  void finish();
+
+  ScOptions options_;
+  Context ctx_;
+  Memory memory_;
+  Rom rom_;
+  std::function<void()> on_done_;
+  bool done_ = false;
+  ScStats stats_;
+  std::vector<uint8_t> final_sram_;
+  sc_core::sc_trace_file* trace_ = nullptr;
+
+  std::unique_ptr<sc_core::sc_clock> clk_;  // RTL mode only
+  MemTarget<Rom> rom_target_;
+  MemTarget<Ddr> ddr_target_;
+  std::unique_ptr<MemTarget<Sram>> sram_target_;
+  std::unique_ptr<RtlSram> rtl_sram_;
+  std::unique_ptr<RtlDecoder> rtl_decoder_;
+  tlm_utils::simple_initiator_socket<NpuTop> fetch_;
+  tlm_utils::simple_initiator_socket<NpuTop> sram_dump_;
+  std::array<std::unique_ptr<Engine>, isa::kNumQueues> engines_;
+  sc_core::sc_signal<uint32_t> pc_{"pc"};
+  std::vector<uint8_t> fetch_word_;
+  tlm::tlm_generic_payload fetch_payload_;
+};
+
+}  // namespace npuforge::sim::sc_model

@@ -1,0 +1,93 @@
+#include "sim/sc_model/sc_backend.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "isa/error.h"
+#include "sim/sc_model/npu_top.h"
+
+// libsystemc.so defines main() and calls sc_main(); npuforge programs have their own main()
+// and start the simulation with sc_start(), so this one only satisfies the linker. Weak, so
+// that a test or tool may still define its own.
+extern "C" __attribute__((weak)) int sc_main(int, char**) {
+  std::fputs("npuforge: sc_main is not used; SystemC runs are started by sim::sc_model\n", stderr);
+  return 1;
+}
+
+namespace npuforge::sim::sc_model {
+namespace {
+
+void quiet_systemc() {
+  // The banner is printed when the SystemC kernel is first touched; keep stdout/stderr clean.
+  ::setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+}
+
+// "Simulation stopped by user" and "tracing timescale unit set" are routine here.
+void quiet_reports() {
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+}
+
+}  // namespace
+
+bool rtl_decoder_available() {
+#if NPUFORGE_HAVE_RTL_DECODER
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool can_simulate() {
+  quiet_systemc();
+  return sc_core::sc_get_status() == sc_core::SC_ELABORATION && !sc_core::sc_start_of_simulation_invoked();
+}
+
+std::vector<ScOutput> run_together(const Semantics& sem, std::span<const ScJob> jobs) {
+  if (!can_simulate())
+    throw Error("SystemC model: a simulation already ran in this process; SystemC elaborates "
+                "once per process, so run each simulation in its own process (or use run_together)");
+  for (const ScJob& job : jobs) {
+    if (!job.program || !job.checkers) throw Error("SystemC model: a job without program or checkers");
+    if (!job.program->isa) throw Error(fmt::format("SystemC model: program {} has no ISA", job.program->name));
+  }
+  quiet_reports();
+  size_t running = jobs.size();
+  auto on_done = [&running] {
+    if (--running == 0) sc_core::sc_stop();
+  };
+  std::vector<std::unique_ptr<NpuTop>> tops;
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    tops.push_back(std::make_unique<NpuTop>(fmt::format("npu{}", k).c_str(), *jobs[k].program, sem,
+                                            *jobs[k].checkers, jobs[k].options, on_done));
+  }
+  sc_core::sc_start();
+  std::vector<ScOutput> outputs;
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    outputs.push_back(tops[k]->output());
+    jobs[k].checkers->on_end();
+  }
+  return outputs;
+}
+
+ScBackend::ScBackend(const Semantics& sem, ScOptions options) : sem_(&sem), options_(std::move(options)) {}
+
+std::string_view ScBackend::name() const {
+  switch (options_.sram) {
+    case SramModel::Tlm: return "systemc-tlm";
+    case SramModel::Rtl: return "systemc-rtl";
+    case SramModel::RtlStuckBit: return "systemc-rtl-stuck-bit";
+  }
+  return "systemc";
+}
+
+RunResult ScBackend::run(const Program& program, Checkers& checkers) {
+  const ScJob job{&program, &checkers, options_};
+  std::vector<ScOutput> out = run_together(*sem_, std::span<const ScJob>(&job, 1));
+  stats_ = std::move(out[0].stats);
+  return std::move(out[0].result);
+}
+
+}  // namespace npuforge::sim::sc_model

@@ -1,0 +1,93 @@
+#pragma once
+// The SystemC/TLM-2.0 backend of the simulator (see sim/backend.h for the interface).
+//
+//   fetch/dispatch --TLM--> instruction ROM
+//        | sc_fifo per queue (LOAD, COMPUTE, STORE), tokens between them
+//        v
+//   load DMA | compute engine | store DMA  --TLM--> scratchpad (TLM model or Verilated RTL)
+//                                          --TLM--> DDR
+//
+// The three queue engines run concurrently as SC_THREADs and honour the wait/signal tokens;
+// SYNC and HALT drain all queues. One cycle is 1 ns of simulated time. With `rtl`, the
+// scratchpad is the Verilated rtl_stubs/npu_scratchpad.sv (--sc) behind a TLM adapter and
+// every fetched word is also decoded by rtl_stubs/npu_decoder.sv, compared field by field
+// with the C++ decode.
+//
+// ONE SIMULATION PER PROCESS: SystemC elaborates once per process, so run() (or
+// run_together) may be called once; a second call throws npuforge::Error. To compare several
+// models in one process, elaborate them side by side with run_together(). The library
+// defines a weak sc_main that is never called (libsystemc.so needs the symbol); programs keep
+// their own main() and the simulation is started with sc_start from ordinary code.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sim/backend.h"
+
+namespace npuforge::sim::sc_model {
+
+enum class SramModel : uint8_t {
+  Tlm,            // sim::Sram behind a TLM target
+  Rtl,            // Verilated npu_scratchpad
+  RtlStuckBit,    // Verilated npu_scratchpad with a word-address bit stuck at 0 (planted bug)
+};
+
+struct ScOptions {
+  SramModel sram = SramModel::Tlm;
+  // Decode every fetched word with the Verilated npu_decoder too (needs an Rtl scratchpad's
+  // clock; ignored in TLM mode). Unavailable when the build had no npu_isa_pkg.sv.
+  bool rtl_decoder = true;
+  // Waveform file (.vcd): dispatch pc, per-queue busy/instruction, and in RTL mode the
+  // clock and every RTL port. Empty: none.
+  std::string trace_path;
+  // Give up when no instruction runs or completes for this many cycles (a token deadlock;
+  // needed because a clock never runs out of events); the result has completed == false.
+  uint64_t watchdog_cycles = 1'000'000;
+};
+
+struct ScStats {
+  uint64_t decoded_words = 0;        // words decoded by the RTL decoder
+  uint64_t decoder_mismatches = 0;   // words whose RTL decode differs from the C++ one
+  std::vector<std::string> decoder_messages;  // the first few mismatches, one line each
+  uint64_t sram_words = 0;           // RTL scratchpad port transfers (BANK_BYTES each)
+  uint64_t sram_bank_conflicts = 0;  // reads retried because a write hit the same bank
+};
+
+struct ScOutput {
+  RunResult result;
+  ScStats stats;
+};
+
+// True when the decoder RTL was built in (npu_isa_pkg.sv existed at configure time).
+bool rtl_decoder_available();
+// The byte distance at which SramModel::RtlStuckBit aliases: addresses a and a + this map to
+// the same scratchpad word (the stuck word-address bit times the bank word size).
+uint64_t stuck_bit_alias_bytes();
+// False once a simulation has been elaborated in this process.
+bool can_simulate();
+
+class ScBackend : public Backend {
+ public:
+  explicit ScBackend(const Semantics& sem, ScOptions options = {});
+  std::string_view name() const override;
+  // Once per process (see above).
+  RunResult run(const Program& program, Checkers& checkers) override;
+  const ScStats& stats() const { return stats_; }
+
+ private:
+  const Semantics* sem_;
+  ScOptions options_;
+  ScStats stats_;
+};
+
+struct ScJob {
+  const Program* program = nullptr;
+  Checkers* checkers = nullptr;
+  ScOptions options;
+};
+// Elaborates one NPU per job in the same SystemC kernel and simulates them together (they
+// do not interact). Checkers get on_end() after the run. Once per process.
+std::vector<ScOutput> run_together(const Semantics& sem, std::span<const ScJob> jobs);
+
+}  // namespace npuforge::sim::sc_model
