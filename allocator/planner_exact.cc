@@ -7,11 +7,18 @@
 //    of its placed buffers) plus its unplaced total must fit the capacity (inference);
 //  - dominance: never place a buffer at or above the lowest height some unplaced buffer
 //    could reach, since that buffer would fit below;
-//  - independent partitions (time ranges no buffer crosses) are solved separately;
+//  - independent partitions (time ranges no buffer crosses) are solved separately, and
+//    dynamically: once every buffer crossing a section boundary is placed, the two sides
+//    become separate subproblems (each with its own preorder), and a failing side fails
+//    the node without retrying the other side's choices;
+//  - hatless pruning: when a placed buffer had no unplaced buffer overlapping it and its
+//    subtree failed, its siblings are not tried;
 //  - round robin over three static preorders with doubling node limits, under a deadline.
 // With no capacity, it searches the smallest peak between the lower bound and greedy-size.
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <string>
 #include <numeric>
 #include <tuple>
 
@@ -78,22 +85,24 @@ class Search {
          Clock::time_point deadline)
       : b_(b), sw_(sw), cap_(capacity), deadline_(deadline) {}
 
-  // Solves all partitions with one preorder; offsets_ holds the result when kFound.
+  // Solves all partitions with one preorder; offsets() holds the result when kFound.
   Status solve(const std::string& heuristic, int64_t node_limit) {
     offsets_.assign(b_.size(), kNone);
     solution_.assign(b_.size(), 0);
     min_off_.assign(b_.size(), 0);
+    rank_.assign(b_.size(), 0);
     floor_.assign(sw_.sections.size(), 0);
     total_.assign(sw_.sections.size(), 0);
+    cuts_.assign(sw_.sections.size(), 0);
     for (size_t s = 0; s < sw_.sections.size(); ++s)
       for (int i : sw_.sections[s]) total_[s] += b_[i].size.value;
+    for (const auto& [ids, range] : sw_.partitions)
+      for (int i : ids)
+        for (int s = sw_.span[i].first; s + 1 < sw_.span[i].second; ++s) ++cuts_[s];
+    heuristic_ = heuristic;
     nodes_left_ = node_limit;
     for (const auto& [ids, range] : sw_.partitions) {
-      range_ = range;
-      rank_.assign(b_.size(), 0);
-      std::vector<int> order = preorder(ids, heuristic);
-      for (size_t k = 0; k < order.size(); ++k) rank_[order[k]] = int(k);
-      const Status st = dfs(order, 0, -1);
+      const Status st = subsolve(ids, range);
       if (st != Status::kFound) return st;
     }
     return Status::kFound;
@@ -102,8 +111,20 @@ class Search {
 
  private:
   static constexpr uint64_t kNone = UINT64_MAX;
+  using Range = std::pair<int, int>;
 
-  std::vector<int> preorder(std::vector<int> ids, const std::string& h) const {
+  // An independent subproblem: its own preorder (from the section totals still to place)
+  // and a fresh canonical order. Ranks of an enclosing search are restored on return.
+  Status subsolve(const std::vector<int>& ids, Range range) {
+    std::vector<int> order = preorder(ids);
+    std::vector<int> saved(order.size());
+    for (size_t k = 0; k < order.size(); ++k) saved[k] = rank_[order[k]], rank_[order[k]] = int(k);
+    const Status st = dfs(order, range, 0, -1);
+    for (size_t k = 0; k < order.size(); ++k) rank_[order[k]] = saved[k];
+    return st;
+  }
+
+  std::vector<int> preorder(std::vector<int> ids) const {
     auto key = [&](int i, char c) -> uint64_t {
       const uint64_t width = uint64_t(b_[i].lifespan.upper - b_[i].lifespan.lower);
       if (c == 'W') return width;
@@ -112,11 +133,10 @@ class Search {
       for (int s = sw_.span[i].first; s < sw_.span[i].second; ++s) t = std::max(t, total_[s]);
       return t;
     };
-    std::stable_sort(ids.begin(), ids.end(), [&](int x, int y) {
-      for (char c : h)
-        if (key(x, c) != key(y, c)) return key(x, c) > key(y, c);
-      return x < y;
-    });
+    std::vector<std::tuple<uint64_t, uint64_t, uint64_t, int>> keyed;
+    for (int i : ids) keyed.emplace_back(key(i, heuristic_[0]), key(i, heuristic_[1]), key(i, heuristic_[2]), -i);
+    std::sort(keyed.begin(), keyed.end(), std::greater<>());
+    for (size_t k = 0; k < ids.size(); ++k) ids[k] = -std::get<3>(keyed[k]);
     return ids;
   }
 
@@ -125,17 +145,13 @@ class Search {
     return (++ticks_ & 255) == 0 && Clock::now() > deadline_;
   }
 
-  Status dfs(const std::vector<int>& prev, uint64_t last_off, int last_rank) {
+  Status dfs(const std::vector<int>& prev, Range range, uint64_t last_off, int last_rank) {
     if (out_of_time()) return nodes_left_ < 0 ? Status::kAborted : Status::kTimeout;
     std::vector<int> order;
     order.reserve(prev.size());
     for (int i : prev)
       if (offsets_[i] == kNone) order.push_back(i);
-    if (order.empty()) {
-      for (size_t i = 0; i < offsets_.size(); ++i)
-        if (offsets_[i] != kNone) solution_[i] = offsets_[i];
-      return Status::kFound;
-    }
+    if (order.empty()) return Status::kFound;
     std::sort(order.begin(), order.end(), [&](int x, int y) {
       return std::tie(min_off_[x], rank_[x]) < std::tie(min_off_[y], rank_[y]);
     });
@@ -145,18 +161,26 @@ class Search {
       const uint64_t off = min_off_[i];
       if (off < last_off || (off == last_off && rank_[i] < last_rank)) continue;  // canonical
       if (off >= min_height) break;  // dominated, and so is everything after it
-      const Status st = place_and_recurse(order, i, off);
+      bool hatless = true;
+      const Status st = place_and_recurse(order, range, i, off, hatless);
       if (st != Status::kInfeasible) return st;
+      // Nothing unplaced above it: its position constrained no one, so every other
+      // choice here leads to the same failure (MiniMalloc's "hatless" pruning).
+      if (hatless) break;
     }
     return Status::kInfeasible;
   }
 
-  Status place_and_recurse(const std::vector<int>& order, int i, uint64_t off) {
+  Status place_and_recurse(const std::vector<int>& order, Range range, int i, uint64_t off,
+                           bool& hatless) {
     const uint64_t height = off + b_[i].size.value;
     offsets_[i] = off;
+    solution_[i] = off;  // the last write on the successful path is the answer
     const size_t offset_mark = offset_log_.size(), floor_mark = floor_log_.size();
     for (int j : sw_.overlaps[i]) {
-      if (offsets_[j] != kNone || min_off_[j] >= height) continue;
+      if (offsets_[j] != kNone) continue;
+      hatless = false;
+      if (min_off_[j] >= height) continue;
       offset_log_.emplace_back(j, min_off_[j]);
       min_off_[j] = align_to(height, b_[j].alignment.value);
     }
@@ -168,13 +192,39 @@ class Search {
     }
     raise_unplaced_floors(offset_mark);
     Status st = Status::kInfeasible;
-    if (feasible(off)) st = dfs(order, off, rank_[i]);
+    if (feasible(range, off)) st = decompose(order, range, i, off);
     for (size_t k = floor_log_.size(); k-- > floor_mark;) floor_[floor_log_[k].first] = floor_log_[k].second;
     floor_log_.resize(floor_mark);
     for (int s = s0; s < s1; ++s) total_[s] += b_[i].size.value;
     for (size_t k = offset_log_.size(); k-- > offset_mark;) min_off_[offset_log_[k].first] = offset_log_[k].second;
     offset_log_.resize(offset_mark);
     offsets_[i] = kNone;
+    return st;
+  }
+
+  // Dynamic decomposition: once no unplaced buffer crosses a section boundary (its cut
+  // count drops to zero), the two sides no longer interact and are solved separately;
+  // if one side fails, no choice on the other side can help.
+  Status decompose(const std::vector<int>& order, Range range, int i, uint64_t off) {
+    std::vector<int> cutpoints = {range.first};
+    const auto [s0, s1] = sw_.span[i];
+    for (int s = s0; s + 1 < s1; ++s)
+      if (--cuts_[s] == 0) cutpoints.push_back(s + 1);
+    Status st = Status::kFound;
+    if (cutpoints.size() == 1) {
+      st = dfs(order, range, off, rank_[i]);
+    } else {
+      cutpoints.push_back(range.second);
+      for (size_t c = 1; c < cutpoints.size() && st == Status::kFound; ++c) {
+        const Range sub = {cutpoints[c - 1], cutpoints[c]};
+        std::vector<int> ids;
+        for (int j : order)
+          if (offsets_[j] == kNone && sw_.span[j].first < sub.second && sub.first < sw_.span[j].second)
+            ids.push_back(j);
+        if (!ids.empty()) st = subsolve(ids, sub);
+      }
+    }
+    for (int s = s0; s + 1 < s1; ++s) ++cuts_[s];
     return st;
   }
 
@@ -199,8 +249,9 @@ class Search {
     }
   }
 
-  bool feasible(uint64_t off) const {
-    for (int s = range_.first; s < range_.second; ++s)
+  // Section inference with a monotonic floor: later placements are no lower than `off`.
+  bool feasible(Range range, uint64_t off) const {
+    for (int s = range.first; s < range.second; ++s)
       if (std::max(off, floor_[s]) + total_[s] > cap_) return false;
     return true;
   }
@@ -209,9 +260,9 @@ class Search {
   const Sweep& sw_;
   const uint64_t cap_;
   const Clock::time_point deadline_;
-  std::pair<int, int> range_;
+  std::string heuristic_;
   std::vector<uint64_t> offsets_, solution_, min_off_, floor_, total_;
-  std::vector<int> rank_;
+  std::vector<int> rank_, cuts_;
   std::vector<std::pair<int, uint64_t>> offset_log_, floor_log_;
   std::vector<uint64_t> stamp_;
   uint64_t epoch_ = 0;

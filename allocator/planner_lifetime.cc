@@ -1,21 +1,29 @@
 // lifetime-aware: the virtual-allocation method of SEEDS.md section B.
-// Buffers are replayed in time order on virtual offsets inside a pool that may grow.
-// Only buffers still live conflict with later ones (later buffers start no earlier), so
-// the free gaps are the holes between live buffers. For each buffer:
+// Allocation requests are replayed on virtual offsets inside a pool that may grow. Since
+// nothing is real until the end, the order in which requests are served is free: pure
+// time order, and coarse time windows (in time order) whose requests are served largest
+// first. The gaps for a request are the holes between the placed buffers whose lifetimes
+// meet it (in pure time order: the ones still live). For each buffer:
 //  1. gaps that fit are scored: little waste first; neighbours that die close to this
 //     buffer's death; neighbours that die before the next allocation (a hole about to
 //     grow is worth keeping for bigger requests). The lowest score wins.
-//  2. no gap fits: free-memory movement. A run of live buffers between two gaps is
+//  2. no gap fits: free-memory movement. A run of placed buffers between two gaps is
 //     shifted into one gap so that the other grows enough. A moved buffer must stay clear
 //     of every placed buffer its lifetime meets, dead ones included (the history of each
 //     address region), so the move is checked against all of them. Bounded attempts.
 //  3. movement fails: pool expansion at the best gap (closest in size to the request,
-//     neighbours dying closest in time; the top gap is exempt from the size rule): every
-//     buffer at or above the gap's end, dead or alive, shifts up by the missing amount.
-// Offsets stay virtual until the end; they are then the plan's offsets.
+//     neighbours dying closest in time; the top gap is exempt from the size rule; with
+//     peak-aware weight sets, the gap whose widening leaves the lowest pool comes first):
+//     every buffer at or above the gap's end, dead or alive, shifts up by the missing amount.
+// A final pass drops every buffer as low as the ones below it allow (compaction). Every
+// (order, weight set) pair is replayed and the lowest final pool wins; offsets are virtual
+// until then.
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <tuple>
+
+#include <fmt/core.h>
 
 #include "allocator/planner.h"
 #include "allocator/planner_util.h"
@@ -31,9 +39,18 @@ struct Gap {
 
 struct Weights {
   double waste, death, soon, top;
+  bool peak_expand;  // expansion picks the gap giving the lowest pool height first
 };
 // The rule weights tried; the lowest final peak wins (ties: the first).
-constexpr Weights kWeights[] = {{1, 0.5, 0.25, 1}, {1, 0, 0, 0}, {1, 2, 0.5, 1}, {0.2, 1, 0.25, 4}};
+constexpr Weights kWeights[] = {
+    {1, 0.5, 0.25, 1, false}, {1, 0, 0, 0, false}, {1, 2, 0.5, 1, false}, {0.2, 1, 0.25, 4, false},
+    {1, 0.5, 0.25, 1, true},  {1, 0, 0, 0, true},  {1, 2, 0.5, 1, true},  {0.2, 1, 0.25, 4, true}};
+// Above this many buffers only time order with the first four weight sets is replayed:
+// every replay costs a pass over all buffers, and the large cases are rarely tight.
+constexpr size_t kAllVariantsUpTo = 5000;
+
+// 0 = pure time order; otherwise the number of time windows.
+constexpr int kWindows[] = {0, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
 
 class Virtual {
  public:
@@ -43,18 +60,14 @@ class Virtual {
     for (const auto& x : b_) horizon_ = std::max<TimeValue>(horizon_, x.lifespan.upper);
   }
 
-  std::vector<Offset> run() {
-    std::vector<int> order;
-    for (size_t i = 0; i < b_.size(); ++i)
-      if (b_[i].size.value > 0 && b_[i].lifespan.lower < b_[i].lifespan.upper) order.push_back(int(i));
-    std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
-      return b_[x].lifespan.lower < b_[y].lifespan.lower;
-    });
+  // Replays the allocations in `order` (time order, or time windows each sorted by size).
+  std::vector<Offset> run(const std::vector<int>& order) {
+    for (int i : order) max_len_ = std::max(max_len_, b_[i].lifespan.upper - b_[i].lifespan.lower);
     for (size_t k = 0; k < order.size(); ++k) {
       const TimeValue next = k + 1 < order.size() ? b_[order[k + 1]].lifespan.lower : horizon_;
       place(order[k], next);
       placed_.push_back(order[k]);
-      live_.push_back(order[k]);
+      by_start_.emplace(b_[order[k]].lifespan.lower, order[k]);
     }
     settle(order);
     return off_;
@@ -63,11 +76,20 @@ class Virtual {
  private:
   uint64_t end(int i) const { return off_[i] + b_[i].size.value; }
 
-  std::vector<Gap> gaps(TimeValue now) {
-    // Buffers only die as time advances: prune the live list once per allocation.
-    std::erase_if(live_, [&](int j) { return b_[j].lifespan.upper <= now; });
-    std::vector<int> live = live_;
-    std::sort(live.begin(), live.end(), [&](int x, int y) { return off_[x] < off_[y]; });
+  // The placed buffers whose lifetimes meet buffer i's. In pure time order these are
+  // exactly the ones still live when i is allocated.
+  std::vector<int> conflicts(int i) const {
+    std::vector<int> out;
+    const Lifespan life = b_[i].lifespan;
+    for (auto it = by_start_.lower_bound(life.lower - max_len_);
+         it != by_start_.end() && it->first < life.upper; ++it)
+      if (b_[it->second].lifespan.intersects(life)) out.push_back(it->second);
+    return out;
+  }
+
+  std::vector<Gap> gaps(const std::vector<int>& conflicting) const {
+    std::vector<int> live = conflicting;
+    std::sort(live.begin(), live.end(), [&](int x, int y) { return std::tie(off_[x], x) < std::tie(off_[y], y); });
     std::vector<Gap> out;
     uint64_t top = 0;
     int below = -1;
@@ -95,7 +117,8 @@ class Virtual {
 
   void place(int i, TimeValue next) {
     const uint64_t size = b_[i].size.value, align = b_[i].alignment.value;
-    const std::vector<Gap> gs = gaps(b_[i].lifespan.lower);
+    live_ = conflicts(i);
+    const std::vector<Gap> gs = gaps(live_);
     const Gap* best = nullptr;
     double best_score = 0;
     for (const Gap& g : gs) {
@@ -114,8 +137,11 @@ class Virtual {
   // May buffer j sit at `to` without meeting any placed buffer its lifetime meets
   // (except those in `moving`, which move with it)?
   bool clear_at(int j, uint64_t to, const std::vector<int>& moving) const {
-    for (int m : placed_) {
-      if (m == j || !b_[m].lifespan.intersects(b_[j].lifespan)) continue;
+    const Lifespan life = b_[j].lifespan;
+    for (auto it = by_start_.lower_bound(life.lower - max_len_);
+         it != by_start_.end() && it->first < life.upper; ++it) {
+      const int m = it->second;
+      if (m == j || !b_[m].lifespan.intersects(life)) continue;
       if (std::find(moving.begin(), moving.end(), m) != moving.end()) continue;
       if (off_[m] < to + b_[j].size.value && to < end(m)) return false;
     }
@@ -133,7 +159,7 @@ class Virtual {
       ++attempts;
       std::vector<int> run;  // live buffers between the two gaps
       for (int j : live_)
-        if (b_[j].lifespan.upper > b_[i].lifespan.lower && off_[j] >= lo.hi && end(j) <= hi.lo)
+        if (off_[j] >= lo.hi && end(j) <= hi.lo)
           run.push_back(j);
       if (hi.top) continue;
       // Up: the lower gap becomes [lo.lo, lo.hi + d); down: the upper becomes [hi.lo - d, hi.hi).
@@ -161,16 +187,38 @@ class Virtual {
 
   void expand(int i, const std::vector<Gap>& gs) {
     const uint64_t size = b_[i].size.value, align = b_[i].alignment.value;
+    // Peak-aware expansion: the height the pool reaches if gap g is widened (everything at
+    // or above g.hi moves up by the missing amount), from the suffix maxima of the ends.
+    std::vector<std::pair<uint64_t, uint64_t>> spans;  // (offset, end) of placed buffers
+    std::vector<uint64_t> prefix, suffix;               // max end below / from index k
+    if (w_.peak_expand) {
+      for (int j : placed_) spans.emplace_back(off_[j], end(j));
+      std::sort(spans.begin(), spans.end());
+      prefix.assign(spans.size() + 1, 0);
+      suffix.assign(spans.size() + 1, 0);
+      for (size_t k = 0; k < spans.size(); ++k) prefix[k + 1] = std::max(prefix[k], spans[k].second);
+      for (size_t k = spans.size(); k-- > 0;) suffix[k] = std::max(suffix[k + 1], spans[k].second);
+    }
+    auto height_after = [&](const Gap& g) -> double {
+      if (!w_.peak_expand) return 0;
+      const uint64_t at = align_to(g.lo, align);
+      const uint64_t missing = g.top ? 0 : align_to(at + size - g.hi, unit_);
+      const size_t k = size_t(std::lower_bound(spans.begin(), spans.end(), std::make_pair(g.hi, uint64_t(0))) - spans.begin());
+      const uint64_t above = k == spans.size() ? 0 : suffix[k] + missing;
+      return double(std::max({prefix[k], above, at + size}));
+    };
     const Gap* best = nullptr;
-    double best_score = 0;
+    double best_score = 0, best_height = 0;
     for (const Gap& g : gs) {
+      const double height = height_after(g);
+      if (best && height > best_height) continue;
       const double closeness = g.top ? 0 : std::abs(double(g.hi - g.lo) - double(size)) / double(size);
       double death = 0;
       for (int nb : {g.below, g.above})
         if (nb >= 0) death += std::abs(double(b_[nb].lifespan.upper - b_[i].lifespan.upper)) /
                               double(std::max<TimeValue>(1, horizon_));
       const double s = closeness + death + (g.top ? 0.5 : 0.0);
-      if (!best || s < best_score) best = &g, best_score = s;
+      if (!best || height < best_height || s < best_score) best = &g, best_score = s, best_height = height;
     }
     const uint64_t at = align_to(best->lo, align);
     const uint64_t missing = align_to(at + size - best->hi, unit_);
@@ -211,10 +259,39 @@ class Virtual {
   const PlannerOptions& opt_;
   const Weights w_;
   std::vector<Offset> off_;
-  std::vector<int> placed_, live_;
+  std::vector<int> placed_, live_;  // live_: the placed buffers meeting the current one
+  std::multimap<TimeValue, int> by_start_;
   uint64_t pool_ = 0, unit_ = 1;
-  TimeValue horizon_ = 0;
+  TimeValue horizon_ = 0, max_len_ = 0;
 };
+
+// The allocation orders replayed. Offsets are virtual, so the order in which requests are
+// served is free: pure time order, and time windows (the lifetime order of the windows
+// kept) inside which the larger requests are served first.
+std::vector<std::vector<int>> replay_orders(const std::vector<PlanBuffer>& b) {
+  std::vector<int> ids;
+  TimeValue t0 = 0, t1 = 0;
+  for (size_t i = 0; i < b.size(); ++i)
+    if (b[i].size.value > 0 && b[i].lifespan.lower < b[i].lifespan.upper) {
+      if (ids.empty() || b[i].lifespan.lower < t0) t0 = b[i].lifespan.lower;
+      t1 = std::max(t1, b[i].lifespan.lower);
+      ids.push_back(int(i));
+    }
+  std::vector<std::vector<int>> orders;
+  for (int windows : kWindows) {
+    if (windows && ids.size() > kAllVariantsUpTo) break;
+    const double width = double(t1 - t0 + 1) / windows;
+    auto window = [&](int i) { return windows == 0 ? 0 : int64_t(double(b[i].lifespan.lower - t0) / width); };
+    std::vector<int> order = ids;
+    std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
+      if (windows == 0) return b[x].lifespan.lower < b[y].lifespan.lower;
+      return std::make_tuple(window(x), b[y].size.value, b[x].lifespan.lower) <
+             std::make_tuple(window(y), b[x].size.value, b[y].lifespan.lower);
+    });
+    orders.push_back(std::move(order));
+  }
+  return orders;
+}
 
 }  // namespace
 
@@ -222,11 +299,20 @@ PlanResult plan_lifetime_aware(const PlanProblem& problem, const PlannerOptions&
   reject_fixed_offsets(problem, "lifetime-aware");
   PlanResult best;
   bool first = true;
-  for (const Weights& w : kWeights) {
-    PlanResult r = finish(problem, Virtual(problem, options, w).run(), problem.capacity);
-    if (first || r.peak < best.peak) best = std::move(r);
-    first = false;
-  }
+  const std::vector<std::vector<int>> orders = replay_orders(problem.buffers);
+  for (size_t o = 0; o < orders.size(); ++o)
+    for (size_t w = 0; w < std::size(kWeights); ++w) {
+      if (w >= 4 && problem.buffers.size() > kAllVariantsUpTo) break;
+      PlanResult r = finish(problem, Virtual(problem, options, kWeights[w]).run(orders[o]),
+                            problem.capacity);
+      if (first || r.peak < best.peak) {
+        best = std::move(r);
+        best.note += fmt::format("{}replay order: {}, weight set {}", best.note.empty() ? "" : "; ",
+                                kWindows[o] ? fmt::format("{} time windows by size", kWindows[o])
+                                            : std::string("time order"), w);
+      }
+      first = false;
+    }
   return best;
 }
 

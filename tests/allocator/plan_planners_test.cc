@@ -1,9 +1,11 @@
 // Every planner's output passes the checker; exact matches a brute force on tiny problems.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <functional>
 
 #include "allocator/plan_check.h"
+#include "allocator/plan_io.h"
 #include "allocator/planner.h"
 #include "isa/error.h"
 #include "plan_test_util.h"
@@ -89,6 +91,64 @@ TEST(ExactPlanner, MatchesBruteForceOnTinyProblems) {
     ASSERT_FALSE(none.timed_out);
   }
   EXPECT_GT(above_lb, 10);  // the set includes problems where the lower bound is not reachable
+}
+
+// Short lifetimes on a long time line: the search splits into subproblems as soon as the
+// buffers crossing a section boundary are placed (dynamic decomposition), and buffers
+// with nothing unplaced above them end their level (hatless pruning). Both must keep the
+// search complete: the smallest peak still matches the brute force, and one byte less
+// is still proved infeasible.
+TEST(ExactPlanner, MatchesBruteForceWhenTheSearchDecomposes) {
+  Rng rng(17);
+  for (int k = 0; k < 200; ++k) {
+    PlanProblem p;
+    const int n = int(rng.range(4, 8));
+    for (int i = 0; i < n; ++i) {
+      const int64_t lo = rng.range(0, 9);
+      p.buffers.push_back({"b" + std::to_string(i), {lo, lo + rng.range(1, 4)},
+                           Bytes{uint64_t(rng.range(1, 5))}, Bytes{1}, {}});
+    }
+    const uint64_t best = brute_force_peak(p);
+    const PlanResult r = plan_exact(p);
+    ASSERT_TRUE(r.proven_optimal) << r.note;
+    ASSERT_EQ(r.peak.value, best) << "problem " << k;
+    ASSERT_TRUE(check_plan(p, r.offsets, Bytes{best}).ok());
+    PlannerOptions tight;
+    tight.capacity = Bytes{best - 1};
+    const PlanResult none = plan_exact(p, tight);
+    ASSERT_FALSE(none.found) << "problem " << k;
+    ASSERT_FALSE(none.timed_out);
+  }
+}
+
+// The public MiniMalloc "challenging" instances (see ../shared/anchors/minimalloc/README.md).
+PlanProblem challenging(const std::string& name) {
+  const auto path = std::filesystem::path(NPUFORGE_SOURCE_DIR) /
+                    "../shared/anchors/minimalloc/challenging" / (name + ".1048576.csv");
+  PlanProblem p = load_plan_file(path);
+  p.capacity = Bytes{1048576};
+  return p;
+}
+
+TEST(LifetimeAwarePlanner, NoWorseThanGreedyOnTheChallengingInstances) {
+  for (const std::string name : {"A", "B", "C", "D", "E", "F", "G"}) {
+    const PlanProblem p = challenging(name);
+    const PlanResult la = plan_lifetime_aware(p), gs = plan_greedy_size(p);
+    EXPECT_TRUE(check_plan(p, la.offsets, std::nullopt).ok()) << name;
+    EXPECT_LE(la.peak, gs.peak) << name << ": " << la.note;
+  }
+}
+
+// Two instances that used to exhaust a 60 s budget; each now takes about a second.
+TEST(ExactPlanner, PlacesChallengingInstancesWithinCapacity) {
+  for (const std::string name : {"E", "G"}) {
+    const PlanProblem p = challenging(name);
+    PlannerOptions opt;
+    opt.time_limit_s = 60;
+    const PlanResult r = plan_exact(p, opt);
+    ASSERT_TRUE(r.fits) << name << ": " << r.note;
+    EXPECT_TRUE(check_plan(p, r.offsets, p.capacity).ok()) << name;
+  }
 }
 
 TEST(Planners, GreedyKeepsFixedOffsetsOthersRefuse) {
