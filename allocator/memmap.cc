@@ -1,5 +1,6 @@
 // Memory-map YAML: load with errors naming file, line, buffer index and field; save in the
 // documented layout (one flow mapping per buffer, offsets in hex).
+#include "isa/file_io.h"
 #include "allocator/memmap.h"
 
 #include <fmt/core.h>
@@ -107,11 +108,7 @@ MemMap MemMap::load_string(std::string_view yaml_text, std::string_view source_n
 }
 
 MemMap MemMap::load_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("{}: cannot open memory map", path.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return load_string(ss.str(), path.string());
+  return load_string(isa::read_file(path, "memory map"), path.string());
 }
 
 std::string MemMap::to_yaml() const {
@@ -144,10 +141,7 @@ std::string MemMap::to_yaml() const {
 }
 
 void MemMap::save_file(const std::filesystem::path& path) const {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw Error(fmt::format("{}: cannot write memory map", path.string()));
-  out << to_yaml();
-  if (!out) throw Error(fmt::format("{}: write failed", path.string()));
+  isa::write_file(path, to_yaml(), "memory map");
 }
 
 }  // namespace npuforge::allocator

@@ -1,3 +1,4 @@
+#include "isa/file_io.h"
 #include "allocator/plan_io.h"
 
 #include <charconv>
@@ -69,14 +70,6 @@ void check_lifespan(const PlanBuffer& b, std::string_view where) {
 void check_unique(std::set<std::string>& ids, const PlanBuffer& b, std::string_view where) {
   if (!ids.insert(b.id).second)
     throw Error(fmt::format("{}: duplicate buffer id '{}'", where, b.id));
-}
-
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("{}: cannot open file", path.string()));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 }  // namespace
@@ -262,7 +255,7 @@ bool is_memmap_path(const std::filesystem::path& path) {
 
 PlanProblem load_plan_file(const std::filesystem::path& path, PlanReadOptions options) {
   const std::string ext = path.extension().string();
-  const std::string text = read_text(path);
+  const std::string text = isa::read_file(path);
   if (ext == ".csv") return read_plan_csv(text, path.string(), options);
   if (ext == ".yaml" || ext == ".yml") return read_plan_yaml(text, path.string(), options);
   throw Error(fmt::format("{}: unknown plan format (expected .csv, .yaml or .yml)", path.string()));
@@ -274,8 +267,7 @@ void save_plan_file(const PlanProblem& plan, const std::filesystem::path& path) 
   if (ext == ".csv") text = write_plan_csv(plan);
   else if (ext == ".yaml" || ext == ".yml") text = write_plan_yaml(plan);
   else throw Error(fmt::format("{}: unknown plan format (expected .csv, .yaml or .yml)", path.string()));
-  std::ofstream out(path, std::ios::binary);
-  if (!out || !(out << text)) throw Error(fmt::format("{}: cannot write file", path.string()));
+  isa::write_file(path, text, "plan");
 }
 
 }  // namespace npuforge::allocator

@@ -1,3 +1,4 @@
+#include "isa/file_io.h"
 #include "gen/output.h"
 
 #include <fstream>
@@ -74,23 +75,16 @@ std::string summary_line(const GeneratedProgram& p) {
       s.reloads, s.skipped, s.directed);
 }
 
-static void write_file(const std::filesystem::path& path, const void* data, size_t size) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw Error(fmt::format("{}: cannot open for writing", path.string()));
-  f.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
-  if (!f) throw Error(fmt::format("{}: write failed", path.string()));
-}
-
 void write_outputs(const isa::Isa& isa, const GeneratedProgram& p, const std::filesystem::path& prefix) {
   const std::string base = prefix.string();
   const std::string s = to_assembly(p);
-  write_file(base + ".s", s.data(), s.size());
+  isa::write_file(base + ".s", s);
   const std::vector<uint8_t> bin = isa::encode_program(isa, p.instrs);
-  write_file(base + ".bin", bin.data(), bin.size());
+  isa::write_file(base + ".bin", bin);
   const std::string hex = isa::to_readmemh(isa, p.instrs, p.header);
-  write_file(base + ".hex", hex.data(), hex.size());
+  isa::write_file(base + ".hex", hex);
   p.memmap().save_file(base + ".memmap.yaml");
-  write_file(base + ".ddr.bin", p.ddr_image.data(), p.ddr_image.size());
+  isa::write_file(base + ".ddr.bin", p.ddr_image);
 }
 
 }  // namespace npuforge::gen

@@ -1,3 +1,4 @@
+#include "isa/file_io.h"
 #include "gen/profile.h"
 
 #include <fstream>
@@ -191,11 +192,7 @@ Profile Profile::load_string(std::string_view yaml_text, std::string_view source
 }
 
 Profile Profile::load_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("{}: cannot open profile", path.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return load_string(ss.str(), path.string());
+  return load_string(isa::read_file(path, "profile"), path.string());
 }
 
 }  // namespace npuforge::gen

@@ -1,3 +1,4 @@
+#include "isa/file_io.h"
 #include "isa/yaml_util.h"
 
 #include <fstream>
@@ -19,11 +20,7 @@ YAML::Node load_yaml_string(std::string_view text, std::string_view source_name)
 }
 
 YAML::Node load_yaml_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("{}: cannot open file", path.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return load_yaml_string(ss.str(), path.string());
+  return load_yaml_string(read_file(path), path.string());
 }
 
 std::string where(std::string_view source, const YAML::Node& node) {

@@ -12,6 +12,7 @@
 
 #include "allocator/memmap.h"
 #include "isa/error.h"
+#include "isa/file_io.h"
 #include "isa/instruction.h"
 #include "regress/proc.h"
 #include "regress/shrink.h"
@@ -24,18 +25,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+// A missing file reads as empty: a worker that died wrote nothing.
+std::string slurp(const fs::path& p) { return fs::exists(p) ? isa::read_file(p) : std::string(); }
 
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) throw Error(fmt::format("{}: cannot write file", path.string()));
-}
+void write_text(const fs::path& path, const std::string& text) { isa::write_file(path, text); }
 
 std::string abs_path(const std::string& p) { return p.empty() ? p : fs::absolute(p).lexically_normal().string(); }
 

@@ -11,6 +11,7 @@
 
 #include "isa/assembler.h"
 #include "isa/error.h"
+#include "isa/file_io.h"
 #include "regress/ddmin.h"
 #include "regress/proc.h"
 
@@ -151,11 +152,7 @@ ShrinkResult shrink(const ShrinkProgram& p, const Oracle& oracle, size_t max_tes
 }
 
 void write_program(const isa::Isa& isa, const ShrinkProgram& p, const std::filesystem::path& prefix) {
-  auto write = [](const std::filesystem::path& path, const std::string& data) {
-    std::ofstream out(path, std::ios::binary);
-    out.write(data.data(), static_cast<std::streamsize>(data.size()));
-    if (!out) throw Error(fmt::format("{}: cannot write file", path.string()));
-  };
+  auto write = [](const std::filesystem::path& path, const std::string& data) { isa::write_file(path, data); };
   const std::string base = prefix.string();
   std::string s = fmt::format("; npuforge shrink: {} instructions, {} buffers\n", p.instrs.size(), p.map.buffers.size());
   for (const auto& b : p.map.buffers) {
@@ -211,10 +208,8 @@ Oracle sim_oracle(const std::string& exe, const isa::Isa& isa, const std::filesy
     const std::string log = prefix + ".log";
     const ProcResult r = run_process(argv, log, log, 120);
     if (r.exit_code == 0) return "";
-    std::ifstream in(log);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const std::string kind = finding_kind(first_finding(ss.str()));
+    const std::string kind =
+        std::filesystem::exists(log) ? finding_kind(first_finding(isa::read_file(log, "simulator log"))) : "";
     // A crash or a usage error is a different failure, never "the same".
     return kind.empty() ? fmt::format("other/exit{}", r.exit_code) : kind;
   };

@@ -9,6 +9,7 @@
 #include "gen/output.h"
 #include "gen/placer.h"
 #include "isa/error.h"
+#include "isa/file_io.h"
 #include "regress/proc.h"
 #include "regress/runner.h"
 #include "regress/shrink.h"
@@ -17,17 +18,11 @@
 namespace npuforge::regress {
 namespace {
 
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) throw Error(fmt::format("{}: cannot write file", path));
-}
+void write_text(const std::string& path, const std::string& text) { isa::write_file(path, text); }
 
+// A missing log reads as empty (the simulator may have died before writing it).
 std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return std::filesystem::exists(path) ? isa::read_file(path, "simulator log") : std::string();
 }
 
 // What the per-seed table shows besides pass/fail.

@@ -10,7 +10,7 @@ jobs=${JOBS:-$(nproc)}
 sanitize=${NPUFORGE_SANITIZE:-OFF}
 type=RelWithDebInfo
 [ "$sanitize" = ON ] && type=Debug
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=$type -DNPUFORGE_SANITIZE="$sanitize" -DNPUFORGE_BENCH=ON
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=$type -DNPUFORGE_SANITIZE="$sanitize" -DNPUFORGE_BENCH="${NPUFORGE_BENCH:-ON}"
 cmake --build "$build" -j "$jobs"
 export SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:detect_stack_use_after_return=0}

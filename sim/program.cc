@@ -6,27 +6,16 @@
 #include <fmt/core.h>
 
 #include "isa/error.h"
+#include "isa/file_io.h"
 
 namespace npuforge::sim {
-namespace {
-
-std::vector<uint8_t> read_file(const std::filesystem::path& path, std::string_view what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("{}: cannot open {}", path.string(), what));
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-}  // namespace
 
 std::vector<uint8_t> read_ddr_image(const std::filesystem::path& path) {
-  return read_file(path, "DDR image");
+  return isa::read_binary_file(path, "DDR image");
 }
 
 void write_ddr_image(const std::filesystem::path& path, const std::vector<uint8_t>& image) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw Error(fmt::format("{}: cannot open for writing the DDR image", path.string()));
-  out.write(reinterpret_cast<const char*>(image.data()), static_cast<std::streamsize>(image.size()));
-  if (!out) throw Error(fmt::format("{}: write failed", path.string()));
+  isa::write_file(path, image, "DDR image");
 }
 
 Program Program::load(const isa::Isa& isa, const std::filesystem::path& bin_path,
@@ -36,7 +25,7 @@ Program Program::load(const isa::Isa& isa, const std::filesystem::path& bin_path
   p.name = bin_path.stem().string();
   p.isa = &isa;
   p.config = config;
-  const auto bytes = read_file(bin_path, "program binary");
+  const auto bytes = isa::read_binary_file(bin_path, "program binary");
   p.instrs = isa::decode_program(isa, bytes, bin_path.string());
   if (!memmap_path.empty()) p.memmap = allocator::MemMap::load_file(memmap_path);
   if (!ddr_path.empty()) p.ddr_init = read_ddr_image(ddr_path);

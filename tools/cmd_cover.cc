@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "isa/error.h"
+#include "isa/file_io.h"
 #include "regress/coverage.h"
 #include "tools/command.h"
 
@@ -18,14 +19,6 @@ struct CoverOpts {
   std::vector<std::string> inputs;
   std::string json;
 };
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw Error(fmt::format("{}: cannot open file", p.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // A results directory: its per-seed files (coverage/*.json) when present, else coverage.json.
 std::vector<std::filesystem::path> files_of(const std::filesystem::path& in) {
@@ -52,13 +45,11 @@ std::vector<std::filesystem::path> files_of(const std::filesystem::path& in) {
 int run_cover(const CoverOpts& o) {
   regress::Coverage total;
   for (const auto& in : o.inputs) {
-    for (const auto& f : files_of(in)) total.merge(regress::Coverage::from_json(slurp(f), f.string()));
+    for (const auto& f : files_of(in)) total.merge(regress::Coverage::from_json(isa::read_file(f, "coverage file"), f.string()));
   }
   fmt::print("{}", total.report(true));
   if (!o.json.empty()) {
-    std::ofstream out(o.json);
-    out << total.to_json();
-    if (!out) throw Error(fmt::format("{}: cannot write file", o.json));
+    isa::write_file(o.json, total.to_json(), "coverage JSON");
   }
   return kExitOk;
 }

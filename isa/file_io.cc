@@ -1,0 +1,35 @@
+#include "isa/file_io.h"
+
+#include <fstream>
+#include <iterator>
+
+#include <fmt/core.h>
+
+#include "isa/error.h"
+
+namespace npuforge::isa {
+
+std::string read_file(const std::filesystem::path& path, std::string_view what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("{}: cannot open {}", path.string(), what));
+  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) throw Error(fmt::format("{}: cannot read {}", path.string(), what));
+  return text;
+}
+
+std::vector<uint8_t> read_binary_file(const std::filesystem::path& path, std::string_view what) {
+  const std::string text = read_file(path, what);
+  return {text.begin(), text.end()};
+}
+
+void write_file(const std::filesystem::path& path, std::string_view data, std::string_view what) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (out) out.write(data.data(), static_cast<std::streamsize>(data.size()));
+  if (!out) throw Error(fmt::format("{}: cannot write {}", path.string(), what));
+}
+
+void write_file(const std::filesystem::path& path, std::span<const uint8_t> data, std::string_view what) {
+  write_file(path, std::string_view(reinterpret_cast<const char*>(data.data()), data.size()), what);
+}
+
+}  // namespace npuforge::isa
