@@ -248,22 +248,26 @@ TEST(ScModel, GeneratedSeedsRunCleanInTlmAndASubsetInRtl) {
   REQUIRE_FRESH_PROCESS();
   const isa::Isa& isa = isa::builtin_isa();
   const isa::NpuConfig npu;
-  const gen::Profile profile = gen::Profile::load_file(NPUFORGE_SOURCE_DIR "/configs/gen/default.yaml");
-  constexpr int kTlmSeeds = 24, kRtlSeeds = 3;
+  // 50 seeds of each shipped profile in TLM mode; the first few again with the RTL scratchpad.
+  constexpr int kSeedsPerProfile = 50, kRtlSeeds = 6;
   std::vector<Program> programs;
-  for (uint64_t seed = 1; seed <= kTlmSeeds; ++seed) {
-    gen::GenOptions go;
-    go.seed = seed;
-    go.length = 400;
-    const gen::GeneratedProgram g = gen::generate(isa, npu, profile, go);
-    Program p;
-    p.name = "seed" + std::to_string(seed);
-    p.isa = &isa;
-    p.instrs = g.instrs;
-    p.memmap = g.memmap();
-    p.ddr_init = g.ddr_image;
-    p.config = g.npu;
-    programs.push_back(std::move(p));
+  for (const char* name : {"default", "near-full", "stress-fragment", "tiny-buffers"}) {
+    const gen::Profile profile =
+        gen::Profile::load_file(std::string(NPUFORGE_SOURCE_DIR "/configs/gen/") + name + ".yaml");
+    for (uint64_t seed = 1; seed <= kSeedsPerProfile; ++seed) {
+      gen::GenOptions go;
+      go.seed = seed;
+      go.length = 400;
+      const gen::GeneratedProgram g = gen::generate(isa, npu, profile, go);
+      Program p;
+      p.name = std::string(name) + ":" + std::to_string(seed);
+      p.isa = &isa;
+      p.instrs = g.instrs;
+      p.memmap = g.memmap();
+      p.ddr_init = g.ddr_image;
+      p.config = g.npu;
+      programs.push_back(std::move(p));
+    }
   }
   std::vector<std::unique_ptr<Checkers>> checks;
   std::vector<ScJob> jobs;
