@@ -188,7 +188,9 @@ TEST(Coverage, ThousandSeedsOfTheShippedProfilesCloseOpcodeAndAllocatorGroups) {
   for (const auto& g : total.groups()) {
     std::printf("coverage %-10s %zu/%zu complete after %llu seeds\n", g.name.c_str(), g.covered(), g.bins.size(),
                 static_cast<unsigned long long>(g.complete_after));
-    if (g.name == "opcode" || g.name == "alloc") EXPECT_TRUE(g.complete()) << total.report(true);
+    if (g.name == "opcode" || g.name == "alloc") {
+      EXPECT_TRUE(g.complete()) << total.report(true);
+    }
   }
 }
 
