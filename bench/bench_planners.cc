@@ -14,6 +14,9 @@
 #include "allocator/plan_check.h"
 #include "allocator/plan_io.h"
 #include "allocator/planner.h"
+#include "gen/generator.h"
+#include "gen/profile.h"
+#include "isa/npu_config.h"
 #include "isa/rng.h"
 
 namespace {
@@ -42,6 +45,28 @@ std::string cell(const PlanProblem& p, const std::string& algo, const PlannerOpt
   return fmt::format("{:.3f}{} {:.0f}ms", double(r.peak.value) / lb, ok ? "" : "!", ms);
 }
 
+// The generator's memory maps: its buffers and lifetimes, offsets cleared so that every planner
+// places them afresh; the generator's own online placement is printed for comparison.
+void add_generated(std::vector<std::pair<std::string, PlanProblem>>& instances) {
+  const auto& isa = isa::builtin_isa();
+  for (const char* name : {"default", "near-full"}) {
+    for (uint64_t length : {1000, 20000}) {
+      const auto profile = gen::Profile::load_file(std::filesystem::path(NPUFORGE_SOURCE_DIR) / "configs/gen" /
+                                                   (std::string(name) + ".yaml"));
+      gen::GenOptions opt;
+      opt.seed = 1;
+      opt.length = length;
+      PlanProblem p = problem_from_memmap(gen::generate(isa, isa::NpuConfig{}, profile, opt).memmap());
+      const std::string label = fmt::format("gen-{}-{}k", name, length / 1000);
+      fmt::print("{}: the generator's online placement (first/best/next-fit with its OOM policy) peaks at "
+                 "{:.3f} x LB\n",
+                 label, double(plan_peak(p).value) / double(std::max<uint64_t>(1, lower_bound(p).value)));
+      for (auto& b : p.buffers) b.offset.reset();
+      instances.emplace_back(label, std::move(p));
+    }
+  }
+}
+
 void table(double time_limit, bool quick) {
   std::vector<std::pair<std::string, PlanProblem>> instances;
   const std::filesystem::path dir =
@@ -57,6 +82,7 @@ void table(double time_limit, bool quick) {
   }
   for (int n : {100, 1000, 10000, 100000})
     instances.emplace_back(fmt::format("rand{}", n), random_intervals(n, 42 + uint64_t(n)));
+  add_generated(instances);
   fmt::print("peak/LB and wall time per planner ('!' = checker failed, 'none' = no placement in "
              "capacity); exact budget {} s\n", time_limit);
   fmt::print("{:<9} {:>7} {:>9}", "instance", "buffers", "LB");

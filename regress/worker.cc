@@ -1,10 +1,9 @@
 // One seed in its own process: generate, sample coverage, simulate via `npuforge sim`.
-#include <cctype>
 #include <chrono>
-#include <fstream>
-#include <sstream>
+#include <filesystem>
 
 #include <fmt/core.h>
+#include <yaml-cpp/yaml.h>
 
 #include "gen/output.h"
 #include "gen/placer.h"
@@ -40,22 +39,6 @@ void write_result(const std::string& prefix, std::string_view status, const std:
                          f.instructions, f.buffers, f.peak_sram, f.sram_bytes, f.cycles, gen_s, sim_s));
 }
 
-// The simulator's verdict line reads "PASS name: N of M instructions, C cycles (...)".
-uint64_t parse_cycles(const std::string& out) {
-  const size_t at = out.find(" cycles");
-  if (at == std::string::npos) return 0;
-  size_t begin = at;
-  while (begin > 0 && std::isdigit(static_cast<unsigned char>(out[begin - 1]))) --begin;
-  return begin == at ? 0 : std::stoull(out.substr(begin, at - begin));
-}
-
-// Counts finding lines in the simulator's report.
-uint64_t count_findings(const std::string& out) {
-  uint64_t n = 0;
-  std::istringstream in(out);
-  for (std::string line; std::getline(in, line);) n += !finding_kind(line).empty();
-  return n;
-}
 
 }  // namespace
 
@@ -94,25 +77,29 @@ int run_worker(const WorkerOptions& o) {
   if (!o.job.npu.empty()) argv.insert(argv.end(), {"--npu", o.job.npu});
   if (o.job.rtl) argv.push_back("--rtl");
   const std::string log = o.prefix + ".sim.log";
+  const std::string verdict_path = o.prefix + ".sim.json";
+  argv.insert(argv.end(), {"--json", verdict_path});
+  std::filesystem::remove(verdict_path);
   const ProcResult r = run_process(argv, log, log);
-  const std::string out = read_text(log);
-  const uint64_t n = count_findings(out);
-  const std::string first = first_finding(out);
-  const SeedFigures figures{prog.instrs.size(), prog.summary.buffers, prog.summary.peak_sram,
-                            prog.npu.sram_bytes.value, parse_cycles(out)};
-  if (r.exit_code == 0) {
-    write_result(o.prefix, "pass", "", 0, figures, gen_s, r.seconds);
-    return 0;
-  }
-  if (r.exit_code == 1 && out.find("FAIL") != std::string::npos) {
-    write_result(o.prefix, "fail", first.empty() ? "FAIL without a finding line" : first, n, figures, gen_s,
-                 r.seconds);
+  SeedFigures figures{prog.instrs.size(), prog.summary.buffers, prog.summary.peak_sram, prog.npu.sram_bytes.value, 0};
+  // The simulator's JSON verdict; absent when it crashed or refused its input.
+  if ((r.exit_code == 0 || r.exit_code == 1) && std::filesystem::exists(verdict_path)) {
+    const YAML::Node v = YAML::Load(isa::read_file(verdict_path, "simulator verdict"));
+    figures.cycles = v["cycles"].as<uint64_t>();
+    const uint64_t findings = v["findings"].as<uint64_t>();
+    if (v["pass"].as<bool>()) {
+      write_result(o.prefix, "pass", "", 0, figures, gen_s, r.seconds);
+      return 0;
+    }
+    const std::string first = v["first_finding"].as<std::string>();
+    write_result(o.prefix, "fail", first.empty() ? "FAIL without a finding (run incomplete or RTL mismatch)" : first,
+                 findings, figures, gen_s, r.seconds);
     return 1;
   }
+  const std::string out = read_text(log);
   std::string tail = out.substr(out.size() > 300 ? out.size() - 300 : 0);
-  write_result(o.prefix, "error",
-               fmt::format("simulator exit {} signal {}: {}", r.exit_code, r.signal, tail), n, figures, gen_s,
-               r.seconds);
+  write_result(o.prefix, "error", fmt::format("simulator exit {} signal {}: {}", r.exit_code, r.signal, tail), 0,
+               figures, gen_s, r.seconds);
   return 2;
 }
 

@@ -7,6 +7,8 @@
 
 #include "isa/isa.h"
 #include "isa/npu_config.h"
+#include "isa/file_io.h"
+#include "regress/text.h"
 #include "sim/backend.h"
 #include "sim/checkers.h"
 #include "sim/golden.h"
@@ -29,6 +31,7 @@ struct SimOptions {
   std::string backend = "systemc";
   bool rtl = false;    // systemc: Verilated scratchpad + decoder in the loop
   std::string trace;   // systemc: VCD waveform file
+  std::string json;    // machine-readable verdict for scripts and the regression runner
 };
 
 // The one place that chooses a backend by name (the SystemC backends register here too).
@@ -68,6 +71,23 @@ void print_report(const sim::Program& program, const sim::Backend& backend,
   fmt::print("  {}", checkers.summary());
 }
 
+// The verdict as JSON: what a regression runner needs without parsing the text report.
+std::string verdict_json(const sim::Program& program, const sim::Backend& backend, const sim::RunResult& r,
+                         const sim::Checkers& checkers, bool pass) {
+  std::string kinds;
+  for (const auto& f : checkers.findings())
+    if (kinds.find(fmt::format("\"{}\"", sim::to_string(f.kind))) == std::string::npos)
+      kinds += fmt::format("{}\"{}\": {}", kinds.empty() ? "" : ", ", sim::to_string(f.kind), checkers.count(f.kind));
+  const std::string first = checkers.findings().empty() ? "" : sim::format(checkers.findings().front());
+  return fmt::format(
+      "{{\"program\": {}, \"pass\": {}, \"completed\": {}, \"backend\": {}, \"instructions\": {}, "
+      "\"cycles\": {}, \"busy_cycles\": {{\"load\": {}, \"compute\": {}, \"store\": {}}}, \"findings\": {}, "
+      "\"by_kind\": {{{}}}, \"first_finding\": {}}}\n",
+      regress::json_quote(program.name), pass, r.completed, regress::json_quote(backend.name()), r.instructions,
+      r.cycles, r.busy_cycles[0], r.busy_cycles[1], r.busy_cycles[2], checkers.total(), kinds,
+      regress::json_quote(first));
+}
+
 int run_sim(const SimOptions& o) {
   const isa::Isa custom = o.isa.empty() ? isa::Isa{} : isa::Isa::load_file(o.isa);
   const isa::Isa& the_isa = o.isa.empty() ? isa::builtin_isa() : custom;
@@ -89,6 +109,7 @@ int run_sim(const SimOptions& o) {
   const bool pass = checkers.clean() && result.completed && rtl_ok;
   print_report(program, *backend, result, checkers, pass);
   report_rtl(*backend);
+  if (!o.json.empty()) isa::write_file(o.json, verdict_json(program, *backend, result, checkers, pass), "JSON verdict");
   return pass ? kExitOk : kExitFinding;
 }
 
@@ -109,6 +130,7 @@ void add_sim_command(CLI::App& app, Runner& run) {
   sub->add_option("--expect-ddr", opts->expect_ddr, "also compare the final DDR with this image")
       ->check(CLI::ExistingFile);
   sub->add_option("--out-ddr", opts->out_ddr, "write the final DDR image here");
+  sub->add_option("--json", opts->json, "also write the verdict (pass, cycles, findings by kind, first finding) as JSON");
   sub->add_option("--backend", opts->backend,
                   "simulation backend: systemc (SystemC/TLM-2.0 model, default) or sequential");
   sub->add_flag("--rtl", opts->rtl, "systemc: run the Verilated scratchpad and decoder RTL in the loop");
