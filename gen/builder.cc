@@ -158,6 +158,10 @@ uint32_t Builder::emit(isa::Instruction in, std::span<const Use> reads, std::spa
     Sym& s = syms_[u.sym];
     if (s.refs > 0 && --s.refs == 0) release(u.sym);
   }
+  // An output nobody reads (fan_out 0: a dead load or result) dies with its producer; its
+  // bytes go back at once, and the next owner must wait for this write (hazard-prone reuse).
+  for (const Use& u : writes)
+    if (syms_[u.sym].refs == 0 && syms_[u.sym].live) release(u.sym);
   return idx;
 }
 

@@ -77,7 +77,9 @@ class Builder {
 
   // ops.cc
   void step();
-  uint32_t load_fresh(uint64_t bytes, uint32_t refs, bool exact = true);
+  // refs 0 makes a dead load (no reader) only when `may_die`: an input fetched for an
+  // immediate consumer always gets at least one reference.
+  uint32_t load_fresh(uint64_t bytes, uint32_t refs, bool exact = true, bool may_die = false);
   bool store_of(uint32_t sym, bool consume, int64_t ddr_dst = -1, int64_t ddr_dep = -1);
   void op_gemm();
   void op_im2col();

@@ -45,7 +45,7 @@ void Builder::step() {
   unsigned k = 0;
   while (k + 1 < kNumOpKinds && (u -= p_.mix[k]) >= 0) ++k;
   switch (static_cast<OpKind>(k)) {
-    case OpKind::Load: load_fresh(sample_size(p_.load_sizes), sample_refs(), false); break;
+    case OpKind::Load: load_fresh(sample_size(p_.load_sizes), sample_refs(), false, true); break;
     case OpKind::Store: {
       const uint32_t src = pick_input(1, false);
       if (src != kNone) store_of(src, true);
@@ -64,7 +64,7 @@ void Builder::step() {
 
 // LOAD of `bytes` (rounded down to what rows x row_bytes can express unless exact) from the
 // DDR input region into a new symbol with `refs` consumers to come.
-uint32_t Builder::load_fresh(uint64_t bytes, uint32_t refs, bool exact) {
+uint32_t Builder::load_fresh(uint64_t bytes, uint32_t refs, bool exact, bool may_die) {
   uint32_t rows = 1, rb = 1;
   if (bytes <= 65535 && rng_.chance(0.6)) {
     rb = static_cast<uint32_t>(bytes);
@@ -73,7 +73,7 @@ uint32_t Builder::load_fresh(uint64_t bytes, uint32_t refs, bool exact) {
     factor_floor(bytes, rows, rb);
   }
   const uint64_t size = uint64_t(rows) * rb;
-  const uint32_t sym = new_symbol(size, std::max<uint32_t>(refs, 1), OpKind::Load, 0);
+  const uint32_t sym = new_symbol(size, may_die ? refs : std::max<uint32_t>(refs, 1), OpKind::Load, 0);
   if (sym == kNone) return kNone;
   uint64_t stride = rb;
   if (rows > 1 && rng_.chance(0.3)) stride += rng_.below(align_ + 1);

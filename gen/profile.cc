@@ -125,7 +125,7 @@ class Reader {
   void dependencies(const YAML::Node& n) {
     reject_unknown_keys(n, {"chain_depth", "fan_out", "fan_in"}, src_, "dependencies");
     if (auto v = n["chain_depth"]) p_.chain_depth = read_int(v, "dependencies.chain_depth", src_, 0, 1000);
-    if (auto v = n["fan_out"]) p_.fan_out = range(v, "dependencies.fan_out", 1, 64);
+    if (auto v = n["fan_out"]) p_.fan_out = range(v, "dependencies.fan_out", 0, 64);
     if (auto v = n["fan_in"]) p_.fan_in = read_double(v, "dependencies.fan_in", src_, 0, 1);
   }
 

@@ -13,7 +13,7 @@
 //     gemm:   {m: [1, 64], n: [1, 64], k: [1, 128], bias: 0.3}
 //     pool:   {h: [2, 32], w: [2, 32], c: [1, 16], window: [1, 4], stride: [1, 3]}
 //     im2col: {h: [2, 16], w: [2, 16], c: [1, 8], kernel: [1, 3], stride: [1, 2], pad: [0, 1]}
-//   dependencies: {chain_depth: 4, fan_out: [1, 3], fan_in: 0.6}
+//   dependencies: {chain_depth: 4, fan_out: [1, 3], fan_in: 0.6}   (fan_out 0: outputs never read)
 //   lifetime: [1, 200]                 # instructions from producer to when it is due
 //   token_density: 0.1                 # chance of an extra cross-queue wait (less overlap)
 //   allocator: {fit: first-fit, oom: retire}            # oom: retire | compact | spill

@@ -68,7 +68,7 @@ TEST(GenProfile, OutOfRangeValuesNameTheKey) {
       {"token_density: 1.5\n", "'token_density'"},
       {"shapes: {gemm: {m: [1, 5000]}}\n", "'shapes.gemm.m'"},
       {"shapes: {pool: {window: [3, 2]}}\n", "'shapes.pool.window'"},
-      {"dependencies: {fan_out: [0, 2]}\n", "'dependencies.fan_out'"},
+      {"dependencies: {fan_out: [1, 65]}\n", "'dependencies.fan_out'"},
       {"sizes: {vector: {unit: -0.1}}\n", "'sizes.vector.unit'"},
       {"sizes: {load: {min: 10, max: 5}}\n", "'sizes.load'"},
       {"sizes: {load: {dist: normal}}\n", "'sizes.load.dist'"},
