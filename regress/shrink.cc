@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include <fmt/core.h>
+#include <yaml-cpp/yaml.h>
 
 #include "isa/assembler.h"
 #include "isa/error.h"
@@ -205,11 +206,14 @@ Oracle sim_oracle(const std::string& exe, const isa::Isa& isa, const std::filesy
       argv.push_back("--npu");
       argv.push_back(npu);
     }
-    const std::string log = prefix + ".log";
+    const std::string log = prefix + ".log", verdict = prefix + ".sim.json";
+    argv.insert(argv.end(), {"--json", verdict});
+    std::filesystem::remove(verdict);
     const ProcResult r = run_process(argv, log, log, 120);
     if (r.exit_code == 0) return "";
-    const std::string kind =
-        std::filesystem::exists(log) ? finding_kind(first_finding(isa::read_file(log, "simulator log"))) : "";
+    std::string kind;
+    if (r.exit_code == 1 && std::filesystem::exists(verdict))
+      kind = finding_kind(YAML::Load(isa::read_file(verdict, "simulator verdict"))["first_finding"].as<std::string>());
     // A crash or a usage error is a different failure, never "the same".
     return kind.empty() ? fmt::format("other/exit{}", r.exit_code) : kind;
   };
