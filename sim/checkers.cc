@@ -30,6 +30,7 @@ constexpr KindInfo kKinds[] = {
     {FindingKind::OrderViolation, "order-violation", "executor"},
     {FindingKind::OutOfRange, "out-of-range", "executor"},
     {FindingKind::DdrMismatch, "ddr-mismatch", "golden"},
+    {FindingKind::RtlMismatch, "rtl-mismatch", "rtl"},
 };
 
 std::string_view queue_name(const isa::Instruction& in) { return isa::to_string(in.spec->queue); }

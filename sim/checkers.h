@@ -57,9 +57,10 @@ enum class FindingKind : uint8_t {
   OrderViolation,    // executor started an instruction before a predecessor finished
   OutOfRange,        // executor: an operand outside SRAM or DDR
   DdrMismatch,       // final DDR differs from the golden model or the expected image
+  RtlMismatch,       // rtl: the RTL decoder's fields differ from the C++ decoder's
 };
 std::string_view to_string(FindingKind);
-// The checker a kind belongs to: "shadow", "overlap", "hazard", "executor", "golden".
+// The checker a kind belongs to: "shadow", "overlap", "hazard", "executor", "golden", "rtl".
 std::string_view checker_of(FindingKind);
 
 struct Finding {

@@ -269,6 +269,12 @@ void NpuTop::check_rtl_decode(uint32_t i, std::span<const uint8_t> word, const i
     }
   }
   if (why.empty()) return;
+  Finding f;  // a finding like any checker's, so regressions and shrink see it too
+  f.kind = FindingKind::RtlMismatch;
+  f.instr = static_cast<int64_t>(i);
+  f.mnemonic = instr.spec->mnemonic;
+  f.detail = "decoder: " + why;
+  ctx_.checkers->report(std::move(f));
   ++stats_.decoder_mismatches;
   if (stats_.decoder_messages.size() < 10)
     stats_.decoder_messages.push_back(fmt::format("#{} {}: {}", i, instr.spec->mnemonic, why));
