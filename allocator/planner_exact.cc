@@ -284,6 +284,18 @@ Status solve_within(const std::vector<PlanBuffer>& b, const Sweep& sw, uint64_t 
   }
 }
 
+// Cheap placements the search can start from: greedy by size and the allocator replays.
+std::vector<PlanResult> heuristic_plans(const PlanProblem& problem) {
+  std::vector<PlanResult> out;
+  out.push_back(plan_greedy_size(problem));
+  out.back().note = "greedy-size";
+  for (ListFit fit : {ListFit::kFirst, ListFit::kBest}) {
+    out.push_back(plan_linked_list(problem, fit));
+    out.back().note = fit == ListFit::kFirst ? "linked-list" : "linked-list-best";
+  }
+  return out;
+}
+
 }  // namespace
 
 PlanResult plan_exact(const PlanProblem& problem, const PlannerOptions& options) {
@@ -300,6 +312,16 @@ PlanResult plan_exact(const PlanProblem& problem, const PlannerOptions& options)
   std::vector<uint64_t> found(problem.buffers.size(), 0);
   const uint64_t lb = lower_bound(problem).value;
   if (capacity) {
+    // Warm start: a heuristic placement that already fits answers the question at once (the
+    // generator's tight memory maps are like that); the search runs only when none does.
+    for (const PlanResult& h : heuristic_plans(problem))
+      if (h.found && h.peak.value <= capacity->value) {
+        PlanResult r = h;
+        r.fits = true;
+        r.proven_optimal = r.peak.value == lb;
+        r.note = "a heuristic placement (" + r.note + ") already fits the capacity; no search needed";
+        return r;
+      }
     std::vector<uint64_t> out;
     const Status st = solve_within(problem.buffers, sw, capacity->value, deadline, out);
     if (st != Status::kFound) {
@@ -316,8 +338,10 @@ PlanResult plan_exact(const PlanProblem& problem, const PlannerOptions& options)
     r.proven_optimal = r.peak.value == lb;
     return r;
   }
-  // No capacity: shrink from the greedy peak; every "infeasible" below is a proof.
+  // No capacity: shrink from the best heuristic peak; every "infeasible" below is a proof.
   PlanResult best = plan_greedy_size(problem);
+  for (const PlanResult& h : heuristic_plans(problem))
+    if (h.found && h.peak < best.peak) best = h;
   uint64_t lo = lb, hi = best.peak.value;
   bool proven = true, timed_out = false;
   while (lo < hi && Clock::now() < deadline) {
