@@ -12,7 +12,10 @@
 module npu_decoder
   import npu_isa_pkg::*;
 #(
-  parameter int unsigned MAX_FIELDS = 16
+  parameter int unsigned MAX_FIELDS = 16,
+  // Planted bug for the checkers' own test: 1 inverts bit 0 of field slot 3 (the first field
+  // of the instruction's own) so the rtl-mismatch finding can be shown to fire.
+  parameter int unsigned PLANT_FIELD_BUG = 0
 ) (
   input  logic                        clk,
   input  logic                        rst_n,
@@ -157,7 +160,7 @@ module npu_decoder
         illegal <= illegal_d;
         queue_id <= queue_d;
         field_count <= count_d;
-        fields <= fields_d;
+        fields <= PLANT_FIELD_BUG != 0 ? fields_d ^ (MAX_FIELDS*32)'(1) << 96 : fields_d;
       end
     end
   end

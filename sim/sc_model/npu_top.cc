@@ -166,7 +166,7 @@ NpuTop::NpuTop(sc_core::sc_module_name name, const Program& program, const Seman
     clk_ = std::make_unique<sc_core::sc_clock>("clk", kCycle);
     rtl_sram_ = std::make_unique<RtlSram>("spad_rtl", options.sram, program.config, *clk_, trace_);
     if (options.rtl_decoder && rtl_decoder_available())
-      rtl_decoder_ = std::make_unique<RtlDecoder>("decoder_rtl", *clk_, trace_);
+      rtl_decoder_ = std::make_unique<RtlDecoder>("decoder_rtl", *clk_, trace_, options.rtl_decoder_bug);
     if (trace_) sc_core::sc_trace(trace_, *clk_, "clk");
   } else {
     sram_target_ = std::make_unique<MemTarget<Sram>>("spad", memory_.sram);

@@ -9,6 +9,7 @@
 #include "Vnpu_scratchpad_stuck.h"
 #if NPUFORGE_HAVE_RTL_DECODER
 #include "Vnpu_decoder.h"
+#include "Vnpu_decoder_bug.h"
 #endif
 #include "isa/error.h"
 
@@ -195,22 +196,30 @@ void RtlSram::read_thread() {
   }
 }
 
+#if NPUFORGE_HAVE_RTL_DECODER
+template <class M>
+std::unique_ptr<sc_core::sc_module> make_decoder(RtlDecoder& d, sc_core::sc_clock& clk) {
+  auto m = std::make_unique<M>("rtl");
+  m->clk(clk);
+  m->rst_n(d.rst_n);
+  m->in_valid(d.in_valid);
+  m->instr(d.instr);
+  m->out_valid(d.out_valid);
+  m->illegal(d.illegal);
+  m->queue_id(d.queue_id);
+  m->field_count(d.field_count);
+  m->fields(d.fields);
+  return m;
+}
+#endif
+
 RtlDecoder::RtlDecoder(sc_core::sc_module_name name, sc_core::sc_clock& clk,
-                       sc_core::sc_trace_file* tf)
+                       sc_core::sc_trace_file* tf, bool planted_bug)
     : sc_module(name), clk_(&clk) {
 #if NPUFORGE_HAVE_RTL_DECODER
-  auto m = std::make_unique<Vnpu_decoder>("rtl");
-  m->clk(clk);
-  m->rst_n(rst_n);
-  m->in_valid(in_valid);
-  m->instr(instr);
-  m->out_valid(out_valid);
-  m->illegal(illegal);
-  m->queue_id(queue_id);
-  m->field_count(field_count);
-  m->fields(fields);
-  model_ = std::move(m);
+  model_ = planted_bug ? make_decoder<Vnpu_decoder_bug>(*this, clk) : make_decoder<Vnpu_decoder>(*this, clk);
 #else
+  (void)planted_bug;
   throw Error("--rtl: this build has no RTL decoder (npu_isa_pkg.sv was missing at configure time)");
 #endif
   trace_signal(tf, in_valid);

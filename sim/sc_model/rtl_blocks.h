@@ -82,7 +82,9 @@ class RtlDecoder : public sc_core::sc_module {
     uint32_t fields[kMaxFields] = {};
   };
 
-  RtlDecoder(sc_core::sc_module_name name, sc_core::sc_clock& clk, sc_core::sc_trace_file* trace);
+  // planted_bug: use the Vnpu_decoder_bug variant (tests of the rtl-mismatch finding).
+  RtlDecoder(sc_core::sc_module_name name, sc_core::sc_clock& clk, sc_core::sc_trace_file* trace,
+             bool planted_bug = false);
   ~RtlDecoder() override;
   // Drives the word on a falling edge, returns the registered outputs one cycle later.
   // Call from an SC_THREAD only.

@@ -38,6 +38,8 @@ struct ScOptions {
   // Decode every fetched word with the Verilated npu_decoder too (needs an Rtl scratchpad's
   // clock; ignored in TLM mode). Unavailable when the build had no npu_isa_pkg.sv.
   bool rtl_decoder = true;
+  // Planted bug (tests only): the decoder variant that corrupts one field bit.
+  bool rtl_decoder_bug = false;
   // Waveform file (.vcd): dispatch pc, per-queue busy/instruction, and in RTL mode the
   // clock and every RTL port. Empty: none.
   std::string trace_path;

@@ -207,6 +207,27 @@ TEST(ScModel, StuckAddressBitScratchpadFailsTheDdrCompare) {
   EXPECT_EQ(bad_checks.findings().back().addr, 0x1000u);  // %a's store carries %b's bytes
 }
 
+// The rtl-mismatch finding fires on a decoder with a planted field bug, names the
+// instruction, and stays silent with the real decoder on the same program.
+TEST(ScModel, PlantedDecoderBugIsAnRtlMismatchFinding) {
+  REQUIRE_FRESH_PROCESS();
+  if (!rtl_decoder_available()) GTEST_SKIP() << "built without the RTL decoder";
+  const Program p = make_program(gemm_program(), gemm_buffers());
+  Checkers good_checks(p, sem()), bad_checks(p, sem());
+  ScOptions good, bad;
+  good.sram = bad.sram = SramModel::Rtl;
+  bad.rtl_decoder_bug = true;
+  const std::vector<ScJob> jobs = {{&p, &good_checks, good}, {&p, &bad_checks, bad}};
+  const auto out = run_together(sem(), jobs);
+  EXPECT_TRUE(good_checks.clean()) << good_checks.summary();
+  // Every instruction with a field of its own (all but halt) decodes wrongly.
+  EXPECT_EQ(bad_checks.count(FindingKind::RtlMismatch), p.instrs.size() - 1) << bad_checks.summary();
+  ASSERT_FALSE(bad_checks.findings().empty());
+  EXPECT_NE(format(bad_checks.findings().front()).find("[rtl/rtl-mismatch] #0"), std::string::npos)
+      << format(bad_checks.findings().front());
+  EXPECT_EQ(out[1].stats.decoder_mismatches, p.instrs.size() - 1);
+}
+
 TEST(ScModel, MissingTokenRacesAndTheHazardCheckerFires) {
   REQUIRE_FRESH_PROCESS();
   const Program good = make_program(gemm_program(), gemm_buffers());
