@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "isa/error.h"
+#include "util/error.h"
 
 namespace npuforge::allocator {
 

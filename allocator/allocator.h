@@ -27,8 +27,8 @@
 #include <string_view>
 #include <vector>
 
-#include "isa/rng.h"
-#include "isa/types.h"
+#include "util/rng.h"
+#include "util/types.h"
 
 namespace npuforge::allocator {
 

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "isa/error.h"
+#include "util/error.h"
 #include "isa/instruction.h"
 
 namespace npuforge::allocator {

@@ -1,6 +1,6 @@
 // Memory-map YAML: load with errors naming file, line, buffer index and field; save in the
 // documented layout (one flow mapping per buffer, offsets in hex).
-#include "isa/file_io.h"
+#include "util/file_io.h"
 #include "allocator/memmap.h"
 
 #include <fmt/core.h>
@@ -9,13 +9,13 @@
 #include <fstream>
 #include <sstream>
 
-#include "isa/error.h"
-#include "isa/yaml_util.h"
+#include "util/error.h"
+#include "util/yaml_util.h"
 
 namespace npuforge::allocator {
 namespace {
 
-using isa::read_int;
+using util::read_int;
 
 constexpr int64_t kMaxIndex = INT64_MAX / 2;
 
@@ -38,41 +38,41 @@ std::string leading_comment(std::string_view text) {
 
 MemBuffer read_buffer(const YAML::Node& node, size_t index, std::string_view source) {
   const std::string what = fmt::format("buffers[{}]", index);
-  isa::reject_unknown_keys(node, {"symbol", "offset", "size", "first", "last", "producer", "consumers"},
+  util::reject_unknown_keys(node, {"symbol", "offset", "size", "first", "last", "producer", "consumers"},
                            source, what);
   auto key = [&](std::string_view field) { return fmt::format("{}.{}", what, field); };
   auto need = [&](const char* field) {
     const YAML::Node v = node[field];
     if (!v) {
-      throw Error(fmt::format("{}: {} has no '{}'", isa::where(source, node), what, field));
+      throw Error(fmt::format("{}: {} has no '{}'", util::where(source, node), what, field));
     }
     return v;
   };
   MemBuffer b;
-  b.symbol = isa::read_string(need("symbol"), key("symbol"), source);
+  b.symbol = util::read_string(need("symbol"), key("symbol"), source);
   if (b.symbol.empty()) {
-    throw Error(fmt::format("{}: '{}' must not be empty", isa::where(source, node), key("symbol")));
+    throw Error(fmt::format("{}: '{}' must not be empty", util::where(source, node), key("symbol")));
   }
-  b.offset = SramAddr{uint32_t(read_int(need("offset"), key("offset"), source, 0, UINT32_MAX))};
-  b.size = Bytes{uint64_t(read_int(need("size"), key("size"), source, 1, UINT32_MAX))};
-  b.first = read_int(need("first"), key("first"), source, 0, kMaxIndex);
-  b.last = read_int(need("last"), key("last"), source, 0, kMaxIndex);
+  b.offset = SramAddr{uint32_t(util::read_int(need("offset"), key("offset"), source, 0, UINT32_MAX))};
+  b.size = Bytes{uint64_t(util::read_int(need("size"), key("size"), source, 1, UINT32_MAX))};
+  b.first = util::read_int(need("first"), key("first"), source, 0, kMaxIndex);
+  b.last = util::read_int(need("last"), key("last"), source, 0, kMaxIndex);
   if (b.last < b.first) {
     throw Error(fmt::format("{}: '{}' = {} is before '{}' = {} (the lifetime [first, last] is "
                             "inclusive)",
-                            isa::where(source, node), key("last"), b.last, key("first"), b.first));
+                            util::where(source, node), key("last"), b.last, key("first"), b.first));
   }
   if (const YAML::Node p = node["producer"]) {
-    b.producer = read_int(p, key("producer"), source, kNoProducer, kMaxIndex);
+    b.producer = util::read_int(p, key("producer"), source, kNoProducer, kMaxIndex);
   }
   if (const YAML::Node c = node["consumers"]) {
     if (!c.IsSequence()) {
       throw Error(fmt::format("{}: '{}' must be a list of instruction indices",
-                              isa::where(source, c), key("consumers")));
+                              util::where(source, c), key("consumers")));
     }
     for (size_t i = 0; i < c.size(); ++i) {
       b.consumers.push_back(
-          read_int(c[i], fmt::format("{}[{}]", key("consumers"), i), source, 0, kMaxIndex));
+          util::read_int(c[i], fmt::format("{}[{}]", key("consumers"), i), source, 0, kMaxIndex));
     }
   }
   return b;
@@ -81,24 +81,24 @@ MemBuffer read_buffer(const YAML::Node& node, size_t index, std::string_view sou
 }  // namespace
 
 MemMap MemMap::load_string(std::string_view yaml_text, std::string_view source_name) {
-  const YAML::Node root = isa::load_yaml_string(yaml_text, source_name);
-  isa::reject_unknown_keys(root, {"sram_bytes", "alignment", "instructions", "buffers"},
+  const YAML::Node root = util::load_yaml_string(yaml_text, source_name);
+  util::reject_unknown_keys(root, {"sram_bytes", "alignment", "instructions", "buffers"},
                            source_name, "memory map");
   MemMap m;
   m.header = leading_comment(yaml_text);
   const YAML::Node sram = root["sram_bytes"];
   if (!sram) throw Error(fmt::format("{}: memory map has no 'sram_bytes'", source_name));
-  m.sram_bytes = Bytes{uint64_t(read_int(sram, "sram_bytes", source_name, 1, 1ll << 32))};
+  m.sram_bytes = Bytes{uint64_t(util::read_int(sram, "sram_bytes", source_name, 1, 1ll << 32))};
   if (const YAML::Node a = root["alignment"]) {
-    m.alignment = Bytes{uint64_t(read_int(a, "alignment", source_name, 1, 1ll << 31))};
+    m.alignment = Bytes{uint64_t(util::read_int(a, "alignment", source_name, 1, 1ll << 31))};
   }
   if (const YAML::Node n = root["instructions"]) {
-    m.instructions = read_int(n, "instructions", source_name, 0, kMaxIndex);
+    m.instructions = util::read_int(n, "instructions", source_name, 0, kMaxIndex);
   }
   const YAML::Node buffers = root["buffers"];
   if (buffers && !buffers.IsNull()) {
     if (!buffers.IsSequence()) {
-      throw Error(fmt::format("{}: 'buffers' must be a list", isa::where(source_name, buffers)));
+      throw Error(fmt::format("{}: 'buffers' must be a list", util::where(source_name, buffers)));
     }
     for (size_t i = 0; i < buffers.size(); ++i) {
       m.buffers.push_back(read_buffer(buffers[i], i, source_name));
@@ -108,7 +108,7 @@ MemMap MemMap::load_string(std::string_view yaml_text, std::string_view source_n
 }
 
 MemMap MemMap::load_file(const std::filesystem::path& path) {
-  return load_string(isa::read_file(path, "memory map"), path.string());
+  return load_string(util::read_file(path, "memory map"), path.string());
 }
 
 std::string MemMap::to_yaml() const {
@@ -141,7 +141,7 @@ std::string MemMap::to_yaml() const {
 }
 
 void MemMap::save_file(const std::filesystem::path& path) const {
-  isa::write_file(path, to_yaml(), "memory map");
+  util::write_file(path, to_yaml(), "memory map");
 }
 
 }  // namespace npuforge::allocator

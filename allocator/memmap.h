@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "isa/types.h"
+#include "util/types.h"
 
 namespace npuforge::allocator {
 

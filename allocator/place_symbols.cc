@@ -6,7 +6,7 @@
 
 #include "allocator/fixup.h"
 #include "allocator/symbol_table.h"
-#include "isa/error.h"
+#include "util/error.h"
 
 namespace npuforge::allocator {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <utility>
 
-#include "isa/error.h"
+#include "util/error.h"
 
 namespace npuforge::allocator {
 

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "allocator/allocator.h"
-#include "isa/types.h"
+#include "util/types.h"
 
 namespace npuforge::allocator {
 

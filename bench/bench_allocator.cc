@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "allocator/allocator.h"
-#include "isa/rng.h"
+#include "util/rng.h"
 
 namespace {
 

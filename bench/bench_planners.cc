@@ -11,18 +11,18 @@
 
 #include <fmt/core.h>
 
-#include "allocator/plan_check.h"
-#include "allocator/plan_io.h"
-#include "allocator/planner.h"
+#include "planner/plan_check.h"
+#include "planner/plan_io.h"
+#include "planner/planner.h"
 #include "gen/generator.h"
 #include "gen/profile.h"
 #include "isa/npu_config.h"
-#include "isa/rng.h"
+#include "util/rng.h"
 
 namespace {
 
 using namespace npuforge;
-using namespace npuforge::allocator;
+using namespace npuforge::planner;
 
 PlanProblem random_intervals(int n, uint64_t seed) {
   Rng rng(seed);

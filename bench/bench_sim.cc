@@ -19,7 +19,7 @@
 #include "gen/generator.h"
 #include "gen/profile.h"
 #include "isa/isa.h"
-#include "isa/rng.h"
+#include "util/rng.h"
 #include "sim/backend.h"
 #include "sim/checkers.h"
 #include "sim/sc_model/sc_backend.h"

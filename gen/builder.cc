@@ -14,7 +14,7 @@
 #include <fmt/core.h>
 
 #include "gen/builder.h"
-#include "isa/error.h"
+#include "util/error.h"
 
 namespace npuforge::gen {
 

@@ -11,7 +11,7 @@
 #include "allocator/allocator.h"
 #include "gen/generator.h"
 #include "gen/placer.h"
-#include "isa/rng.h"
+#include "util/rng.h"
 
 namespace npuforge::gen {
 

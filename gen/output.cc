@@ -1,4 +1,4 @@
-#include "isa/file_io.h"
+#include "util/file_io.h"
 #include "gen/output.h"
 
 #include <fstream>
@@ -6,7 +6,7 @@
 #include <fmt/core.h>
 
 #include "isa/assembler.h"
-#include "isa/error.h"
+#include "util/error.h"
 
 namespace npuforge::gen {
 
@@ -78,13 +78,13 @@ std::string summary_line(const GeneratedProgram& p) {
 void write_outputs(const isa::Isa& isa, const GeneratedProgram& p, const std::filesystem::path& prefix) {
   const std::string base = prefix.string();
   const std::string s = to_assembly(p);
-  isa::write_file(base + ".s", s);
+  util::write_file(base + ".s", s);
   const std::vector<uint8_t> bin = isa::encode_program(isa, p.instrs);
-  isa::write_file(base + ".bin", bin);
+  util::write_file(base + ".bin", bin);
   const std::string hex = isa::to_readmemh(isa, p.instrs, p.header);
-  isa::write_file(base + ".hex", hex);
+  util::write_file(base + ".hex", hex);
   p.memmap().save_file(base + ".memmap.yaml");
-  isa::write_file(base + ".ddr.bin", p.ddr_image);
+  util::write_file(base + ".ddr.bin", p.ddr_image);
 }
 
 }  // namespace npuforge::gen

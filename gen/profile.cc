@@ -1,4 +1,4 @@
-#include "isa/file_io.h"
+#include "util/file_io.h"
 #include "gen/profile.h"
 
 #include <fstream>
@@ -6,16 +6,16 @@
 
 #include <fmt/core.h>
 
-#include "isa/error.h"
-#include "isa/yaml_util.h"
+#include "util/error.h"
+#include "util/yaml_util.h"
 
 namespace npuforge::gen {
 namespace {
 
-using isa::read_double;
-using isa::read_int;
-using isa::reject_unknown_keys;
-using isa::where;
+using util::read_double;
+using util::read_int;
+using util::reject_unknown_keys;
+using util::where;
 
 constexpr std::string_view kOpNames[kNumOpKinds] = {"load",    "store", "gemm", "im2col", "eltwise",
                                                     "pool",    "move",  "nop",  "sync"};
@@ -29,17 +29,17 @@ class Reader {
 
   void top(const YAML::Node& root) {
     if (root.IsNull()) return;
-    reject_unknown_keys(root,
+    util::reject_unknown_keys(root,
                         {"length", "mix", "sizes", "shapes", "dependencies", "lifetime", "token_density",
                          "allocator", "directed"},
                         src_, "profile");
-    if (auto n = root["length"]) p_.length = read_int(n, "length", src_, 1, 100'000'000);
+    if (auto n = root["length"]) p_.length = util::read_int(n, "length", src_, 1, 100'000'000);
     if (auto n = root["mix"]) mix(n);
     if (auto n = root["sizes"]) sizes(n);
     if (auto n = root["shapes"]) shapes(n);
     if (auto n = root["dependencies"]) dependencies(n);
     if (auto n = root["lifetime"]) p_.lifetime = range(n, "lifetime", 1, 100'000'000);
-    if (auto n = root["token_density"]) p_.token_density = read_double(n, "token_density", src_, 0, 1);
+    if (auto n = root["token_density"]) p_.token_density = util::read_double(n, "token_density", src_, 0, 1);
     if (auto n = root["allocator"]) alloc(n);
     if (auto n = root["directed"]) directed(n);
   }
@@ -48,63 +48,63 @@ class Reader {
   // [min, max] as a two-element list, both within [lo, hi] and min <= max.
   Range range(const YAML::Node& n, std::string_view key, int64_t lo, int64_t hi) {
     if (!n.IsSequence() || n.size() != 2)
-      throw Error(fmt::format("{}: '{}' must be a list [min, max]", where(src_, n), key));
-    Range r{read_int(n[0], key, src_, lo, hi), read_int(n[1], key, src_, lo, hi)};
+      throw Error(fmt::format("{}: '{}' must be a list [min, max]", util::where(src_, n), key));
+    Range r{util::read_int(n[0], key, src_, lo, hi), util::read_int(n[1], key, src_, lo, hi)};
     if (r.min > r.max)
-      throw Error(fmt::format("{}: '{}' = [{}, {}] has min > max", where(src_, n), key, r.min, r.max));
+      throw Error(fmt::format("{}: '{}' = [{}, {}] has min > max", util::where(src_, n), key, r.min, r.max));
     return r;
   }
 
   void mix(const YAML::Node& n) {
-    reject_unknown_keys(n, {"load", "store", "gemm", "im2col", "eltwise", "pool", "move", "nop", "sync"}, src_,
+    util::reject_unknown_keys(n, {"load", "store", "gemm", "im2col", "eltwise", "pool", "move", "nop", "sync"}, src_,
                         "mix");
     for (unsigned i = 0; i < kNumOpKinds; ++i)
-      if (auto v = n[std::string(kOpNames[i])]) p_.mix[i] = read_double(v, fmt::format("mix.{}", kOpNames[i]), src_, 0, 1e6);
+      if (auto v = n[std::string(kOpNames[i])]) p_.mix[i] = util::read_double(v, fmt::format("mix.{}", kOpNames[i]), src_, 0, 1e6);
     double total = 0;
     for (double w : p_.mix) total += w;
-    if (total <= 0) throw Error(fmt::format("{}: 'mix' weights must not all be zero", where(src_, n)));
+    if (total <= 0) throw Error(fmt::format("{}: 'mix' weights must not all be zero", util::where(src_, n)));
   }
 
   void size_dist(const YAML::Node& n, std::string_view kind, SizeDist& d) {
     const std::string w = fmt::format("sizes.{}", kind);
-    reject_unknown_keys(n, {"min", "max", "dist", "unit", "largest_free", "whole_sram", "odd"}, src_, w);
-    if (auto v = n["min"]) d.bytes.min = read_int(v, w + ".min", src_, 1, 1 << 24);
-    if (auto v = n["max"]) d.bytes.max = read_int(v, w + ".max", src_, 1, 1 << 24);
+    util::reject_unknown_keys(n, {"min", "max", "dist", "unit", "largest_free", "whole_sram", "odd"}, src_, w);
+    if (auto v = n["min"]) d.bytes.min = util::read_int(v, w + ".min", src_, 1, 1 << 24);
+    if (auto v = n["max"]) d.bytes.max = util::read_int(v, w + ".max", src_, 1, 1 << 24);
     if (d.bytes.min > d.bytes.max)
-      throw Error(fmt::format("{}: '{}' has min {} > max {}", where(src_, n), w, d.bytes.min, d.bytes.max));
+      throw Error(fmt::format("{}: '{}' has min {} > max {}", util::where(src_, n), w, d.bytes.min, d.bytes.max));
     if (auto v = n["dist"]) {
-      const std::string s = isa::read_string(v, w + ".dist", src_);
+      const std::string s = util::read_string(v, w + ".dist", src_);
       if (s != "uniform" && s != "log_uniform")
-        throw Error(fmt::format("{}: '{}.dist' = '{}' must be uniform or log_uniform", where(src_, v), w, s));
+        throw Error(fmt::format("{}: '{}.dist' = '{}' must be uniform or log_uniform", util::where(src_, v), w, s));
       d.log_uniform = s == "log_uniform";
     }
-    if (auto v = n["unit"]) d.unit = read_double(v, w + ".unit", src_, 0, 1);
-    if (auto v = n["largest_free"]) d.largest_free = read_double(v, w + ".largest_free", src_, 0, 1);
-    if (auto v = n["whole_sram"]) d.whole_sram = read_double(v, w + ".whole_sram", src_, 0, 1);
-    if (auto v = n["odd"]) d.odd = read_double(v, w + ".odd", src_, 0, 1);
+    if (auto v = n["unit"]) d.unit = util::read_double(v, w + ".unit", src_, 0, 1);
+    if (auto v = n["largest_free"]) d.largest_free = util::read_double(v, w + ".largest_free", src_, 0, 1);
+    if (auto v = n["whole_sram"]) d.whole_sram = util::read_double(v, w + ".whole_sram", src_, 0, 1);
+    if (auto v = n["odd"]) d.odd = util::read_double(v, w + ".odd", src_, 0, 1);
     if (d.unit + d.largest_free + d.whole_sram + d.odd > 1)
       throw Error(fmt::format("{}: '{}' corner bins (unit + largest_free + whole_sram + odd) sum above 1",
-                              where(src_, n), w));
+                              util::where(src_, n), w));
   }
 
   void sizes(const YAML::Node& n) {
-    reject_unknown_keys(n, {"load", "vector"}, src_, "sizes");
+    util::reject_unknown_keys(n, {"load", "vector"}, src_, "sizes");
     if (auto v = n["load"]) size_dist(v, "load", p_.load_sizes);
     if (auto v = n["vector"]) size_dist(v, "vector", p_.vector_sizes);
   }
 
   void shapes(const YAML::Node& n) {
-    reject_unknown_keys(n, {"gemm", "pool", "im2col"}, src_, "shapes");
+    util::reject_unknown_keys(n, {"gemm", "pool", "im2col"}, src_, "shapes");
     constexpr int64_t kShape = 4095;  // 12-bit shape fields
     if (auto g = n["gemm"]) {
-      reject_unknown_keys(g, {"m", "n", "k", "bias"}, src_, "shapes.gemm");
+      util::reject_unknown_keys(g, {"m", "n", "k", "bias"}, src_, "shapes.gemm");
       if (auto v = g["m"]) p_.gemm_m = range(v, "shapes.gemm.m", 1, kShape);
       if (auto v = g["n"]) p_.gemm_n = range(v, "shapes.gemm.n", 1, kShape);
       if (auto v = g["k"]) p_.gemm_k = range(v, "shapes.gemm.k", 1, kShape);
-      if (auto v = g["bias"]) p_.gemm_bias = read_double(v, "shapes.gemm.bias", src_, 0, 1);
+      if (auto v = g["bias"]) p_.gemm_bias = util::read_double(v, "shapes.gemm.bias", src_, 0, 1);
     }
     if (auto g = n["pool"]) {
-      reject_unknown_keys(g, {"h", "w", "c", "window", "stride"}, src_, "shapes.pool");
+      util::reject_unknown_keys(g, {"h", "w", "c", "window", "stride"}, src_, "shapes.pool");
       if (auto v = g["h"]) p_.pool_h = range(v, "shapes.pool.h", 1, kShape);
       if (auto v = g["w"]) p_.pool_w = range(v, "shapes.pool.w", 1, kShape);
       if (auto v = g["c"]) p_.pool_c = range(v, "shapes.pool.c", 1, kShape);
@@ -112,7 +112,7 @@ class Reader {
       if (auto v = g["stride"]) p_.pool_stride = range(v, "shapes.pool.stride", 1, 15);
     }
     if (auto g = n["im2col"]) {
-      reject_unknown_keys(g, {"h", "w", "c", "kernel", "stride", "pad"}, src_, "shapes.im2col");
+      util::reject_unknown_keys(g, {"h", "w", "c", "kernel", "stride", "pad"}, src_, "shapes.im2col");
       if (auto v = g["h"]) p_.im2col_h = range(v, "shapes.im2col.h", 1, kShape);
       if (auto v = g["w"]) p_.im2col_w = range(v, "shapes.im2col.w", 1, kShape);
       if (auto v = g["c"]) p_.im2col_c = range(v, "shapes.im2col.c", 1, kShape);
@@ -123,46 +123,46 @@ class Reader {
   }
 
   void dependencies(const YAML::Node& n) {
-    reject_unknown_keys(n, {"chain_depth", "fan_out", "fan_in"}, src_, "dependencies");
-    if (auto v = n["chain_depth"]) p_.chain_depth = read_int(v, "dependencies.chain_depth", src_, 0, 1000);
+    util::reject_unknown_keys(n, {"chain_depth", "fan_out", "fan_in"}, src_, "dependencies");
+    if (auto v = n["chain_depth"]) p_.chain_depth = util::read_int(v, "dependencies.chain_depth", src_, 0, 1000);
     if (auto v = n["fan_out"]) p_.fan_out = range(v, "dependencies.fan_out", 0, 64);
-    if (auto v = n["fan_in"]) p_.fan_in = read_double(v, "dependencies.fan_in", src_, 0, 1);
+    if (auto v = n["fan_in"]) p_.fan_in = util::read_double(v, "dependencies.fan_in", src_, 0, 1);
   }
 
   void alloc(const YAML::Node& n) {
-    reject_unknown_keys(n, {"fit", "oom"}, src_, "allocator");
+    util::reject_unknown_keys(n, {"fit", "oom"}, src_, "allocator");
     if (auto v = n["fit"]) {
       try {
-        p_.fit = allocator::parse_policy(isa::read_string(v, "allocator.fit", src_));
+        p_.fit = allocator::parse_policy(util::read_string(v, "allocator.fit", src_));
       } catch (const Error& e) {
-        throw Error(fmt::format("{}: 'allocator.fit': {}", where(src_, v), e.what()));
+        throw Error(fmt::format("{}: 'allocator.fit': {}", util::where(src_, v), e.what()));
       }
     }
     if (auto v = n["oom"]) {
-      const std::string s = isa::read_string(v, "allocator.oom", src_);
+      const std::string s = util::read_string(v, "allocator.oom", src_);
       if (s == "retire") p_.oom = OomPolicy::Retire;
       else if (s == "compact") p_.oom = OomPolicy::Compact;
       else if (s == "spill") p_.oom = OomPolicy::Spill;
       else
-        throw Error(fmt::format("{}: 'allocator.oom' = '{}' must be retire, compact or spill", where(src_, v), s));
+        throw Error(fmt::format("{}: 'allocator.oom' = '{}' must be retire, compact or spill", util::where(src_, v), s));
     }
   }
 
   void directed(const YAML::Node& n) {
-    reject_unknown_keys(n, {"rate", "count", "sequences"}, src_, "directed");
-    if (auto v = n["rate"]) p_.directed_rate = read_double(v, "directed.rate", src_, 0, 1);
+    util::reject_unknown_keys(n, {"rate", "count", "sequences"}, src_, "directed");
+    if (auto v = n["rate"]) p_.directed_rate = util::read_double(v, "directed.rate", src_, 0, 1);
     if (auto v = n["count"]) p_.directed_count = range(v, "directed.count", 1, 4096);
     if (auto s = n["sequences"]) {
-      reject_unknown_keys(s, {"checkerboard", "exact_fit", "merge_both", "fill_last_byte", "tiny_buffers"}, src_,
+      util::reject_unknown_keys(s, {"checkerboard", "exact_fit", "merge_both", "fill_last_byte", "tiny_buffers"}, src_,
                           "directed.sequences");
       p_.directed.fill(0);  // listing sequences selects exactly those
       for (unsigned i = 0; i < kNumDirected; ++i)
         if (auto v = s[std::string(kDirectedNames[i])])
-          p_.directed[i] = read_double(v, fmt::format("directed.sequences.{}", kDirectedNames[i]), src_, 0, 1e6);
+          p_.directed[i] = util::read_double(v, fmt::format("directed.sequences.{}", kDirectedNames[i]), src_, 0, 1e6);
       double total = 0;
       for (double w : p_.directed) total += w;
       if (total <= 0 && p_.directed_rate > 0)
-        throw Error(fmt::format("{}: 'directed.sequences' weights must not all be zero", where(src_, s)));
+        throw Error(fmt::format("{}: 'directed.sequences' weights must not all be zero", util::where(src_, s)));
     }
   }
 
@@ -186,13 +186,13 @@ std::string_view oom_name(OomPolicy policy) {
 Profile Profile::load_string(std::string_view yaml_text, std::string_view source_name) {
   Profile p;
   p.source = std::string(source_name);
-  p.hash = isa::fnv1a64(yaml_text);
-  Reader(p, source_name).top(isa::load_yaml_string(yaml_text, source_name));
+  p.hash = util::fnv1a64(yaml_text);
+  Reader(p, source_name).top(util::load_yaml_string(yaml_text, source_name));
   return p;
 }
 
 Profile Profile::load_file(const std::filesystem::path& path) {
-  return load_string(isa::read_file(path, "profile"), path.string());
+  return load_string(util::read_file(path, "profile"), path.string());
 }
 
 }  // namespace npuforge::gen

@@ -1,6 +1,6 @@
 #pragma once
 // Static checks of a program against its memory map (the plan check itself, "no two
-// buffers with intersecting lifetimes share a byte", is allocator::check_memmap):
+// buffers with intersecting lifetimes share a byte", is planner::check_memmap):
 //   - every instruction is valid for the ISA (field ranges, tokens, constraints);
 //   - every SRAM read/write extent lies inside a buffer the memory map says the
 //     instruction consumes (reads) or produces (writes); DDR extents lie inside DDR;

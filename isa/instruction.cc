@@ -2,7 +2,7 @@
 
 #include <fmt/core.h>
 
-#include "isa/error.h"
+#include "util/error.h"
 
 namespace npuforge::isa {
 namespace {

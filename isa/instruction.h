@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "isa/isa.h"
-#include "isa/types.h"
+#include "util/types.h"
 
 namespace npuforge::isa {
 

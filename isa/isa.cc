@@ -5,8 +5,8 @@
 
 #include <fmt/core.h>
 
-#include "isa/error.h"
-#include "isa/yaml_util.h"
+#include "util/error.h"
+#include "util/yaml_util.h"
 
 namespace npuforge::isa {
 
@@ -70,14 +70,14 @@ class IsaLoader {
   explicit IsaLoader(std::string_view source) : src_(source) {}
 
   Isa load(const YAML::Node& root) {
-    reject_unknown_keys(root, {"name", "version", "width", "queues", "common", "instructions"}, src_,
+    util::reject_unknown_keys(root, {"name", "version", "width", "queues", "common", "instructions"}, src_,
                         "the ISA file");
     Isa isa;
     isa.name_ = need(root, "name").as<std::string>();
-    isa.version_ = static_cast<unsigned>(read_int(need(root, "version"), "version", src_, 0, 1 << 20));
-    isa.width_bits_ = static_cast<unsigned>(read_int(need(root, "width"), "width", src_, 32, 1024));
+    isa.version_ = static_cast<unsigned>(util::read_int(need(root, "version"), "version", src_, 0, 1 << 20));
+    isa.width_bits_ = static_cast<unsigned>(util::read_int(need(root, "width"), "width", src_, 32, 1024));
     if (isa.width_bits_ % 32 != 0)
-      throw Error(fmt::format("{}: 'width' = {} must be a multiple of 32 bits", where(src_, root["width"]),
+      throw Error(fmt::format("{}: 'width' = {} must be a multiple of 32 bits", util::where(src_, root["width"]),
                               isa.width_bits_));
     width_ = isa.width_bits_;
     load_queues(need(root, "queues"), isa);
@@ -85,7 +85,7 @@ class IsaLoader {
     check_common(root["common"]);
     const YAML::Node list = need(root, "instructions");
     if (!list.IsSequence() || list.size() == 0)
-      throw Error(fmt::format("{}: 'instructions' must be a non-empty list", where(src_, list)));
+      throw Error(fmt::format("{}: 'instructions' must be a non-empty list", util::where(src_, list)));
     for (const auto& node : list) isa.instrs_.push_back(load_instr(node, isa));
     index_opcodes(isa, list);
     return isa;
@@ -94,14 +94,14 @@ class IsaLoader {
  private:
   YAML::Node need(const YAML::Node& map, std::string_view key) {
     const YAML::Node n = map[std::string(key)];
-    if (!n) throw Error(fmt::format("{}: missing key '{}'", where(src_, map), key));
+    if (!n) throw Error(fmt::format("{}: missing key '{}'", util::where(src_, map), key));
     return n;
   }
 
   void load_queues(const YAML::Node& q, Isa& isa) {
     const std::vector<std::string> expected = {"load", "compute", "store"};
     if (!q.IsSequence() || q.as<std::vector<std::string>>() != expected)
-      throw Error(fmt::format("{}: 'queues' must be [load, compute, store] (token bit order)", where(src_, q)));
+      throw Error(fmt::format("{}: 'queues' must be [load, compute, store] (token bit order)", util::where(src_, q)));
     isa.queue_names_ = expected;
   }
 
@@ -112,10 +112,10 @@ class IsaLoader {
     if (!ok)
       throw Error(fmt::format("{}: 'common' must list exactly: an opcode field, then 'wait' and 'signal' "
                               "token fields",
-                              where(src_, node)));
+                              util::where(src_, node)));
     for (unsigned s : {kWaitSlot, kSignalSlot})
       if (common_[s].width != 3)
-        throw Error(fmt::format("{}: token field '{}' must be 3 bits wide (one per queue)", where(src_, node),
+        throw Error(fmt::format("{}: token field '{}' must be 3 bits wide (one per queue)", util::where(src_, node),
                                 common_[s].name));
   }
 
@@ -129,16 +129,16 @@ class IsaLoader {
   }
 
   FieldSpec load_field(const YAML::Node& n) {
-    reject_unknown_keys(n, {"name", "bits", "kind", "min", "max", "default", "signed", "values", "doc"}, src_,
+    util::reject_unknown_keys(n, {"name", "bits", "kind", "min", "max", "default", "signed", "values", "doc"}, src_,
                         "a field");
     FieldSpec f;
-    f.name = read_string(need(n, "name"), "name", src_);
-    const std::string w = where(src_, n);
+    f.name = util::read_string(need(n, "name"), "name", src_);
+    const std::string w = util::where(src_, n);
     const YAML::Node bits = need(n, "bits");
     if (!bits.IsSequence() || bits.size() != 2)
       throw Error(fmt::format("{}: field '{}': 'bits' must be [msb, lsb]", w, f.name));
-    const int64_t msb = read_int(bits[0], "bits", src_, 0, 4095);
-    const int64_t lsb = read_int(bits[1], "bits", src_, 0, 4095);
+    const int64_t msb = util::read_int(bits[0], "bits", src_, 0, 4095);
+    const int64_t lsb = util::read_int(bits[1], "bits", src_, 0, 4095);
     if (msb < lsb) throw Error(fmt::format("{}: field '{}': bits [{}, {}] must be [msb, lsb] with msb >= lsb", w, f.name, msb, lsb));
     if (msb >= width_)
       throw Error(fmt::format("{}: field '{}': bits [{}, {}] exceed the instruction width of {} bits", w, f.name,
@@ -146,32 +146,32 @@ class IsaLoader {
     f.lsb = static_cast<unsigned>(lsb);
     f.width = static_cast<unsigned>(msb - lsb + 1);
     if (f.width > 32) throw Error(fmt::format("{}: field '{}' is {} bits wide; at most 32 are supported", w, f.name, f.width));
-    f.kind = parse_kind(read_string(need(n, "kind"), "kind", src_), w);
+    f.kind = parse_kind(util::read_string(need(n, "kind"), "kind", src_), w);
     if (f.kind == FieldKind::Flag && f.width != 1)
       throw Error(fmt::format("{}: flag field '{}' must be 1 bit wide", w, f.name));
-    if (n["signed"]) f.is_signed = read_bool(n["signed"], "signed", src_);
+    if (n["signed"]) f.is_signed = util::read_bool(n["signed"], "signed", src_);
     const int64_t lo = f.is_signed ? -(int64_t{1} << (f.width - 1)) : 0;
     const int64_t hi = f.is_signed ? (int64_t{1} << (f.width - 1)) - 1 : (int64_t{1} << f.width) - 1;
-    f.min = n["min"] ? read_int(n["min"], "min", src_, lo, hi) : lo;
-    f.max = n["max"] ? read_int(n["max"], "max", src_, f.min, hi) : hi;
+    f.min = n["min"] ? util::read_int(n["min"], "min", src_, lo, hi) : lo;
+    f.max = n["max"] ? util::read_int(n["max"], "max", src_, f.min, hi) : hi;
     if (n["values"]) load_enum(n["values"], f, w);
     else if (f.kind == FieldKind::Enum) throw Error(fmt::format("{}: enum field '{}' needs 'values'", w, f.name));
-    if (n["default"]) f.default_value = read_int(n["default"], "default", src_, f.min, f.max);
-    if (n["doc"]) f.doc = read_string(n["doc"], "doc", src_);
+    if (n["default"]) f.default_value = util::read_int(n["default"], "default", src_, f.min, f.max);
+    if (n["doc"]) f.doc = util::read_string(n["doc"], "doc", src_);
     return f;
   }
 
   void load_enum(const YAML::Node& values, FieldSpec& f, const std::string& w) {
-    require_map(values, src_, "'values'");
+    util::require_map(values, src_, "'values'");
     for (const auto& kv : values) {
-      const auto v = read_int(kv.second, kv.first.as<std::string>(), src_, f.min, f.max);
+      const auto v = util::read_int(kv.second, kv.first.as<std::string>(), src_, f.min, f.max);
       f.enum_values.emplace_back(kv.first.as<std::string>(), static_cast<uint32_t>(v));
     }
     if (f.enum_values.empty()) throw Error(fmt::format("{}: field '{}' has empty 'values'", w, f.name));
   }
 
   std::vector<FieldSpec> load_fields(const YAML::Node& list, std::string_view owner) {
-    if (!list.IsSequence()) throw Error(fmt::format("{}: fields of '{}' must be a list", where(src_, list), owner));
+    if (!list.IsSequence()) throw Error(fmt::format("{}: fields of '{}' must be a list", util::where(src_, list), owner));
     std::vector<FieldSpec> out;
     for (const auto& n : list) out.push_back(load_field(n));
     return out;
@@ -180,37 +180,37 @@ class IsaLoader {
   // No two fields may share a bit or a name: an encoding would silently lose one.
   void check_layout(const InstrSpec& s, const YAML::Node& node) {
     if (s.fields.size() > kMaxFields)
-      throw Error(fmt::format("{}: instruction '{}' has {} fields; at most {} are supported", where(src_, node),
+      throw Error(fmt::format("{}: instruction '{}' has {} fields; at most {} are supported", util::where(src_, node),
                               s.mnemonic, s.fields.size(), kMaxFields));
     for (size_t i = 0; i < s.fields.size(); ++i)
       for (size_t j = i + 1; j < s.fields.size(); ++j) {
         const auto &a = s.fields[i], &b = s.fields[j];
         if (a.name == b.name)
-          throw Error(fmt::format("{}: instruction '{}' has two fields named '{}'", where(src_, node), s.mnemonic, a.name));
+          throw Error(fmt::format("{}: instruction '{}' has two fields named '{}'", util::where(src_, node), s.mnemonic, a.name));
         if (a.lsb <= b.msb() && b.lsb <= a.msb())
           throw Error(fmt::format("{}: instruction '{}': fields '{}' [{}, {}] and '{}' [{}, {}] overlap",
-                                  where(src_, node), s.mnemonic, a.name, a.msb(), a.lsb, b.name, b.msb(), b.lsb));
+                                  util::where(src_, node), s.mnemonic, a.name, a.msb(), a.lsb, b.name, b.msb(), b.lsb));
       }
   }
 
   Queue parse_queue(const YAML::Node& n) {
-    const std::string q = read_string(n, "queue", src_);
+    const std::string q = util::read_string(n, "queue", src_);
     for (auto v : {Queue::Load, Queue::Compute, Queue::Store, Queue::Control})
       if (to_string(v) == q) return v;
-    throw Error(fmt::format("{}: unknown queue '{}' (expected load, compute, store or control)", where(src_, n), q));
+    throw Error(fmt::format("{}: unknown queue '{}' (expected load, compute, store or control)", util::where(src_, n), q));
   }
 
   InstrSpec load_instr(const YAML::Node& n, const Isa& isa) {
-    reject_unknown_keys(n, {"name", "opcode", "queue", "doc", "fields", "operands", "constraints"}, src_,
+    util::reject_unknown_keys(n, {"name", "opcode", "queue", "doc", "fields", "operands", "constraints"}, src_,
                         "an instruction");
     InstrSpec s;
-    s.mnemonic = read_string(need(n, "name"), "name", src_);
+    s.mnemonic = util::read_string(need(n, "name"), "name", src_);
     if (isa.by_mnemonic(s.mnemonic))
-      throw Error(fmt::format("{}: instruction '{}' is defined twice", where(src_, n), s.mnemonic));
+      throw Error(fmt::format("{}: instruction '{}' is defined twice", util::where(src_, n), s.mnemonic));
     s.opcode = static_cast<uint32_t>(
-        read_int(need(n, "opcode"), "opcode", src_, 0, (int64_t{1} << common_[kOpcodeSlot].width) - 1));
+        util::read_int(need(n, "opcode"), "opcode", src_, 0, (int64_t{1} << common_[kOpcodeSlot].width) - 1));
     s.queue = parse_queue(need(n, "queue"));
-    if (n["doc"]) s.doc = read_string(n["doc"], "doc", src_);
+    if (n["doc"]) s.doc = util::read_string(n["doc"], "doc", src_);
     s.fields = common_;
     if (n["fields"]) {
       auto own = load_fields(n["fields"], s.mnemonic);
@@ -221,16 +221,16 @@ class IsaLoader {
     if (n["operands"]) load_operands(n["operands"], s, resolver);
     if (n["constraints"]) {
       for (const auto& c : n["constraints"])
-        s.constraints.push_back(Expr::compile(read_string(c, "constraints", src_), resolver, where(src_, c)));
+        s.constraints.push_back(Expr::compile(util::read_string(c, "constraints", src_), resolver, util::where(src_, c)));
     }
     return s;
   }
 
   void load_operands(const YAML::Node& list, InstrSpec& s, const Expr::FieldResolver& resolver) {
     for (const auto& n : list) {
-      reject_unknown_keys(n, {"field", "access", "bytes"}, src_, "an operand");
-      const std::string w = where(src_, n);
-      const std::string field = read_string(need(n, "field"), "field", src_);
+      util::reject_unknown_keys(n, {"field", "access", "bytes"}, src_, "an operand");
+      const std::string w = util::where(src_, n);
+      const std::string field = util::read_string(need(n, "field"), "field", src_);
       const auto slot = s.field_index(field);
       if (!slot || !s.fields[*slot].is_address())
         throw Error(fmt::format("{}: operand field '{}' of '{}' must be an sram_addr or ddr_addr field", w, field,
@@ -238,15 +238,15 @@ class IsaLoader {
       OperandSpec op;
       op.field = *slot;
       op.space = s.fields[*slot].kind == FieldKind::SramAddr ? Space::Sram : Space::Ddr;
-      const std::string access = read_string(need(n, "access"), "access", src_);
+      const std::string access = util::read_string(need(n, "access"), "access", src_);
       if (access != "read" && access != "write")
         throw Error(fmt::format("{}: operand access '{}' must be read or write", w, access));
       op.access = access == "read" ? Access::Read : Access::Write;
-      op.bytes = Expr::compile(read_string(need(n, "bytes"), "bytes", src_), resolver, w);
+      op.bytes = Expr::compile(util::read_string(need(n, "bytes"), "bytes", src_), resolver, w);
       s.operands.push_back(std::move(op));
     }
     if (s.operands.size() > kMaxOperands)
-      throw Error(fmt::format("{}: instruction '{}' has more than {} operands", where(src_, list), s.mnemonic,
+      throw Error(fmt::format("{}: instruction '{}' has more than {} operands", util::where(src_, list), s.mnemonic,
                               kMaxOperands));
   }
 
@@ -255,7 +255,7 @@ class IsaLoader {
     for (size_t i = 0; i < isa.instrs_.size(); ++i) {
       auto& slot = isa.by_opcode_[isa.instrs_[i].opcode];
       if (slot >= 0)
-        throw Error(fmt::format("{}: instructions '{}' and '{}' share opcode {:#x}", where(src_, list[i]),
+        throw Error(fmt::format("{}: instructions '{}' and '{}' share opcode {:#x}", util::where(src_, list[i]),
                                 isa.instrs_[static_cast<size_t>(slot)].mnemonic, isa.instrs_[i].mnemonic,
                                 isa.instrs_[i].opcode));
       slot = static_cast<int16_t>(i);
@@ -268,7 +268,7 @@ class IsaLoader {
 };
 
 Isa Isa::load_string(std::string_view yaml_text, std::string_view source_name) {
-  const YAML::Node root = load_yaml_string(yaml_text, source_name);
+  const YAML::Node root = util::load_yaml_string(yaml_text, source_name);
   try {
     return IsaLoader(source_name).load(root);
   } catch (const YAML::Exception& e) {  // e.g. a scalar where a list was expected
@@ -277,7 +277,7 @@ Isa Isa::load_string(std::string_view yaml_text, std::string_view source_name) {
 }
 
 Isa Isa::load_file(const std::filesystem::path& path) {
-  const YAML::Node root = load_yaml_file(path);
+  const YAML::Node root = util::load_yaml_file(path);
   try {
     return IsaLoader(path.string()).load(root);
   } catch (const YAML::Exception& e) {

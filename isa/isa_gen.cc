@@ -7,7 +7,7 @@
 #include <string>
 
 #include "isa/emit.h"
-#include "isa/error.h"
+#include "util/error.h"
 
 static int write_if_changed(const std::filesystem::path& path, const std::string& text) {
   std::ifstream in(path, std::ios::binary);

@@ -2,8 +2,8 @@
 
 #include <fmt/core.h>
 
-#include "isa/error.h"
-#include "isa/yaml_util.h"
+#include "util/error.h"
+#include "util/yaml_util.h"
 
 namespace npuforge::isa {
 namespace {
@@ -11,16 +11,16 @@ namespace {
 NpuConfig from_yaml(const YAML::Node& root, std::string_view src) {
   NpuConfig c;
   if (!root || root.IsNull()) return c;
-  reject_unknown_keys(root,
+  util::reject_unknown_keys(root,
                       {"sram_bytes", "alignment", "sram_banks", "bank_width_bytes", "ddr_bytes",
                        "dma_bytes_per_cycle", "dma_latency_cycles", "mac_rows", "mac_cols",
                        "vector_bytes_per_cycle", "compute_latency_cycles", "dispatch_latency_cycles"},
                       src, "the NPU config");
   auto u32 = [&](const char* key, uint32_t& out, int64_t lo, int64_t hi) {
-    if (root[key]) out = static_cast<uint32_t>(read_int(root[key], key, src, lo, hi));
+    if (root[key]) out = static_cast<uint32_t>(util::read_int(root[key], key, src, lo, hi));
   };
   auto bytes = [&](const char* key, Bytes& out, int64_t lo, int64_t hi) {
-    if (root[key]) out = Bytes{static_cast<uint64_t>(read_int(root[key], key, src, lo, hi))};
+    if (root[key]) out = Bytes{static_cast<uint64_t>(util::read_int(root[key], key, src, lo, hi))};
   };
   bytes("sram_bytes", c.sram_bytes, 1024, int64_t{1} << 24);  // addresses are 24-bit fields
   bytes("alignment", c.alignment, 1, 4096);
@@ -36,21 +36,21 @@ NpuConfig from_yaml(const YAML::Node& root, std::string_view src) {
   u32("dispatch_latency_cycles", c.dispatch_latency_cycles, 0, 100000);
   const uint64_t a = c.alignment.value;
   if ((a & (a - 1)) != 0)
-    throw Error(fmt::format("{}: 'alignment' = {} must be a power of two", where(src, root["alignment"]), a));
+    throw Error(fmt::format("{}: 'alignment' = {} must be a power of two", util::where(src, root["alignment"]), a));
   if (c.sram_bytes.value % a != 0)
     throw Error(fmt::format("{}: 'sram_bytes' = {} must be a multiple of 'alignment' ({})",
-                            where(src, root["sram_bytes"]), c.sram_bytes.value, a));
+                            util::where(src, root["sram_bytes"]), c.sram_bytes.value, a));
   return c;
 }
 
 }  // namespace
 
 NpuConfig NpuConfig::load_string(std::string_view yaml_text, std::string_view source_name) {
-  return from_yaml(load_yaml_string(yaml_text, source_name), source_name);
+  return from_yaml(util::load_yaml_string(yaml_text, source_name), source_name);
 }
 
 NpuConfig NpuConfig::load_file(const std::filesystem::path& path) {
-  return from_yaml(load_yaml_file(path), path.string());
+  return from_yaml(util::load_yaml_file(path), path.string());
 }
 
 }  // namespace npuforge::isa

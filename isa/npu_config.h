@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <string_view>
 
-#include "isa/types.h"
+#include "util/types.h"
 
 namespace npuforge::isa {
 

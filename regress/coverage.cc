@@ -6,8 +6,8 @@
 #include <fmt/core.h>
 #include <yaml-cpp/yaml.h>
 
-#include "isa/error.h"
-#include "regress/text.h"
+#include "util/error.h"
+#include "util/text.h"
 
 namespace npuforge::regress {
 namespace {
@@ -146,9 +146,9 @@ std::string Coverage::to_json() const {
   for (size_t i = 0; i < groups_.size(); ++i) {
     const Group& g = groups_[i];
     j += fmt::format("{}\n  {}: {{\"complete_after\": {}, \"bins\": {{", i ? "," : "",
-                     json_quote(g.name), g.complete_after);
+                     util::json_quote(g.name), g.complete_after);
     for (size_t k = 0; k < g.bins.size(); ++k) {
-      j += fmt::format("{}{}: {}", k ? ", " : "", json_quote(g.bins[k].first), g.bins[k].second);
+      j += fmt::format("{}{}: {}", k ? ", " : "", util::json_quote(g.bins[k].first), g.bins[k].second);
     }
     j += "}}";
   }

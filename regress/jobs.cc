@@ -6,7 +6,7 @@
 #include <fmt/core.h>
 #include <yaml-cpp/yaml.h>
 
-#include "isa/error.h"
+#include "util/error.h"
 
 namespace npuforge::regress {
 namespace {

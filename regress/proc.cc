@@ -13,7 +13,7 @@
 
 #include <fmt/core.h>
 
-#include "isa/error.h"
+#include "util/error.h"
 
 namespace npuforge::regress {
 namespace {

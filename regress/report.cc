@@ -4,7 +4,7 @@
 
 #include <fmt/core.h>
 
-#include "regress/text.h"
+#include "util/text.h"
 
 namespace npuforge::regress {
 namespace {
@@ -57,10 +57,10 @@ std::string junit_xml(const std::vector<SeedResult>& results, const Totals& tota
       return c;
     }();
     x += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.3f}\">\n",
-                     xml_escape(run), items.size(), t.fail, t.error, t.seconds);
+                     util::xml_escape(run), items.size(), t.fail, t.error, t.seconds);
     for (const SeedResult* r : items) {
       x += fmt::format("    <testcase classname=\"{}\" name=\"seed {}\" time=\"{:.3f}\"",
-                       xml_escape("npuforge." + run), r->job.seed, r->seconds);
+                       util::xml_escape("npuforge." + run), r->job.seed, r->seconds);
       if (r->status == Status::Pass) {
         x += "/>\n";
         continue;
@@ -68,8 +68,8 @@ std::string junit_xml(const std::vector<SeedResult>& results, const Totals& tota
       const char* tag = r->status == Status::Fail ? "failure" : "error";
       x += ">\n";
       x += fmt::format("      <{} message=\"{}\" type=\"{}\">{}\nreproduce: {}</{}>\n", tag,
-                       xml_escape(r->finding), xml_escape(r->kind.empty() ? tag : r->kind),
-                       xml_escape(r->finding), xml_escape(r->repro), tag);
+                       util::xml_escape(r->finding), util::xml_escape(r->kind.empty() ? tag : r->kind),
+                       util::xml_escape(r->finding), util::xml_escape(r->repro), tag);
       x += "    </testcase>\n";
     }
     x += "  </testsuite>\n";
@@ -93,9 +93,9 @@ std::string summary_json(const std::vector<SeedResult>& results, const Totals& t
     j += fmt::format(
         "    {{\"run\": {}, \"seed\": {}, \"status\": \"{}\", \"kind\": {}, \"finding\": {}, "
         "\"findings\": {}, \"profile\": {}, \"rtl\": {}, \"files\": {}, \"repro\": {}, \"shrunk\": {}}}",
-        json_quote(r.job.run), r.job.seed, to_string(r.status), json_quote(r.kind),
-        json_quote(r.finding), r.findings, json_quote(r.job.profile), r.job.rtl ? "true" : "false",
-        json_quote(r.prefix), json_quote(r.repro), json_quote(r.shrunk));
+        util::json_quote(r.job.run), r.job.seed, to_string(r.status), util::json_quote(r.kind),
+        util::json_quote(r.finding), r.findings, util::json_quote(r.job.profile), r.job.rtl ? "true" : "false",
+        util::json_quote(r.prefix), util::json_quote(r.repro), util::json_quote(r.shrunk));
   }
   j += first ? "]\n" : "\n  ]\n";
   return j + "}\n";

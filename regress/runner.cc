@@ -11,12 +11,12 @@
 #include <yaml-cpp/yaml.h>
 
 #include "allocator/memmap.h"
-#include "isa/error.h"
-#include "isa/file_io.h"
+#include "util/error.h"
+#include "util/file_io.h"
 #include "isa/instruction.h"
 #include "regress/proc.h"
 #include "regress/shrink.h"
-#include "regress/text.h"
+#include "util/text.h"
 #include "sim/program.h"
 
 namespace npuforge::regress {
@@ -26,9 +26,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // A missing file reads as empty: a worker that died wrote nothing.
-std::string slurp(const fs::path& p) { return fs::exists(p) ? isa::read_file(p) : std::string(); }
+std::string slurp(const fs::path& p) { return fs::exists(p) ? util::read_file(p) : std::string(); }
 
-void write_text(const fs::path& path, const std::string& text) { isa::write_file(path, text); }
+void write_text(const fs::path& path, const std::string& text) { util::write_file(path, text); }
 
 std::string abs_path(const std::string& p) { return p.empty() ? p : fs::absolute(p).lexically_normal().string(); }
 
@@ -128,7 +128,7 @@ std::string repro_command(const std::string& exe, const Job& j, const std::strin
   if (j.length > 0) a.insert(a.end(), {"--length", std::to_string(j.length)});
   if (j.rtl) a.push_back("--rtl");
   if (j.plant_overlap > 0) a.insert(a.end(), {"--plant-overlap", std::to_string(j.plant_overlap)});
-  return shell_join(a);
+  return util::shell_join(a);
 }
 
 RegressOutcome run_regression(const RegressOptions& o, std::FILE* log) {

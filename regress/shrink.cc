@@ -11,8 +11,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include "isa/assembler.h"
-#include "isa/error.h"
-#include "isa/file_io.h"
+#include "util/error.h"
+#include "util/file_io.h"
 #include "regress/ddmin.h"
 #include "regress/proc.h"
 
@@ -153,7 +153,7 @@ ShrinkResult shrink(const ShrinkProgram& p, const Oracle& oracle, size_t max_tes
 }
 
 void write_program(const isa::Isa& isa, const ShrinkProgram& p, const std::filesystem::path& prefix) {
-  auto write = [](const std::filesystem::path& path, const std::string& data) { isa::write_file(path, data); };
+  auto write = [](const std::filesystem::path& path, const std::string& data) { util::write_file(path, data); };
   const std::string base = prefix.string();
   std::string s = fmt::format("; npuforge shrink: {} instructions, {} buffers\n", p.instrs.size(), p.map.buffers.size());
   for (const auto& b : p.map.buffers) {
@@ -213,7 +213,7 @@ Oracle sim_oracle(const std::string& exe, const isa::Isa& isa, const std::filesy
     if (r.exit_code == 0) return "";
     std::string kind;
     if (r.exit_code == 1 && std::filesystem::exists(verdict))
-      kind = finding_kind(YAML::Load(isa::read_file(verdict, "simulator verdict"))["first_finding"].as<std::string>());
+      kind = finding_kind(YAML::Load(util::read_file(verdict, "simulator verdict"))["first_finding"].as<std::string>());
     // A crash or a usage error is a different failure, never "the same".
     return kind.empty() ? fmt::format("other/exit{}", r.exit_code) : kind;
   };

@@ -7,21 +7,21 @@
 
 #include "gen/output.h"
 #include "gen/placer.h"
-#include "isa/error.h"
-#include "isa/file_io.h"
+#include "util/error.h"
+#include "util/file_io.h"
 #include "regress/proc.h"
 #include "regress/runner.h"
 #include "regress/shrink.h"
-#include "regress/text.h"
+#include "util/text.h"
 
 namespace npuforge::regress {
 namespace {
 
-void write_text(const std::string& path, const std::string& text) { isa::write_file(path, text); }
+void write_text(const std::string& path, const std::string& text) { util::write_file(path, text); }
 
 // A missing log reads as empty (the simulator may have died before writing it).
 std::string read_text(const std::string& path) {
-  return std::filesystem::exists(path) ? isa::read_file(path, "simulator log") : std::string();
+  return std::filesystem::exists(path) ? util::read_file(path, "simulator log") : std::string();
 }
 
 // What the per-seed table shows besides pass/fail.
@@ -35,7 +35,7 @@ void write_result(const std::string& prefix, std::string_view status, const std:
              fmt::format("{{\"status\": \"{}\", \"finding\": {}, \"kind\": {}, \"findings\": {}, "
                          "\"instructions\": {}, \"buffers\": {}, \"peak_sram\": {}, \"sram_bytes\": {}, "
                          "\"cycles\": {}, \"gen_seconds\": {:.4f}, \"sim_seconds\": {:.4f}}}\n",
-                         status, json_quote(finding), json_quote(finding_kind(finding)), findings,
+                         status, util::json_quote(finding), util::json_quote(finding_kind(finding)), findings,
                          f.instructions, f.buffers, f.peak_sram, f.sram_bytes, f.cycles, gen_s, sim_s));
 }
 
@@ -84,7 +84,7 @@ int run_worker(const WorkerOptions& o) {
   SeedFigures figures{prog.instrs.size(), prog.summary.buffers, prog.summary.peak_sram, prog.npu.sram_bytes.value, 0};
   // The simulator's JSON verdict; absent when it crashed or refused its input.
   if ((r.exit_code == 0 || r.exit_code == 1) && std::filesystem::exists(verdict_path)) {
-    const YAML::Node v = YAML::Load(isa::read_file(verdict_path, "simulator verdict"));
+    const YAML::Node v = YAML::Load(util::read_file(verdict_path, "simulator verdict"));
     figures.cycles = v["cycles"].as<uint64_t>();
     const uint64_t findings = v["findings"].as<uint64_t>();
     if (v["pass"].as<bool>()) {

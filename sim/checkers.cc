@@ -6,7 +6,7 @@
 
 #include <fmt/core.h>
 
-#include "isa/error.h"
+#include "util/error.h"
 #include "sim/shadow.h"
 
 namespace npuforge::sim {

@@ -5,7 +5,7 @@
 
 #include <fmt/core.h>
 
-#include "isa/error.h"
+#include "util/error.h"
 #include "sim/semantics.h"
 
 namespace npuforge::sim {

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "isa/error.h"
+#include "util/error.h"
 #include "isa/instruction.h"
 #include "isa/npu_config.h"
-#include "isa/types.h"
+#include "util/types.h"
 
 namespace npuforge::sim {
 

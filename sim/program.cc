@@ -5,17 +5,17 @@
 
 #include <fmt/core.h>
 
-#include "isa/error.h"
-#include "isa/file_io.h"
+#include "util/error.h"
+#include "util/file_io.h"
 
 namespace npuforge::sim {
 
 std::vector<uint8_t> read_ddr_image(const std::filesystem::path& path) {
-  return isa::read_binary_file(path, "DDR image");
+  return util::read_binary_file(path, "DDR image");
 }
 
 void write_ddr_image(const std::filesystem::path& path, const std::vector<uint8_t>& image) {
-  isa::write_file(path, image, "DDR image");
+  util::write_file(path, image, "DDR image");
 }
 
 Program Program::load(const isa::Isa& isa, const std::filesystem::path& bin_path,
@@ -25,7 +25,7 @@ Program Program::load(const isa::Isa& isa, const std::filesystem::path& bin_path
   p.name = bin_path.stem().string();
   p.isa = &isa;
   p.config = config;
-  const auto bytes = isa::read_binary_file(bin_path, "program binary");
+  const auto bytes = util::read_binary_file(bin_path, "program binary");
   p.instrs = isa::decode_program(isa, bytes, bin_path.string());
   if (!memmap_path.empty()) p.memmap = allocator::MemMap::load_file(memmap_path);
   if (!ddr_path.empty()) p.ddr_init = read_ddr_image(ddr_path);

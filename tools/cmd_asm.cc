@@ -41,8 +41,8 @@ int run_asm(const AsmOptions& o) {
     if (!o.memmap.empty()) map.save_file(o.memmap);
     fmt::print("{}: placed {} symbols with {}\n", o.input, map.buffers.size(), o.policy);
   }
-  write_file(o.output, isa::encode_program(isa, prog.instrs));
-  if (!o.hex.empty()) write_file(o.hex, isa::to_readmemh(isa, prog.instrs, fmt::format("assembled from {}", o.input)));
+  util::write_file(o.output, isa::encode_program(isa, prog.instrs));
+  if (!o.hex.empty()) util::write_file(o.hex, isa::to_readmemh(isa, prog.instrs, fmt::format("assembled from {}", o.input)));
   fmt::print("{}: {} instructions, {} bytes -> {}\n", o.input, prog.instrs.size(),
              prog.instrs.size() * isa.width_bytes(), o.output);
   return kExitOk;

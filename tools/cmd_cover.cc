@@ -7,8 +7,8 @@
 
 #include <fmt/core.h>
 
-#include "isa/error.h"
-#include "isa/file_io.h"
+#include "util/error.h"
+#include "util/file_io.h"
 #include "regress/coverage.h"
 #include "tools/command.h"
 
@@ -45,11 +45,11 @@ std::vector<std::filesystem::path> files_of(const std::filesystem::path& in) {
 int run_cover(const CoverOpts& o) {
   regress::Coverage total;
   for (const auto& in : o.inputs) {
-    for (const auto& f : files_of(in)) total.merge(regress::Coverage::from_json(isa::read_file(f, "coverage file"), f.string()));
+    for (const auto& f : files_of(in)) total.merge(regress::Coverage::from_json(util::read_file(f, "coverage file"), f.string()));
   }
   fmt::print("{}", total.report(true));
   if (!o.json.empty()) {
-    isa::write_file(o.json, total.to_json(), "coverage JSON");
+    util::write_file(o.json, total.to_json(), "coverage JSON");
   }
   return kExitOk;
 }

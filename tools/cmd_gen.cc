@@ -4,7 +4,7 @@
 #include "gen/generator.h"
 #include "gen/output.h"
 #include "gen/profile.h"
-#include "isa/yaml_util.h"
+#include "util/yaml_util.h"
 #include "tools/command.h"
 #include "tools/io_util.h"
 
@@ -27,7 +27,7 @@ int run_gen(const GenOptions& o) {
   g.seed = o.seed;
   g.length = o.length;
   g.npu_source = o.npu;
-  g.npu_hash = isa::fnv1a64(npu_text);
+  g.npu_hash = util::fnv1a64(npu_text);
   const gen::GeneratedProgram program = gen::generate(isa::builtin_isa(), npu, profile, g);
   gen::write_outputs(isa::builtin_isa(), program, o.output);
   fmt::print("{}\n", gen::summary_line(program));

@@ -6,17 +6,17 @@
 #include <fmt/core.h>
 
 #include "allocator/memmap.h"
-#include "allocator/plan_check.h"
-#include "allocator/plan_io.h"
-#include "allocator/plan_svg.h"
-#include "allocator/planner.h"
+#include "planner/plan_check.h"
+#include "planner/plan_io.h"
+#include "planner/plan_svg.h"
+#include "planner/planner.h"
 #include "tools/command.h"
 #include "tools/io_util.h"
 
 namespace npuforge::tools {
 namespace {
 
-using namespace npuforge::allocator;
+using namespace npuforge::planner;
 
 struct PlanOptions {
   std::string input, algo = "greedy-size", capacity, svg;
@@ -66,7 +66,7 @@ int run_plan(const PlanOptions& o) {
   const PlanProblem plan = with_offsets(p, r.offsets);
   const PlanCheckResult check = check_plan(plan);
   for (const auto& out : o.outputs) save_plan_file(plan, out);
-  if (!o.svg.empty()) write_file(o.svg, plan_svg(plan, &check, {.title = o.input}));
+  if (!o.svg.empty()) util::write_file(o.svg, plan_svg(plan, &check, {.title = o.input}));
   fmt::print("{}: {} {} buffers, peak {} bytes, lower bound {} ({:.4f}x), {:.1f} ms{}{}\n", o.input,
              o.algo, p.buffers.size(), r.peak.value, lb.value, ratio(r.peak, lb), ms,
              r.proven_optimal ? ", optimal" : "", r.note.empty() ? "" : "; " + r.note);
@@ -97,7 +97,7 @@ int run_check(const CheckOptions& o) {
     r = check_plan(p);
   }
   if (!o.svg.empty())
-    write_file(o.svg, plan_svg(p, &r, {.inclusive = memmap, .title = o.input}));
+    util::write_file(o.svg, plan_svg(p, &r, {.inclusive = memmap, .title = o.input}));
   fmt::print("{}: {}", o.input, r.report());
   if (!r.ok()) return kExitFinding;
   if (!o.addresses.empty()) {
@@ -106,7 +106,7 @@ int run_check(const CheckOptions& o) {
     for (size_t k = 0; k < addrs.size(); ++k)
       for (size_t i = 0; i < p.buffers.size(); ++i)
         csv += fmt::format("{},{},{:#x},{}\n", k, p.buffers[i].id, addrs[k][i], p.buffers[i].size.value);
-    write_file(o.addresses, csv);
+    util::write_file(o.addresses, csv);
   }
   return kExitOk;
 }

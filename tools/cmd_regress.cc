@@ -4,7 +4,7 @@
 
 #include <fmt/core.h>
 
-#include "isa/error.h"
+#include "util/error.h"
 #include "regress/proc.h"
 #include "regress/runner.h"
 #include "tools/command.h"

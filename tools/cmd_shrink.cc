@@ -4,7 +4,7 @@
 
 #include <fmt/core.h>
 
-#include "isa/error.h"
+#include "util/error.h"
 #include "isa/npu_config.h"
 #include "regress/proc.h"
 #include "regress/shrink.h"

@@ -7,8 +7,8 @@
 
 #include "isa/isa.h"
 #include "isa/npu_config.h"
-#include "isa/file_io.h"
-#include "regress/text.h"
+#include "util/file_io.h"
+#include "util/text.h"
 #include "sim/backend.h"
 #include "sim/checkers.h"
 #include "sim/golden.h"
@@ -83,9 +83,9 @@ std::string verdict_json(const sim::Program& program, const sim::Backend& backen
       "{{\"program\": {}, \"pass\": {}, \"completed\": {}, \"backend\": {}, \"instructions\": {}, "
       "\"cycles\": {}, \"busy_cycles\": {{\"load\": {}, \"compute\": {}, \"store\": {}}}, \"findings\": {}, "
       "\"by_kind\": {{{}}}, \"first_finding\": {}}}\n",
-      regress::json_quote(program.name), pass, r.completed, regress::json_quote(backend.name()), r.instructions,
+      util::json_quote(program.name), pass, r.completed, util::json_quote(backend.name()), r.instructions,
       r.cycles, r.busy_cycles[0], r.busy_cycles[1], r.busy_cycles[2], checkers.total(), kinds,
-      regress::json_quote(first));
+      util::json_quote(first));
 }
 
 int run_sim(const SimOptions& o) {
@@ -109,7 +109,7 @@ int run_sim(const SimOptions& o) {
   const bool pass = checkers.clean() && result.completed && rtl_ok;
   print_report(program, *backend, result, checkers, pass);
   report_rtl(*backend);
-  if (!o.json.empty()) isa::write_file(o.json, verdict_json(program, *backend, result, checkers, pass), "JSON verdict");
+  if (!o.json.empty()) util::write_file(o.json, verdict_json(program, *backend, result, checkers, pass), "JSON verdict");
   return pass ? kExitOk : kExitFinding;
 }
 

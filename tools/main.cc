@@ -4,7 +4,7 @@
 
 #include <fmt/core.h>
 
-#include "isa/error.h"
+#include "util/error.h"
 #include "tools/command.h"
 
 int main(int argc, char** argv) {

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "isa/error.h"
+#include "util/error.h"
 #include "sim/golden.h"
 
 namespace npuforge::sim::sc_model {

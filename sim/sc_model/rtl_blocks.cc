@@ -11,7 +11,7 @@
 #include "Vnpu_decoder.h"
 #include "Vnpu_decoder_bug.h"
 #endif
-#include "isa/error.h"
+#include "util/error.h"
 
 namespace npuforge::sim::sc_model {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "isa/error.h"
+#include "util/error.h"
 #include "sim/sc_model/npu_top.h"
 
 // libsystemc.so defines main() and calls sc_main(); npuforge programs have their own main()

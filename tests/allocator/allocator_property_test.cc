@@ -10,7 +10,7 @@
 
 #include "allocator/allocator.h"
 #include "allocator/symbol_table.h"
-#include "isa/rng.h"
+#include "util/rng.h"
 
 namespace npuforge::allocator {
 namespace {

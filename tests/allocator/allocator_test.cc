@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "isa/error.h"
+#include "util/error.h"
 
 namespace npuforge::allocator {
 

@@ -7,8 +7,8 @@
 
 #include <filesystem>
 
-#include "isa/error.h"
-#include "isa/rng.h"
+#include "util/error.h"
+#include "util/rng.h"
 
 namespace npuforge::allocator {
 namespace {

@@ -4,8 +4,8 @@
 #include <fmt/core.h>
 
 #include "allocator/place_symbols.h"
-#include "isa/error.h"
-#include "isa/rng.h"
+#include "util/error.h"
+#include "util/rng.h"
 
 namespace npuforge::allocator {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "isa/error.h"
+#include "util/error.h"
 
 namespace npuforge::allocator {
 namespace {

@@ -4,7 +4,7 @@
 // is caught; the same seed gives the same bytes and different seeds differ.
 #include <gtest/gtest.h>
 
-#include "allocator/plan_check.h"
+#include "planner/plan_check.h"
 #include "gen/generator.h"
 #include "gen/output.h"
 #include "gen/placer.h"
@@ -39,7 +39,7 @@ TEST_P(ShippedProfile, ThousandSeedsPassEveryCheck) {
     ASSERT_EQ(g.instrs.size(), 200u) << "seed " << seed;
     ASSERT_EQ(g.instrs.back().spec->mnemonic, "halt");
     const allocator::MemMap map = g.memmap();
-    const auto plan = allocator::check_memmap(map);
+    const auto plan = planner::check_memmap(map);
     ASSERT_TRUE(plan.ok()) << GetParam() << " seed " << seed << "\n" << plan.report();
     const auto prog = check_program(g.instrs, map, g.npu.ddr_bytes.value);
     ASSERT_TRUE(prog.ok()) << GetParam() << " seed " << seed << "\n" << prog.report();
@@ -88,7 +88,7 @@ TEST(GenGenerator, LongProgramPassesEveryCheck) {
   for (const char* name : {"default", "stress-fragment", "near-full", "tiny-buffers"}) {
     const GeneratedProgram g = gen(profile(name), 7, 20000);
     const allocator::MemMap map = g.memmap();
-    const auto plan = allocator::check_memmap(map);
+    const auto plan = planner::check_memmap(map);
     EXPECT_TRUE(plan.ok()) << name << "\n" << plan.report();
     const auto prog = check_program(g.instrs, map, g.npu.ddr_bytes.value);
     EXPECT_TRUE(prog.ok()) << name << "\n" << prog.report();
@@ -150,8 +150,8 @@ TEST(GenGenerator, OverlappingAllocatorIsCaught) {
     const GeneratedProgram g = gen(p, seed, 300, &bad);
     if (bad.planted() == 0) continue;
     ++planted_runs;
-    const auto plan = allocator::check_memmap(g.memmap());
-    if (!plan.ok() && plan.outcome() == allocator::PlanOutcome::kOverlap) ++caught;
+    const auto plan = planner::check_memmap(g.memmap());
+    if (!plan.ok() && plan.outcome() == planner::PlanOutcome::kOverlap) ++caught;
   }
   EXPECT_GT(planted_runs, 10u);
   EXPECT_EQ(caught, planted_runs);
@@ -163,7 +163,7 @@ TEST(GenGenerator, WrapperWithoutPlantingIsClean) {
   allocator::Allocator real(SramAddr{0}, isa::NpuConfig{}.sram_bytes, isa::NpuConfig{}.alignment);
   OverlappingPlacer never(real, 1u << 30);
   const GeneratedProgram g = gen(profile("default"), 3, 300, &never);
-  EXPECT_TRUE(allocator::check_memmap(g.memmap()).ok());
+  EXPECT_TRUE(planner::check_memmap(g.memmap()).ok());
 }
 
 TEST(GenGenerator, SmallNpuAndTinyLengths) {
@@ -178,7 +178,7 @@ TEST(GenGenerator, SmallNpuAndTinyLengths) {
       o.length = 300;
       const GeneratedProgram g = generate(isa(), npu, profile(name), o);
       const allocator::MemMap map = g.memmap();
-      ASSERT_TRUE(allocator::check_memmap(map).ok()) << name << " " << seed;
+      ASSERT_TRUE(planner::check_memmap(map).ok()) << name << " " << seed;
       const auto prog = check_program(g.instrs, map, npu.ddr_bytes.value);
       ASSERT_TRUE(prog.ok()) << name << " " << seed << "\n" << prog.report();
     }

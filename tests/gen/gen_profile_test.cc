@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "gen/profile.h"
-#include "isa/error.h"
+#include "util/error.h"
 
 namespace npuforge::gen {
 namespace {

@@ -2,9 +2,9 @@
 #include <gtest/gtest.h>
 
 #include "isa/assembler.h"
-#include "isa/error.h"
+#include "util/error.h"
 #include "isa/instruction.h"
-#include "isa/rng.h"
+#include "util/rng.h"
 
 namespace npuforge::isa {
 namespace {

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "isa/assembler.h"
-#include "isa/error.h"
+#include "util/error.h"
 #include "isa/instruction.h"
 #include "isa/npu_config.h"
 

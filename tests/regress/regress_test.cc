@@ -10,14 +10,14 @@
 
 #include "gen/generator.h"
 #include "gen/profile.h"
-#include "isa/error.h"
+#include "util/error.h"
 #include "regress/coverage.h"
 #include "regress/ddmin.h"
 #include "regress/jobs.h"
 #include "regress/proc.h"
 #include "regress/report.h"
 #include "regress/shrink.h"
-#include "regress/text.h"
+#include "util/text.h"
 
 namespace npuforge::regress {
 namespace {
@@ -66,10 +66,10 @@ std::string xml_problem(const std::string& x) {
 }
 
 TEST(Text, EscapesXmlJsonAndShell) {
-  EXPECT_EQ(xml_escape("a<b>&\"c'\x01"), "a&lt;b&gt;&amp;&quot;c&apos;?");
-  EXPECT_EQ(json_quote("a\"b\\c\n\x02"), "\"a\\\"b\\\\c\\n\\u0002\"");
-  EXPECT_EQ(shell_quote("plain/path-1.yaml"), "plain/path-1.yaml");
-  EXPECT_EQ(shell_quote("it's here"), "'it'\\''s here'");
+  EXPECT_EQ(util::xml_escape("a<b>&\"c'\x01"), "a&lt;b&gt;&amp;&quot;c&apos;?");
+  EXPECT_EQ(util::json_quote("a\"b\\c\n\x02"), "\"a\\\"b\\\\c\\n\\u0002\"");
+  EXPECT_EQ(util::shell_quote("plain/path-1.yaml"), "plain/path-1.yaml");
+  EXPECT_EQ(util::shell_quote("it's here"), "'it'\\''s here'");
 }
 
 TEST(Junit, WellFormedWithHostileFindings) {

@@ -14,13 +14,13 @@
 #include "Vnpu_scratchpad_stuck.h"
 #include "isa/instruction.h"
 #include "isa/isa.h"
-#include "isa/rng.h"
+#include "util/rng.h"
 #include "verilated.h"
 #if NPUFORGE_HAVE_RTL_DECODER
 #include "Vnpu_decoder.h"
 #include "Vnpu_imem.h"
 #include "isa/assembler.h"
-#include "isa/file_io.h"
+#include "util/file_io.h"
 #endif
 
 namespace npuforge {
@@ -70,7 +70,7 @@ TEST(RtlImem, ReadmemhLoadsTheHexFileBitExactly) {
                                    "store ddr:0x8000, 0x3000, rows=1, row_bytes=64\nhalt\n",
                                    "imem.s").instrs;
   const auto path = std::filesystem::temp_directory_path() / ("npuforge_imem_" + std::to_string(::getpid()) + ".hex");
-  isa::write_file(path, isa::to_readmemh(isa, prog, "rtl_stubs_test"));
+  util::write_file(path, isa::to_readmemh(isa, prog, "rtl_stubs_test"));
   VerilatedContext ctx;
   const std::string arg = "+hex=" + path.string();
   const char* argv[] = {"rtl_stubs_test", arg.c_str()};

@@ -11,7 +11,7 @@
 
 #include "gen/generator.h"
 #include "gen/profile.h"
-#include "isa/error.h"
+#include "util/error.h"
 #include "sim/golden.h"
 #include "sim/sc_model/sc_backend.h"
 #include "sim_test_util.h"

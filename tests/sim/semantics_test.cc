@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "isa/assembler.h"
-#include "isa/rng.h"
+#include "util/rng.h"
 #include "sim/semantics.h"
 
 namespace npuforge::sim {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "isa/assembler.h"
-#include "isa/rng.h"
+#include "util/rng.h"
 #include "sim/program.h"
 
 namespace npuforge::sim::testing {

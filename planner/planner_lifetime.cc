@@ -25,10 +25,10 @@
 
 #include <fmt/core.h>
 
-#include "allocator/planner.h"
-#include "allocator/planner_util.h"
+#include "planner/planner.h"
+#include "planner/planner_util.h"
 
-namespace npuforge::allocator {
+namespace npuforge::planner {
 namespace {
 
 struct Gap {
@@ -316,4 +316,4 @@ PlanResult plan_lifetime_aware(const PlanProblem& problem, const PlannerOptions&
   return best;
 }
 
-}  // namespace npuforge::allocator
+}  // namespace npuforge::planner

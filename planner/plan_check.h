@@ -8,12 +8,17 @@
 #include <string>
 #include <vector>
 
-#include "allocator/plan_problem.h"
-#include "isa/types.h"
+#include "planner/plan_problem.h"
+#include "util/types.h"
 
 namespace npuforge::allocator {
-
 struct MemMap;
+}
+
+namespace npuforge::planner {
+
+using allocator::MemMap;
+
 
 enum class PlanOutcome {
   kGood,            // nothing wrong (never stored as a finding; the value of an empty result)
@@ -37,7 +42,7 @@ struct PlanCheckResult {
   std::vector<PlanFinding> findings;  // at most PlanCheckOptions::max_findings
   size_t total_findings = 0;          // findings counted, including those not stored
   Bytes peak;                         // max offset + size over placed buffers
-  Bytes lower_bound;                  // see allocator::lower_bound
+  Bytes lower_bound;                  // see planner::lower_bound
   size_t buffer_count = 0;
   bool ok() const { return total_findings == 0; }
   // The first finding's outcome, or kGood.
@@ -63,4 +68,4 @@ PlanCheckResult check_plan(const PlanProblem& problem, PlanCheckOptions options 
 // every offset a multiple of the map's alignment. Messages name the symbols.
 PlanCheckResult check_memmap(const MemMap& map, PlanCheckOptions options = {});
 
-}  // namespace npuforge::allocator
+}  // namespace npuforge::planner

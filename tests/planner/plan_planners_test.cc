@@ -4,13 +4,13 @@
 #include <filesystem>
 #include <functional>
 
-#include "allocator/plan_check.h"
-#include "allocator/plan_io.h"
-#include "allocator/planner.h"
-#include "isa/error.h"
+#include "planner/plan_check.h"
+#include "planner/plan_io.h"
+#include "planner/planner.h"
+#include "util/error.h"
 #include "plan_test_util.h"
 
-namespace npuforge::allocator {
+namespace npuforge::planner {
 namespace {
 
 using testing::random_problem;
@@ -178,4 +178,4 @@ TEST(Planners, GreedyIsBestFit) {
 }
 
 }  // namespace
-}  // namespace npuforge::allocator
+}  // namespace npuforge::planner

@@ -1,14 +1,14 @@
-#include "isa/file_io.h"
-#include "isa/yaml_util.h"
+#include "util/file_io.h"
+#include "util/yaml_util.h"
 
 #include <fstream>
 #include <sstream>
 
 #include <fmt/core.h>
 
-#include "isa/error.h"
+#include "util/error.h"
 
-namespace npuforge::isa {
+namespace npuforge::util {
 
 YAML::Node load_yaml_string(std::string_view text, std::string_view source_name) {
   try {
@@ -27,6 +27,12 @@ std::string where(std::string_view source, const YAML::Node& node) {
   const YAML::Mark m = node.Mark();
   if (m.is_null()) return std::string(source);
   return fmt::format("{}:{}", source, m.line + 1);
+}
+
+std::string where_column(std::string_view source, const YAML::Node& node) {
+  const YAML::Mark m = node.Mark();
+  if (m.is_null()) return std::string(source);
+  return fmt::format("{}:{}:{}", source, m.line + 1, m.column + 1);
 }
 
 void require_map(const YAML::Node& map, std::string_view source, std::string_view what) {
@@ -109,4 +115,4 @@ uint64_t fnv1a64(std::string_view text) {
   return h;
 }
 
-}  // namespace npuforge::isa
+}  // namespace npuforge::util

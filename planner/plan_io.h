@@ -21,9 +21,9 @@
 #include <string>
 #include <string_view>
 
-#include "allocator/plan_problem.h"
+#include "planner/plan_problem.h"
 
-namespace npuforge::allocator {
+namespace npuforge::planner {
 
 struct PlanReadOptions {
   bool inclusive = false;  // upper bounds are inclusive: [lower, upper] -> [lower, upper + 1)
@@ -41,4 +41,4 @@ PlanProblem load_plan_file(const std::filesystem::path& path, PlanReadOptions op
 void save_plan_file(const PlanProblem& plan, const std::filesystem::path& path);
 bool is_memmap_path(const std::filesystem::path& path);
 
-}  // namespace npuforge::allocator
+}  // namespace npuforge::planner

@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "allocator/plan_problem.h"
-#include "isa/rng.h"
+#include "planner/plan_problem.h"
+#include "util/rng.h"
 
-namespace npuforge::allocator::testing {
+namespace npuforge::planner::testing {
 
 inline PlanProblem random_problem(Rng& rng, int max_buffers, int max_time, int max_size,
                                   bool aligned) {
@@ -36,4 +36,4 @@ inline bool reference_overlap(const PlanProblem& p, const std::vector<Offset>& o
   return false;
 }
 
-}  // namespace npuforge::allocator::testing
+}  // namespace npuforge::planner::testing

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace npuforge::isa {
+namespace npuforge::util {
 
 // Throws npuforge::Error "PATH: cannot open WHAT" when the file cannot be read.
 std::string read_file(const std::filesystem::path& path, std::string_view what = "file");
@@ -18,4 +18,4 @@ std::vector<uint8_t> read_binary_file(const std::filesystem::path& path, std::st
 void write_file(const std::filesystem::path& path, std::string_view data, std::string_view what = "file");
 void write_file(const std::filesystem::path& path, std::span<const uint8_t> data, std::string_view what = "file");
 
-}  // namespace npuforge::isa
+}  // namespace npuforge::util

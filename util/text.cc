@@ -1,8 +1,8 @@
-#include "regress/text.h"
+#include "util/text.h"
 
 #include <fmt/core.h>
 
-namespace npuforge::regress {
+namespace npuforge::util {
 
 std::string json_quote(std::string_view s) {
   std::string out = "\"";
@@ -74,4 +74,4 @@ std::string shell_join(const std::vector<std::string>& argv) {
   return out;
 }
 
-}  // namespace npuforge::regress
+}  // namespace npuforge::util

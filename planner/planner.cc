@@ -1,14 +1,14 @@
 // Planner dispatch, the naive planner, and helpers shared by the planners.
-#include "allocator/planner.h"
+#include "planner/planner.h"
 
 #include <algorithm>
 
 #include <fmt/core.h>
 
-#include "allocator/planner_util.h"
-#include "isa/error.h"
+#include "planner/planner_util.h"
+#include "util/error.h"
 
-namespace npuforge::allocator {
+namespace npuforge::planner {
 
 const std::vector<std::string>& planner_names() {
   static const std::vector<std::string> kNames = {
@@ -69,4 +69,4 @@ PlanResult run_planner(std::string_view name, const PlanProblem& problem,
   throw Error(fmt::format("unknown planner '{}' (expected one of: {})", name, names));
 }
 
-}  // namespace npuforge::allocator
+}  // namespace npuforge::planner

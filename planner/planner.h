@@ -16,9 +16,9 @@
 #include <string_view>
 #include <vector>
 
-#include "allocator/plan_problem.h"
+#include "planner/plan_problem.h"
 
-namespace npuforge::allocator {
+namespace npuforge::planner {
 
 struct PlannerOptions {
   // Only `exact` searches within a capacity; it defaults to problem.capacity.
@@ -53,4 +53,4 @@ PlanResult plan_exact(const PlanProblem& problem, const PlannerOptions& options 
 enum class ListFit { kFirst, kBest };
 PlanResult plan_linked_list(const PlanProblem& problem, ListFit fit);
 
-}  // namespace npuforge::allocator
+}  // namespace npuforge::planner

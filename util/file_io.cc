@@ -1,13 +1,13 @@
-#include "isa/file_io.h"
+#include "util/file_io.h"
 
 #include <fstream>
 #include <iterator>
 
 #include <fmt/core.h>
 
-#include "isa/error.h"
+#include "util/error.h"
 
-namespace npuforge::isa {
+namespace npuforge::util {
 
 std::string read_file(const std::filesystem::path& path, std::string_view what) {
   std::ifstream in(path, std::ios::binary);
@@ -32,4 +32,4 @@ void write_file(const std::filesystem::path& path, std::span<const uint8_t> data
   write_file(path, std::string_view(reinterpret_cast<const char*>(data.data()), data.size()), what);
 }
 
-}  // namespace npuforge::isa
+}  // namespace npuforge::util

@@ -3,11 +3,11 @@
 
 #include <filesystem>
 
-#include "allocator/plan_io.h"
-#include "isa/error.h"
+#include "planner/plan_io.h"
+#include "util/error.h"
 #include "plan_test_util.h"
 
-namespace npuforge::allocator {
+namespace npuforge::planner {
 namespace {
 
 std::string error_of(auto&& f) {
@@ -92,4 +92,4 @@ TEST(PlanIo, InstantiateSideBySide) {
 }
 
 }  // namespace
-}  // namespace npuforge::allocator
+}  // namespace npuforge::planner

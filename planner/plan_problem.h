@@ -11,11 +11,16 @@
 #include <string>
 #include <vector>
 
-#include "isa/types.h"
+#include "util/types.h"
 
 namespace npuforge::allocator {
-
 struct MemMap;
+}
+
+namespace npuforge::planner {
+
+using allocator::MemMap;
+
 
 using Offset = uint64_t;    // byte offset from the arena base
 using TimeValue = int64_t;  // an abstract time step
@@ -65,4 +70,4 @@ PlanProblem problem_from_memmap(const MemMap& map);
 std::vector<std::vector<uint64_t>> instantiate(const PlanProblem& plan, uint64_t base,
                                                int instances = 1, Bytes stride_alignment = {1});
 
-}  // namespace npuforge::allocator
+}  // namespace npuforge::planner

@@ -1,4 +1,4 @@
-#include "allocator/plan_problem.h"
+#include "planner/plan_problem.h"
 
 #include <algorithm>
 #include <utility>
@@ -6,9 +6,9 @@
 #include <fmt/core.h>
 
 #include "allocator/memmap.h"
-#include "isa/error.h"
+#include "util/error.h"
 
-namespace npuforge::allocator {
+namespace npuforge::planner {
 
 Bytes lower_bound(const PlanProblem& problem) {
   // Events (time, +size / -size); at equal times ends come first (half-open lifetimes).
@@ -85,4 +85,4 @@ std::vector<std::vector<uint64_t>> instantiate(const PlanProblem& plan, uint64_t
   return out;
 }
 
-}  // namespace npuforge::allocator
+}  // namespace npuforge::planner

@@ -2,11 +2,11 @@
 #include <gtest/gtest.h>
 
 #include "allocator/memmap.h"
-#include "allocator/plan_check.h"
-#include "allocator/planner.h"
+#include "planner/plan_check.h"
+#include "planner/planner.h"
 #include "plan_test_util.h"
 
-namespace npuforge::allocator {
+namespace npuforge::planner {
 namespace {
 
 using testing::random_problem;
@@ -131,4 +131,4 @@ TEST(PlanCheck, LargePlanChecksQuickly) {
 }
 
 }  // namespace
-}  // namespace npuforge::allocator
+}  // namespace npuforge::planner

@@ -1,10 +1,10 @@
-#include "allocator/plan_svg.h"
+#include "planner/plan_svg.h"
 
 #include <algorithm>
 
 #include <fmt/core.h>
 
-namespace npuforge::allocator {
+namespace npuforge::planner {
 namespace {
 
 constexpr double kWidth = 1200, kHeight = 700, kLeft = 90, kRight = 20, kTop = 40, kBottom = 40;
@@ -103,4 +103,4 @@ std::string plan_svg(const PlanProblem& plan, const PlanCheckResult* check,
   return out;
 }
 
-}  // namespace npuforge::allocator
+}  // namespace npuforge::planner

@@ -5,10 +5,10 @@
 #include <map>
 #include <numeric>
 
-#include "allocator/planner.h"
-#include "allocator/planner_util.h"
+#include "planner/planner.h"
+#include "planner/planner_util.h"
 
-namespace npuforge::allocator {
+namespace npuforge::planner {
 
 PlanResult plan_greedy_size(const PlanProblem& problem) {
   const auto& bufs = problem.buffers;
@@ -57,4 +57,4 @@ PlanResult plan_greedy_size(const PlanProblem& problem) {
   return finish(problem, std::move(offsets), problem.capacity);
 }
 
-}  // namespace npuforge::allocator
+}  // namespace npuforge::planner

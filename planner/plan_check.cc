@@ -1,4 +1,4 @@
-#include "allocator/plan_check.h"
+#include "planner/plan_check.h"
 
 #include <algorithm>
 #include <iterator>
@@ -10,7 +10,7 @@
 
 #include "allocator/memmap.h"
 
-namespace npuforge::allocator {
+namespace npuforge::planner {
 
 const char* to_string(PlanOutcome outcome) {
   switch (outcome) {
@@ -120,7 +120,7 @@ struct Checker {
 
   PlanCheckResult run() {
     result.buffer_count = problem.buffers.size();
-    result.lower_bound = allocator::lower_bound(problem);
+    result.lower_bound = planner::lower_bound(problem);
     std::vector<size_t> swept;
     for (size_t i = 0; i < problem.buffers.size(); ++i)
       if (check_one(i)) swept.push_back(i);
@@ -185,4 +185,4 @@ PlanCheckResult check_memmap(const MemMap& map, PlanCheckOptions options) {
   return Checker{problem, offsets, problem.capacity, options, true, {}}.run();
 }
 
-}  // namespace npuforge::allocator
+}  // namespace npuforge::planner

@@ -9,7 +9,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-namespace npuforge::isa {
+namespace npuforge::util {
 
 // Parses a file or a string; a syntax error becomes npuforge::Error "source:line:col: ...".
 YAML::Node load_yaml_file(const std::filesystem::path& path);
@@ -17,6 +17,8 @@ YAML::Node load_yaml_string(std::string_view text, std::string_view source_name)
 
 // "source:line" of a node (or just "source" when the node has no position).
 std::string where(std::string_view source, const YAML::Node& node);
+// "source:line:column", for formats whose entries share a line (flow-style lists).
+std::string where_column(std::string_view source, const YAML::Node& node);
 
 // Throws when `map` is not a map or holds a key outside `allowed`, naming the key.
 void require_map(const YAML::Node& map, std::string_view source, std::string_view what);
@@ -34,4 +36,4 @@ bool read_bool(const YAML::Node& node, std::string_view key, std::string_view so
 // 64-bit FNV-1a of a text, for the profile/config hashes written into output headers.
 uint64_t fnv1a64(std::string_view text);
 
-}  // namespace npuforge::isa
+}  // namespace npuforge::util

@@ -1,5 +1,5 @@
-#include "isa/file_io.h"
-#include "allocator/plan_io.h"
+#include "util/file_io.h"
+#include "planner/plan_io.h"
 
 #include <charconv>
 #include <fstream>
@@ -12,9 +12,10 @@
 #include <fmt/core.h>
 #include <yaml-cpp/yaml.h>
 
-#include "isa/error.h"
+#include "util/error.h"
+#include "util/yaml_util.h"
 
-namespace npuforge::allocator {
+namespace npuforge::planner {
 namespace {
 
 enum class Column { kId, kLower, kUpper, kUpperInclusive, kSize, kAlignment, kOffset, kIgnored };
@@ -144,24 +145,19 @@ PlanProblem read_plan_csv(std::string_view text, std::string_view source,
 
 namespace {
 
-std::string where(std::string_view source, const YAML::Node& n) {
-  const YAML::Mark m = n.Mark();
-  return fmt::format("{}:{}:{}", source, m.line + 1, m.column + 1);
-}
-
 int64_t yaml_int(std::string_view source, const YAML::Node& map, const char* key, bool required,
                  int64_t fallback, int64_t min) {
   const YAML::Node n = map[key];
   if (!n) {
     if (required)
-      throw Error(fmt::format("{}: buffer is missing the field '{}'", where(source, map), key));
+      throw Error(fmt::format("{}: buffer is missing the field '{}'", util::where_column(source, map), key));
     return fallback;
   }
   int64_t v = 0;
   if (!n.IsScalar() || !YAML::convert<int64_t>::decode(n, v))
-    throw Error(fmt::format("{}: expected an integer for '{}'", where(source, n), key));
+    throw Error(fmt::format("{}: expected an integer for '{}'", util::where_column(source, n), key));
   if (v < min)
-    throw Error(fmt::format("{}: '{}' must be >= {}, got {}", where(source, n), key, min, v));
+    throw Error(fmt::format("{}: '{}' must be >= {}, got {}", util::where_column(source, n), key, min, v));
   return v;
 }
 
@@ -183,27 +179,27 @@ PlanProblem read_plan_yaml(std::string_view text, std::string_view source,
     const std::string s = l.IsScalar() ? l.as<std::string>() : "";
     if (s == "inclusive") inclusive = true;
     else if (s == "half-open") inclusive = false;
-    else throw Error(fmt::format("{}: 'lifetimes' must be half-open or inclusive", where(source, l)));
+    else throw Error(fmt::format("{}: 'lifetimes' must be half-open or inclusive", util::where_column(source, l)));
   }
   if (root["capacity"]) p.capacity = Bytes{uint64_t(yaml_int(source, root, "capacity", true, 0, 0))};
   const YAML::Node bufs = root["buffers"];
   if (!bufs || !bufs.IsSequence())
-    throw Error(fmt::format("{}: expected a sequence 'buffers'", where(source, bufs ? bufs : root)));
+    throw Error(fmt::format("{}: expected a sequence 'buffers'", util::where_column(source, bufs ? bufs : root)));
   std::set<std::string> ids;
   for (const YAML::Node& n : bufs) {
-    if (!n.IsMap()) throw Error(fmt::format("{}: expected a buffer map", where(source, n)));
+    if (!n.IsMap()) throw Error(fmt::format("{}: expected a buffer map", util::where_column(source, n)));
     PlanBuffer b;
     const YAML::Node id = n["id"];
     if (!id || !id.IsScalar() || id.Scalar().empty())
-      throw Error(fmt::format("{}: buffer is missing the field 'id'", where(source, n)));
+      throw Error(fmt::format("{}: buffer is missing the field 'id'", util::where_column(source, n)));
     b.id = id.Scalar();
     b.lifespan.lower = yaml_int(source, n, "lower", true, 0, INT64_MIN);
     b.lifespan.upper = yaml_int(source, n, "upper", true, 0, INT64_MIN) + (inclusive ? 1 : 0);
     b.size = {uint64_t(yaml_int(source, n, "size", true, 0, 0))};
     b.alignment = {uint64_t(yaml_int(source, n, "alignment", false, 1, 1))};
     if (n["offset"]) b.offset = uint64_t(yaml_int(source, n, "offset", true, 0, 0));
-    check_lifespan(b, where(source, n));
-    check_unique(ids, b, where(source, n));
+    check_lifespan(b, util::where_column(source, n));
+    check_unique(ids, b, util::where_column(source, n));
     p.buffers.push_back(std::move(b));
   }
   return p;
@@ -255,7 +251,7 @@ bool is_memmap_path(const std::filesystem::path& path) {
 
 PlanProblem load_plan_file(const std::filesystem::path& path, PlanReadOptions options) {
   const std::string ext = path.extension().string();
-  const std::string text = isa::read_file(path);
+  const std::string text = util::read_file(path);
   if (ext == ".csv") return read_plan_csv(text, path.string(), options);
   if (ext == ".yaml" || ext == ".yml") return read_plan_yaml(text, path.string(), options);
   throw Error(fmt::format("{}: unknown plan format (expected .csv, .yaml or .yml)", path.string()));
@@ -267,7 +263,7 @@ void save_plan_file(const PlanProblem& plan, const std::filesystem::path& path) 
   if (ext == ".csv") text = write_plan_csv(plan);
   else if (ext == ".yaml" || ext == ".yml") text = write_plan_yaml(plan);
   else throw Error(fmt::format("{}: unknown plan format (expected .csv, .yaml or .yml)", path.string()));
-  isa::write_file(path, text, "plan");
+  util::write_file(path, text, "plan");
 }
 
-}  // namespace npuforge::allocator
+}  // namespace npuforge::planner

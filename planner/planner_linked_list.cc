@@ -8,11 +8,16 @@
 #include <fmt/core.h>
 
 #include "allocator/allocator.h"
-#include "allocator/planner.h"
-#include "allocator/planner_util.h"
-#include "isa/error.h"
+#include "planner/planner.h"
+#include "planner/planner_util.h"
+#include "util/error.h"
 
-namespace npuforge::allocator {
+namespace npuforge::planner {
+
+using allocator::AllocResult;
+using allocator::Allocator;
+using allocator::NodeId;
+using allocator::Policy;
 
 PlanResult plan_linked_list(const PlanProblem& problem, ListFit fit) {
   reject_fixed_offsets(problem, "linked-list");
@@ -54,4 +59,4 @@ PlanResult plan_linked_list(const PlanProblem& problem, ListFit fit) {
   return finish(problem, std::move(offsets), problem.capacity);
 }
 
-}  // namespace npuforge::allocator
+}  // namespace npuforge::planner

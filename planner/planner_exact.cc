@@ -24,10 +24,10 @@
 
 #include <fmt/core.h>
 
-#include "allocator/planner.h"
-#include "allocator/planner_util.h"
+#include "planner/planner.h"
+#include "planner/planner_util.h"
 
-namespace npuforge::allocator {
+namespace npuforge::planner {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -369,4 +369,4 @@ PlanResult plan_exact(const PlanProblem& problem, const PlannerOptions& options)
   return best;
 }
 
-}  // namespace npuforge::allocator
+}  // namespace npuforge::planner

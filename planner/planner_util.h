@@ -4,9 +4,9 @@
 #include <string_view>
 #include <vector>
 
-#include "allocator/planner.h"
+#include "planner/planner.h"
 
-namespace npuforge::allocator {
+namespace npuforge::planner {
 
 // Throws npuforge::Error if any buffer has a fixed offset.
 void reject_fixed_offsets(const PlanProblem& problem, std::string_view planner);
@@ -19,4 +19,4 @@ inline uint64_t align_to(uint64_t value, uint64_t alignment) {
   return alignment <= 1 ? value : (value + alignment - 1) / alignment * alignment;
 }
 
-}  // namespace npuforge::allocator
+}  // namespace npuforge::planner

@@ -4,10 +4,10 @@
 // horizontal lines, and every overlap the checker found in red.
 #include <string>
 
-#include "allocator/plan_check.h"
-#include "allocator/plan_problem.h"
+#include "planner/plan_check.h"
+#include "planner/plan_problem.h"
 
-namespace npuforge::allocator {
+namespace npuforge::planner {
 
 struct SvgOptions {
   bool inclusive = false;  // label lifetimes as [first, last] (memory maps)
@@ -19,4 +19,4 @@ struct SvgOptions {
 std::string plan_svg(const PlanProblem& plan, const PlanCheckResult* check,
                      const SvgOptions& options = {});
 
-}  // namespace npuforge::allocator
+}  // namespace npuforge::planner

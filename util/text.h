@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-namespace npuforge::regress {
+namespace npuforge::util {
 
 // A JSON string literal, quotes included. Control characters become \u00XX.
 std::string json_quote(std::string_view s);
@@ -17,4 +17,4 @@ std::string xml_escape(std::string_view s);
 std::string shell_quote(std::string_view s);
 std::string shell_join(const std::vector<std::string>& argv);
 
-}  // namespace npuforge::regress
+}  // namespace npuforge::util
