@@ -1,0 +1,15 @@
+#pragma once
+// The op families the builtin registry is made of, one .cc file each (internal header).
+#include "model/op.h"
+
+namespace npuforge::model {
+
+void register_elementwise_ops(OpRegistry& r);  // ops_elementwise.cc: arithmetic, activations, comparisons, Cast
+void register_shape_ops(OpRegistry& r);        // ops_shape.cc: Shape, Reshape, Concat, Slice, Transpose, Pad, ...
+void register_conv_ops(OpRegistry& r);         // ops_conv.cc: Conv, ConvTranspose, ConvInteger, QLinearConv
+void register_matmul_ops(OpRegistry& r);       // ops_matmul.cc: Gemm, MatMul, MatMulInteger, QLinearMatMul
+void register_pool_ops(OpRegistry& r);         // ops_pool.cc: MaxPool, AveragePool, global pools
+void register_norm_ops(OpRegistry& r);         // ops_norm.cc: BatchNormalization, Softmax, reductions, Resize
+void register_quant_ops(OpRegistry& r);        // ops_quant.cc: QuantizeLinear, DequantizeLinear, QLinearAdd, ...
+
+}  // namespace npuforge::model

@@ -1,0 +1,8 @@
+// Op family "elementwise": see op_families.h. Definitions are added by the engineer owning it.
+#include "model/op_families.h"
+
+namespace npuforge::model {
+
+void register_elementwise_ops(OpRegistry& /*r*/) {}
+
+}  // namespace npuforge::model
