@@ -1,39 +1,103 @@
 #include "isa/npu_config.h"
 
+#include <algorithm>
+#include <type_traits>
+
 #include <fmt/core.h>
 
 #include "util/error.h"
+#include "util/file_io.h"
 #include "util/yaml_util.h"
 
 namespace npuforge::isa {
+
+// Reads a YAML node into a config, field by field, over a base config.
+class NpuConfigLoader {
+ public:
+  static NpuConfig blank() { return NpuConfig(NpuConfig::Blank{}); }
+  static NpuConfig parse(const YAML::Node& root, std::string_view src, NpuConfig base, bool require_all);
+};
+
 namespace {
 
-NpuConfig from_yaml(const YAML::Node& root, std::string_view src) {
-  NpuConfig c;
-  if (!root || root.IsNull()) return c;
-  util::reject_unknown_keys(root,
-                      {"sram_bytes", "alignment", "sram_banks", "bank_width_bytes", "ddr_bytes",
-                       "dma_bytes_per_cycle", "dma_latency_cycles", "mac_rows", "mac_cols",
-                       "vector_bytes_per_cycle", "compute_latency_cycles", "dispatch_latency_cycles"},
-                      src, "the NPU config");
-  auto u32 = [&](const char* key, uint32_t& out, int64_t lo, int64_t hi) {
-    if (root[key]) out = static_cast<uint32_t>(util::read_int(root[key], key, src, lo, hi));
-  };
-  auto bytes = [&](const char* key, Bytes& out, int64_t lo, int64_t hi) {
-    if (root[key]) out = Bytes{static_cast<uint64_t>(util::read_int(root[key], key, src, lo, hi))};
-  };
-  bytes("sram_bytes", c.sram_bytes, 1024, int64_t{1} << 24);  // addresses are 24-bit fields
-  bytes("alignment", c.alignment, 1, 4096);
-  u32("sram_banks", c.sram_banks, 1, 64);
-  u32("bank_width_bytes", c.bank_width_bytes, 1, 256);
-  bytes("ddr_bytes", c.ddr_bytes, 4096, int64_t{1} << 32);     // DDR addresses are 32-bit fields
-  u32("dma_bytes_per_cycle", c.dma_bytes_per_cycle, 1, 4096);
-  u32("dma_latency_cycles", c.dma_latency_cycles, 0, 100000);
-  u32("mac_rows", c.mac_rows, 1, 1024);
-  u32("mac_cols", c.mac_cols, 1, 1024);
-  u32("vector_bytes_per_cycle", c.vector_bytes_per_cycle, 1, 4096);
-  u32("compute_latency_cycles", c.compute_latency_cycles, 0, 100000);
-  u32("dispatch_latency_cycles", c.dispatch_latency_cycles, 0, 100000);
+template <auto Member>
+uint64_t get_field(const NpuConfig& c) {
+  if constexpr (std::is_same_v<std::remove_cvref_t<decltype(c.*Member)>, Bytes>) {
+    return (c.*Member).value;
+  } else {
+    return c.*Member;
+  }
+}
+
+template <auto Member>
+void set_field(NpuConfig& c, uint64_t v) {
+  if constexpr (std::is_same_v<std::remove_cvref_t<decltype(c.*Member)>, Bytes>) {
+    (c.*Member).value = v;
+  } else {
+    c.*Member = static_cast<uint32_t>(v);
+  }
+}
+
+template <auto Member>
+constexpr NpuField field(std::string_view key, int64_t min, int64_t max) {
+  return {key, min, max, &get_field<Member>, &set_field<Member>};
+}
+
+constexpr NpuField kFields[] = {
+    field<&NpuConfig::sram_bytes>("sram_bytes", 1024, int64_t{1} << 24),  // addresses are 24-bit fields
+    field<&NpuConfig::alignment>("alignment", 1, 4096),
+    field<&NpuConfig::sram_banks>("sram_banks", 1, 64),
+    field<&NpuConfig::bank_width_bytes>("bank_width_bytes", 1, 256),
+    field<&NpuConfig::ddr_bytes>("ddr_bytes", 4096, int64_t{1} << 32),  // DDR addresses are 32-bit fields
+    field<&NpuConfig::dma_bytes_per_cycle>("dma_bytes_per_cycle", 1, 4096),
+    field<&NpuConfig::dma_latency_cycles>("dma_latency_cycles", 0, 100000),
+    field<&NpuConfig::mac_rows>("mac_rows", 1, 1024),
+    field<&NpuConfig::mac_cols>("mac_cols", 1, 1024),
+    field<&NpuConfig::vector_bytes_per_cycle>("vector_bytes_per_cycle", 1, 4096),
+    field<&NpuConfig::compute_latency_cycles>("compute_latency_cycles", 0, 100000),
+    field<&NpuConfig::dispatch_latency_cycles>("dispatch_latency_cycles", 0, 100000),
+};
+
+// Fails to compile when a member is added to NpuConfig without a row in kFields above.
+[[maybe_unused]] void every_member_has_a_row(const NpuConfig& c) {
+  [[maybe_unused]] const auto& [a, b, c3, d, e, f, g, h, i, j, k, l] = c;
+  static_assert(std::size(kFields) == 12, "one kFields row per NpuConfig member");
+}
+
+// Like util::reject_unknown_keys, over the keys of kFields.
+void reject_unknown(const YAML::Node& root, std::string_view src) {
+  util::require_map(root, src, "the NPU config");
+  for (const auto& kv : root) {
+    const std::string key = kv.first.as<std::string>();
+    if (std::any_of(std::begin(kFields), std::end(kFields), [&](const NpuField& f) { return f.key == key; })) continue;
+    std::string list;
+    for (const auto& f : kFields) list += fmt::format("{}{}", list.empty() ? "" : ", ", f.key);
+    throw Error(fmt::format("{}: unknown key '{}' in the NPU config (expected one of: {})",
+                            util::where(src, kv.first), key, list));
+  }
+}
+
+const NpuConfig& builtin() {
+  // Immutable after construction (thread-safe static init): a constant, not state.
+  static const NpuConfig config = NpuConfigLoader::parse(
+      util::load_yaml_string(builtin_npu_yaml(), kBuiltinNpuSource), kBuiltinNpuSource,
+      NpuConfigLoader::blank(), /*require_all=*/true);
+  return config;
+}
+
+}  // namespace
+
+NpuConfig NpuConfigLoader::parse(const YAML::Node& root, std::string_view src, NpuConfig c, bool require_all) {
+  const bool empty = !root || root.IsNull();
+  if (!empty) reject_unknown(root, src);
+  for (const auto& f : kFields) {
+    const YAML::Node node = empty ? YAML::Node() : root[std::string(f.key)];
+    if (!empty && node) {
+      f.set(c, static_cast<uint64_t>(util::read_int(node, f.key, src, f.min, f.max)));
+    } else if (require_all) {
+      throw Error(fmt::format("{}: the built-in NPU config has no '{}'", src, f.key));
+    }
+  }
   const uint64_t a = c.alignment.value;
   if ((a & (a - 1)) != 0)
     throw Error(fmt::format("{}: 'alignment' = {} must be a power of two", util::where(src, root["alignment"]), a));
@@ -43,14 +107,23 @@ NpuConfig from_yaml(const YAML::Node& root, std::string_view src) {
   return c;
 }
 
-}  // namespace
+NpuConfig::NpuConfig() : NpuConfig(builtin()) {}
+
+std::span<const NpuField> npu_config_fields() { return kFields; }
 
 NpuConfig NpuConfig::load_string(std::string_view yaml_text, std::string_view source_name) {
-  return from_yaml(util::load_yaml_string(yaml_text, source_name), source_name);
+  return NpuConfigLoader::parse(util::load_yaml_string(yaml_text, source_name), source_name, builtin(), false);
 }
 
 NpuConfig NpuConfig::load_file(const std::filesystem::path& path) {
-  return from_yaml(util::load_yaml_file(path), path.string());
+  return NpuConfigLoader::parse(util::load_yaml_file(path), path.string(), builtin(), false);
+}
+
+NpuConfigSource load_npu_config(const std::filesystem::path& path) {
+  if (path.empty()) return {builtin(), std::string(kBuiltinNpuSource), std::string(builtin_npu_yaml())};
+  std::string text = util::read_file(path, "NPU config");
+  NpuConfig config = NpuConfig::load_string(text, path.string());
+  return {config, path.string(), std::move(text)};
 }
 
 }  // namespace npuforge::isa

@@ -43,6 +43,11 @@ std::string Program::validate() const {
     return fmt::format("{}: memory map is for sram_bytes {}, the NPU config has {}", name,
                        memmap->sram_bytes.value, config.sram_bytes.value);
   }
+  // Buffers placed for another allocation unit may straddle what this NPU treats as one.
+  if (memmap->alignment != config.alignment) {
+    return fmt::format("{}: memory map is for alignment {}, the NPU config has {}", name,
+                       memmap->alignment.value, config.alignment.value);
+  }
   if (memmap->instructions != 0 && memmap->instructions != static_cast<int64_t>(instrs.size())) {
     return fmt::format("{}: memory map is for {} instructions, the program has {}", name,
                        memmap->instructions, instrs.size());

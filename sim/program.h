@@ -32,8 +32,9 @@ struct Program {
                       const std::filesystem::path& memmap_path,
                       const std::filesystem::path& ddr_path, const isa::NpuConfig& config);
 
-  // Checks that the pieces agree (memory-map SRAM size vs config, DDR image vs ddr_bytes,
-  // memory-map instruction count vs program length); empty when they do, else a message.
+  // Checks that the pieces agree (memory-map SRAM size and alignment vs config, DDR image
+  // vs ddr_bytes, memory-map instruction count vs program length); empty when they do, else
+  // a message.
   std::string validate() const;
 };
 

@@ -15,7 +15,7 @@ struct AsmOptions {
   std::string hex;
   std::string isa_file;
   std::string memmap;
-  std::string npu = "configs/npu/default.yaml";
+  std::string npu;  // empty: the built-in configs/npu/default.yaml
   std::string policy = "first-fit";
 };
 
@@ -37,7 +37,7 @@ int run_asm(const AsmOptions& o) {
     allocator::PlaceOptions place;
     place.policy = allocator::parse_policy(o.policy);
     place.header = fmt::format("npuforge asm {}; policy: {}", o.input, o.policy);
-    const auto map = allocator::place_symbols(prog, isa::NpuConfig::load_file(o.npu), place);
+    const auto map = allocator::place_symbols(prog, isa::load_npu_config(o.npu).config, place);
     if (!o.memmap.empty()) map.save_file(o.memmap);
     fmt::print("{}: placed {} symbols with {}\n", o.input, map.buffers.size(), o.policy);
   }
@@ -67,7 +67,10 @@ void add_asm_command(CLI::App& app, Runner& run) {
   sub->add_option("-o,--output", opts->output, "Binary output (.bin)")->required();
   sub->add_option("--hex", opts->hex, "Also write a $readmemh hex file");
   sub->add_option("--memmap", opts->memmap, "Write the memory map of the symbols placed by the allocator");
-  sub->add_option("--npu", opts->npu, "NPU config giving the SRAM size and alignment for placing symbols");
+  sub->add_option("--npu", opts->npu,
+                  "NPU config giving the SRAM size and alignment for placing symbols (default: the built-in "
+                  "configs/npu/default.yaml)")
+      ->check(CLI::ExistingFile);
   sub->add_option("--policy", opts->policy, "Allocator policy for symbols: first-fit, best-fit, next-fit");
   sub->add_option("--isa", opts->isa_file, "Use this ISA YAML instead of the built-in one")->check(CLI::ExistingFile);
   bind_runner(sub, opts, run, &run_asm);

@@ -1,9 +1,17 @@
-// `npuforge gen`: a constrained-random program from a profile, an NPU config and a seed.
+// `npuforge gen`: a constrained-random program from a profile, an NPU config and a seed;
+// `--check` runs the static checks on it (program, memory map, map against the NPU).
+#include <memory>
+
 #include <fmt/core.h>
 
+#include "allocator/allocator.h"
 #include "gen/generator.h"
 #include "gen/output.h"
+#include "gen/placer.h"
 #include "gen/profile.h"
+#include "gen/program_check.h"
+#include "planner/plan_check.h"
+#include "sim/program.h"
 #include "util/yaml_util.h"
 #include "tools/command.h"
 #include "tools/io_util.h"
@@ -13,24 +21,65 @@ namespace {
 
 struct GenOptions {
   std::string profile;
-  std::string npu = std::string(NPUFORGE_SOURCE_DIR) + "/configs/npu/default.yaml";
+  std::string npu;  // empty: the built-in configs/npu/default.yaml
   uint64_t seed = 1;
   int64_t length = 0;
   std::string output;
+  bool check = false;
+  uint32_t plant_overlap = 0;
 };
+
+// The static checks of a generated program; prints the first findings of each and their
+// count. True when clean.
+bool check_generated(const gen::GeneratedProgram& g, const std::string& name) {
+  constexpr size_t kShown = 20;
+  const allocator::MemMap map = g.memmap();
+  bool clean = true;
+  sim::Program bundle;  // the consistency checks `npuforge sim` runs on its inputs
+  bundle.name = name;
+  bundle.instrs = g.instrs;
+  bundle.memmap = map;
+  bundle.ddr_init = g.ddr_image;
+  bundle.config = g.npu;
+  if (const std::string err = bundle.validate(); !err.empty()) {
+    fmt::print("check: memory map against the NPU config: {}\n", err);
+    clean = false;
+  }
+  if (const auto plan = planner::check_memmap(map, {.max_findings = kShown}); !plan.ok()) {
+    fmt::print("check: memory map: {}", plan.report());
+    clean = false;
+  }
+  if (const auto prog = gen::check_program(g.instrs, map, g.npu.ddr_bytes.value, {.max_findings = kShown});
+      !prog.ok()) {
+    fmt::print("check: program: {}", prog.report());
+    clean = false;
+  }
+  if (clean)
+    fmt::print("check: ok ({} instructions, {} buffers: memory map, program and NPU config agree)\n",
+               g.instrs.size(), map.buffers.size());
+  return clean;
+}
 
 int run_gen(const GenOptions& o) {
   const gen::Profile profile = gen::Profile::load_file(o.profile);
-  const std::string npu_text = read_text(o.npu);
-  const isa::NpuConfig npu = isa::NpuConfig::load_string(npu_text, o.npu);
+  const isa::NpuConfigSource npu = isa::load_npu_config(o.npu);
   gen::GenOptions g;
   g.seed = o.seed;
   g.length = o.length;
-  g.npu_source = o.npu;
-  g.npu_hash = util::fnv1a64(npu_text);
-  const gen::GeneratedProgram program = gen::generate(isa::builtin_isa(), npu, profile, g);
+  g.npu_source = npu.source;
+  g.npu_hash = util::fnv1a64(npu.text);
+  std::unique_ptr<allocator::Allocator> alloc;
+  std::unique_ptr<gen::OverlappingPlacer> placer;
+  if (o.plant_overlap > 0) {  // test hook: the allocator bug --check must catch
+    alloc = std::make_unique<allocator::Allocator>(SramAddr{0}, npu.config.sram_bytes, npu.config.alignment,
+                                                   profile.fit);
+    placer = std::make_unique<gen::OverlappingPlacer>(*alloc, o.plant_overlap);
+    g.placer = placer.get();
+  }
+  const gen::GeneratedProgram program = gen::generate(isa::builtin_isa(), npu.config, profile, g);
   gen::write_outputs(isa::builtin_isa(), program, o.output);
   fmt::print("{}\n", gen::summary_line(program));
+  if (o.check && !check_generated(program, o.output)) return kExitFinding;
   return kExitOk;
 }
 
@@ -43,11 +92,17 @@ void add_gen_command(CLI::App& app, Runner& run) {
   sub->add_option("--profile", opts->profile, "Generator profile (configs/gen/*.yaml)")
       ->required()
       ->check(CLI::ExistingFile);
-  sub->add_option("--npu", opts->npu, "NPU config (default configs/npu/default.yaml)")->check(CLI::ExistingFile);
+  sub->add_option("--npu", opts->npu, "NPU config (default: the built-in configs/npu/default.yaml)")
+      ->check(CLI::ExistingFile);
   sub->add_option("--seed", opts->seed, "Random seed")->required();
   sub->add_option("--length", opts->length, "Instructions, halt included (default: the profile's length)")
       ->check(CLI::Range(int64_t{1}, int64_t{100'000'000}));
   sub->add_option("-o,--output", opts->output, "Output prefix")->required();
+  sub->add_flag("--check", opts->check,
+                "Also check the program statically (operands inside their buffers, tokens paired, no races), "
+                "the memory map (overlaps, alignment, capacity) and the map against the NPU config; exit 1 on a finding");
+  sub->add_option("--plant-overlap", opts->plant_overlap,
+                  "test hook: every N-th allocation overlaps a live buffer by one unit (a planted allocator bug)");
   bind_runner(sub, opts, run, &run_gen);
 }
 

@@ -84,7 +84,7 @@ void add_regress_command(CLI::App& app, Runner& run) {
   sub->add_option("lists", opts->lists, "regression list files (configs/regress/*.yaml)")->check(CLI::ExistingFile);
   sub->add_option("--profile", opts->profile, "generator profile (configs/gen/*.yaml)")->check(CLI::ExistingFile);
   sub->add_option("--seeds", opts->seeds, "seeds with --profile: 1-1000, 7, 1-10,20 (default 1-100)");
-  sub->add_option("--npu", opts->npu, "NPU config for --profile")->check(CLI::ExistingFile);
+  sub->add_option("--npu", opts->npu, "NPU config for --profile (default: the built-in configs/npu/default.yaml)")->check(CLI::ExistingFile);
   sub->add_option("--length", opts->length, "instructions per program (default: the profile's)");
   sub->add_option("--run", opts->run, "name of the --profile run in reports (default: profile stem)");
   sub->add_flag("--rtl", opts->rtl, "simulate --profile seeds with the Verilated RTL scratchpad");

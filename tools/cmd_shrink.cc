@@ -23,7 +23,7 @@ struct ShrinkOpts {
 int run_shrink(const ShrinkOpts& o) {
   namespace fs = std::filesystem;
   const isa::Isa& isa = isa::builtin_isa();
-  const isa::NpuConfig npu = o.npu.empty() ? isa::NpuConfig{} : isa::NpuConfig::load_file(o.npu);
+  const isa::NpuConfig npu = isa::load_npu_config(o.npu).config;
   const sim::Program prog = sim::Program::load(isa, o.program, o.memmap, o.ddr, npu);
   if (!prog.memmap) throw Error("shrink: --memmap is required");
   regress::ShrinkProgram p{prog.instrs, *prog.memmap, prog.ddr_init};
@@ -49,7 +49,7 @@ void add_shrink_command(CLI::App& app, Runner& run) {
   sub->add_option("program", opts->program, "failing program (<name>.bin)")->required()->check(CLI::ExistingFile);
   sub->add_option("--memmap", opts->memmap, "its memory map")->required()->check(CLI::ExistingFile);
   sub->add_option("--ddr", opts->ddr, "its initial DDR image")->check(CLI::ExistingFile);
-  sub->add_option("--npu", opts->npu, "NPU config")->check(CLI::ExistingFile);
+  sub->add_option("--npu", opts->npu, "NPU config (default: the built-in configs/npu/default.yaml)")->check(CLI::ExistingFile);
   sub->add_flag("--rtl", opts->rtl, "simulate with the Verilated RTL scratchpad");
   sub->add_option("-o,--out", opts->out, "output prefix (default <name>.min)");
   sub->add_option("--max-tests", opts->max_tests, "simulations at most (default 4000)");

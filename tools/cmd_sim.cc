@@ -91,7 +91,7 @@ std::string verdict_json(const sim::Program& program, const sim::Backend& backen
 int run_sim(const SimOptions& o) {
   const isa::Isa custom = o.isa.empty() ? isa::Isa{} : isa::Isa::load_file(o.isa);
   const isa::Isa& the_isa = o.isa.empty() ? isa::builtin_isa() : custom;
-  const isa::NpuConfig config = o.npu.empty() ? isa::NpuConfig{} : isa::NpuConfig::load_file(o.npu);
+  const isa::NpuConfig config = isa::load_npu_config(o.npu).config;
   const sim::Program program = sim::Program::load(the_isa, o.program, o.memmap, o.ddr, config);
   const sim::Semantics sem(the_isa);
   sim::Checkers checkers(program, sem, sim::CheckerOptions{.max_errors = o.max_errors});
@@ -123,7 +123,7 @@ void add_sim_command(CLI::App& app, Runner& run) {
       ->check(CLI::ExistingFile);
   sub->add_option("--ddr", opts->ddr, "initial DDR image (<name>.ddr.bin: raw bytes from address 0)")
       ->check(CLI::ExistingFile);
-  sub->add_option("--npu", opts->npu, "NPU config (default: the built-in reference, configs/npu/default.yaml)")
+  sub->add_option("--npu", opts->npu, "NPU config (default: the built-in configs/npu/default.yaml)")
       ->check(CLI::ExistingFile);
   sub->add_option("--isa", opts->isa, "ISA file (default: the built-in isa/npu_isa.yaml)")->check(CLI::ExistingFile);
   sub->add_option("--max-errors", opts->max_errors, "findings to print (all are counted; 0 = all)");

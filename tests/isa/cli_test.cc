@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include <sys/wait.h>
@@ -16,8 +17,10 @@ struct Result {
   std::string output;
 };
 
-Result run(const std::string& args) {
-  const std::string cmd = std::string(NPUFORGE_CLI) + " " + args + " 2>&1";
+// Runs npuforge with `args`, in `cwd` when given.
+Result run(const std::string& args, const std::filesystem::path& cwd = {}) {
+  const std::string cd = cwd.empty() ? "" : "cd '" + cwd.string() + "' && ";
+  const std::string cmd = cd + std::string(NPUFORGE_CLI) + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   std::array<char, 4096> buf;
@@ -102,6 +105,87 @@ TEST(Cli, IsaMarkdownAndDemo) {
   r = run(std::string("demo --sample ") + NPUFORGE_SOURCE_DIR + "/configs/samples/conv_block.s");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("round trip exact"), std::string::npos) << r.output;
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+const std::string kSrc = NPUFORGE_SOURCE_DIR;
+
+// Without --npu every subcommand uses the built-in configs/npu/default.yaml, whatever the
+// working directory: the same bytes as naming the file.
+TEST(Cli, BuiltinNpuConfigIsTheDefaultFromAnyDirectory) {
+  const auto src = temp_file("nonpu.s", "load %x, ddr:0x0, rows=1, row_bytes=100\nmove %y, %x, len=100\nhalt\n");
+  const auto dir = src.parent_path();
+  auto r = run("asm " + src.string() + " -o " + (dir / "a.bin").string() + " --memmap " + (dir / "a.memmap.yaml").string(),
+               "/");
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = run("asm " + src.string() + " -o " + (dir / "b.bin").string() + " --memmap " + (dir / "b.memmap.yaml").string() +
+          " --npu " + kSrc + "/configs/npu/default.yaml");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(slurp(dir / "a.bin"), slurp(dir / "b.bin"));
+
+  const std::string gen = "gen --profile " + kSrc + "/configs/gen/default.yaml --seed 5 --length 60 -o ";
+  r = run(gen + (dir / "g1").string(), "/");
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = run(gen + (dir / "g2").string() + " --npu " + kSrc + "/configs/npu/default.yaml");
+  ASSERT_EQ(r.code, 0) << r.output;
+  for (const char* ext : {".bin", ".s", ".memmap.yaml", ".ddr.bin"})
+    EXPECT_EQ(slurp(dir / ("g1" + std::string(ext))), slurp(dir / ("g2" + std::string(ext)))) << ext;
+  r = run("sim " + (dir / "g1.bin").string() + " --memmap " + (dir / "g1.memmap.yaml").string() + " --ddr " +
+              (dir / "g1.ddr.bin").string() + " --backend sequential",
+          "/");
+  EXPECT_EQ(r.code, 0) << r.output;
+}
+
+// The memory map must be for this NPU's allocation unit as well as its SRAM size.
+TEST(Cli, SimRefusesAMemoryMapMadeForAnotherAlignment) {
+  const auto dir = temp_file("npu128.yaml", "alignment: 128\n").parent_path();
+  auto r = run("gen --profile " + kSrc + "/configs/gen/default.yaml --seed 2 --length 60 -o " + (dir / "al").string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string sim = "sim " + (dir / "al.bin").string() + " --memmap " + (dir / "al.memmap.yaml").string() +
+                          " --ddr " + (dir / "al.ddr.bin").string() + " --backend sequential";
+  r = run(sim + " --npu " + (dir / "npu128.yaml").string());
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("memory map is for alignment 64, the NPU config has 128"), std::string::npos) << r.output;
+  r = run(sim);
+  EXPECT_EQ(r.code, 0) << r.output;
+}
+
+// gen --check runs the static checks; a planted allocator bug makes it exit 1 naming it.
+TEST(Cli, GenCheckReportsFindingsAndExitsOne) {
+  const auto dir = temp_file("unused", "").parent_path();
+  const std::string gen = "gen --profile " + kSrc + "/configs/gen/default.yaml --seed 11 --length 200 --check -o ";
+  auto r = run(gen + (dir / "clean").string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("check: ok (200 instructions"), std::string::npos) << r.output;
+  r = run(gen + (dir / "clean128").string() + " --npu " + temp_file("a128.yaml", "alignment: 128\n").string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = run(gen + (dir / "planted").string() + " --plant-overlap 3");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("check: memory map: overlap"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("check: ok"), std::string::npos) << r.output;
+  // Without --check the same planted program is written and gen exits 0.
+  r = run("gen --profile " + kSrc + "/configs/gen/default.yaml --seed 11 --length 200 --plant-overlap 3 -o " +
+          (dir / "unchecked").string());
+  EXPECT_EQ(r.code, 0) << r.output;
+}
+
+// The extra-instruction ISA through the command line: asm and disasm with --isa.
+TEST(Cli, AsmAndDisasmTheExtraIsa) {
+  const std::string isa = " --isa " + kSrc + "/tests/data/isa_extra.yaml";
+  const auto src = temp_file("extra.s", "move2 0x100, 0x40, len=64, signal=store\nhalt\n");
+  const auto bin = src.parent_path() / "extra.bin";
+  auto r = run("asm " + src.string() + " -o " + bin.string() + isa);
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = run("disasm " + bin.string() + isa);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(r.output, "move2 0x100, 0x40, len=64, signal=store\nhalt\n");
+  r = run("disasm " + bin.string());
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("unknown opcode 0x15"), std::string::npos) << r.output;
 }
 
 }  // namespace

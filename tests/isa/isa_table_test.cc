@@ -1,4 +1,5 @@
 // The ISA table itself: extents follow the YAML formulas, and the docs are up to date.
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -63,6 +64,32 @@ TEST(SvPackage, NamesEveryOpcodeAndField) {
   EXPECT_NE(sv.find("OP_GEMM = 8'h10;"), std::string::npos);
   EXPECT_NE(sv.find("localparam int GEMM_K_LSB = 136;"), std::string::npos);
   EXPECT_NE(sv.find("localparam int GEMM_K_WIDTH = 12;"), std::string::npos);
+}
+
+// The decoder's per-opcode table (npu_isa_pkg::decode): one case arm per instruction with
+// its queue, field count and every field in its slot, so npu_decoder.sv has no hand-made list.
+TEST(SvPackage, DecodeTableHasEveryInstructionAndField) {
+  const Isa& isa = builtin_isa();
+  const std::string sv = isa_sv_package(isa);
+  EXPECT_NE(sv.find("function automatic decoded_t decode(input logic [INSTR_WIDTH-1:0] w);"), std::string::npos);
+  for (const InstrSpec& s : isa.instructions()) {
+    std::string m = s.mnemonic;
+    for (char& c : m) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    const size_t arm = sv.find("      OP_" + m + ": begin\n");
+    ASSERT_NE(arm, std::string::npos) << s.mnemonic;
+    const std::string body = sv.substr(arm, sv.find("      end\n", arm) - arm);
+    EXPECT_NE(body.find("d.queue_id = 2'(" + m + "_QUEUE);"), std::string::npos) << body;
+    EXPECT_NE(body.find("d.field_count = 5'd" + std::to_string(s.fields.size()) + ";"), std::string::npos) << body;
+    for (size_t i = 3; i < s.fields.size(); ++i) {
+      std::string f = s.fields[i].name;
+      for (char& c : f) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      EXPECT_NE(body.find("d.fields[32*" + std::to_string(i) + " +: 32] = 32'(w[" + m + "_" + f + "_LSB +: " + m + "_" +
+                          f + "_WIDTH]);"),
+                std::string::npos)
+          << s.mnemonic << "." << s.fields[i].name;
+    }
+  }
+  EXPECT_NE(sv.find("localparam int WAIT_WIDTH = 3;"), std::string::npos);
 }
 
 }  // namespace
