@@ -35,7 +35,7 @@ TEST(PlanIo, RoundTripsRandomPlans) {
 
 TEST(PlanIo, ReadsTheMinimallocExample) {
   const PlanProblem p = load_plan_file(std::filesystem::path(NPUFORGE_SOURCE_DIR) /
-                                       "../shared/anchors/minimalloc/examples/input.12.csv");
+                                       "tests/data/minimalloc/examples/input.12.csv");
   ASSERT_EQ(p.buffers.size(), 5u);
   EXPECT_EQ(p.buffers[0].id, "b1");
   EXPECT_EQ(lower_bound(p).value, 12u);

@@ -121,10 +121,10 @@ TEST(ExactPlanner, MatchesBruteForceWhenTheSearchDecomposes) {
   }
 }
 
-// The public MiniMalloc "challenging" instances (see ../shared/anchors/minimalloc/README.md).
+// The public MiniMalloc "challenging" instances, copied into tests/data/minimalloc/ (see its README).
 PlanProblem challenging(const std::string& name) {
   const auto path = std::filesystem::path(NPUFORGE_SOURCE_DIR) /
-                    "../shared/anchors/minimalloc/challenging" / (name + ".1048576.csv");
+                    "tests/data/minimalloc/challenging" / (name + ".1048576.csv");
   PlanProblem p = load_plan_file(path);
   p.capacity = Bytes{1048576};
   return p;
