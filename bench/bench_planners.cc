@@ -70,11 +70,11 @@ void add_generated(std::vector<std::pair<std::string, PlanProblem>>& instances) 
 void table(double time_limit, bool quick) {
   std::vector<std::pair<std::string, PlanProblem>> instances;
   const std::filesystem::path dir =
-      std::filesystem::path(NPUFORGE_SOURCE_DIR) / "../shared/anchors/minimalloc/challenging";
+      std::filesystem::path(NPUFORGE_SOURCE_DIR) / "tests/data/minimalloc/challenging";
   std::map<std::string, std::filesystem::path> files;
-  if (std::filesystem::exists(dir))
-    for (const auto& e : std::filesystem::directory_iterator(dir))
-      if (e.path().extension() == ".csv") files[e.path().filename().string()] = e.path();
+  // The instances are part of the repository: a missing directory is a broken checkout.
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".csv") files[e.path().filename().string()] = e.path();
   for (const auto& [name, path] : files) {
     PlanProblem p = load_plan_file(path);
     p.capacity = Bytes{1048576};

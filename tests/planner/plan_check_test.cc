@@ -99,6 +99,33 @@ TEST(PlanCheck, MissingOffsetsAreReported) {
   EXPECT_EQ(r.findings[0].buffer, 1u);
 }
 
+TEST(PlanCheck, BackwardsLifetimeIsABadLifespan) {
+  // The CSV and YAML readers refuse lower > upper, so a problem built in code (or a memory
+  // map with first > last) is the way in. The bad buffer stays out of the overlap sweep:
+  // it shares bytes with `a` but no overlap is reported for it.
+  PlanProblem p;
+  p.buffers = {{"a", {0, 8}, {16}, {1}, Offset{0}}, {"back", {6, 2}, {16}, {1}, Offset{0}},
+               {"b", {0, 8}, {16}, {1}, Offset{16}}};
+  const PlanCheckResult r = check_plan(p);
+  ASSERT_EQ(r.total_findings, 1u) << r.report();
+  EXPECT_EQ(r.outcome(), PlanOutcome::kBadLifespan);
+  EXPECT_EQ(r.findings[0].buffer, 1u);
+  EXPECT_NE(r.findings[0].message.find("'back': lifetime lower 6 > upper 2"), std::string::npos)
+      << r.findings[0].message;
+  EXPECT_STREQ(to_string(PlanOutcome::kBadLifespan), "bad lifespan");
+  p.buffers[1].lifespan = {2, 6};  // the same bytes, now a real overlap with a
+  EXPECT_EQ(check_plan(p).outcome(), PlanOutcome::kOverlap) << check_plan(p).report();
+
+  MemMap m;  // inclusive [first, last]: first = 5, last = 3 is backwards too
+  m.sram_bytes = {256};
+  m.alignment = {64};
+  m.buffers = {{"x", SramAddr{0}, {64}, 5, 3, 5, {3}}, {"y", SramAddr{64}, {64}, 0, 9, 0, {9}}};
+  const PlanCheckResult mr = check_memmap(m);
+  ASSERT_EQ(mr.total_findings, 1u) << mr.report();
+  EXPECT_EQ(mr.outcome(), PlanOutcome::kBadLifespan);
+  EXPECT_NE(mr.report().find("'x'"), std::string::npos) << mr.report();
+}
+
 TEST(PlanCheck, MemMapUsesInclusiveLifetimesAndNamesSymbols) {
   MemMap m;
   m.sram_bytes = {256};
@@ -118,7 +145,8 @@ TEST(PlanCheck, MemMapUsesInclusiveLifetimesAndNamesSymbols) {
   EXPECT_TRUE(check_memmap(m).ok()) << check_memmap(m).report();
 }
 
-TEST(PlanCheck, LargePlanChecksQuickly) {
+// Size only: how fast the checker runs is measured in bench_planners (BM_CheckPlan).
+TEST(PlanCheck, LargeGreedyPlanPassesTheChecker) {
   Rng rng(3);
   PlanProblem p;
   for (int i = 0; i < 20000; ++i) {

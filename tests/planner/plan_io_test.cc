@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <tuple>
+#include <vector>
 
 #include "planner/plan_io.h"
 #include "util/error.h"
@@ -35,10 +37,24 @@ TEST(PlanIo, RoundTripsRandomPlans) {
 
 TEST(PlanIo, ReadsTheMinimallocExample) {
   const PlanProblem p = load_plan_file(std::filesystem::path(NPUFORGE_SOURCE_DIR) /
-                                       "../shared/anchors/minimalloc/examples/input.12.csv");
+                                       "tests/data/minimalloc/examples/input.12.csv");
   ASSERT_EQ(p.buffers.size(), 5u);
   EXPECT_EQ(p.buffers[0].id, "b1");
   EXPECT_EQ(lower_bound(p).value, 12u);
+}
+
+// The seven instances in tests/data/minimalloc/: buffer counts and lower bounds as listed in
+// its README (a check that the copies are whole and parse as MiniMalloc's own format).
+TEST(PlanIo, ReadsTheChallengingInstances) {
+  const std::vector<std::tuple<const char*, size_t, uint64_t>> expected = {
+      {"A", 154, 1048576}, {"B", 170, 1048576}, {"C", 203, 1039360}, {"D", 213, 986112},
+      {"E", 215, 1048576}, {"F", 296, 1048576}, {"G", 308, 1048576}};
+  for (const auto& [name, buffers, lb] : expected) {
+    const PlanProblem p = load_plan_file(std::filesystem::path(NPUFORGE_SOURCE_DIR) /
+                                         "tests/data/minimalloc/challenging" / (std::string(name) + ".1048576.csv"));
+    EXPECT_EQ(p.buffers.size(), buffers) << name;
+    EXPECT_EQ(lower_bound(p).value, lb) << name;
+  }
 }
 
 TEST(PlanIo, InclusiveLifetimes) {

@@ -121,10 +121,10 @@ TEST(ExactPlanner, MatchesBruteForceWhenTheSearchDecomposes) {
   }
 }
 
-// The public MiniMalloc "challenging" instances (see ../shared/anchors/minimalloc/README.md).
+// The public MiniMalloc "challenging" instances, copied into tests/data/minimalloc/ (see its README).
 PlanProblem challenging(const std::string& name) {
   const auto path = std::filesystem::path(NPUFORGE_SOURCE_DIR) /
-                    "../shared/anchors/minimalloc/challenging" / (name + ".1048576.csv");
+                    "tests/data/minimalloc/challenging" / (name + ".1048576.csv");
   PlanProblem p = load_plan_file(path);
   p.capacity = Bytes{1048576};
   return p;
@@ -139,15 +139,31 @@ TEST(LifetimeAwarePlanner, NoWorseThanGreedyOnTheChallengingInstances) {
   }
 }
 
-// Two instances that used to exhaust a 60 s budget; each now takes about a second.
+#ifdef __OPTIMIZE__
+constexpr bool kOptimizedBuild = true;
+#else
+constexpr bool kOptimizedBuild = false;
+#endif
+
+// Two instances that used to exhaust a 60 s budget; each now takes about a second in an
+// optimized build. The budget is wall-clock time, and an unoptimized (Debug or sanitizer)
+// build is over 15 times slower, so there only soundness is checked: a placement it returns
+// passes the checker, and "none found" says the budget ran out (never a false proof).
 TEST(ExactPlanner, PlacesChallengingInstancesWithinCapacity) {
   for (const std::string name : {"E", "G"}) {
     const PlanProblem p = challenging(name);
     PlannerOptions opt;
-    opt.time_limit_s = 60;
+    opt.time_limit_s = kOptimizedBuild ? 60 : 10;
     const PlanResult r = plan_exact(p, opt);
-    ASSERT_TRUE(r.fits) << name << ": " << r.note;
-    EXPECT_TRUE(check_plan(p, r.offsets, p.capacity).ok()) << name;
+    if (kOptimizedBuild) {
+      ASSERT_TRUE(r.fits) << name << ": " << r.note;
+    }
+    if (r.found) {
+      EXPECT_TRUE(r.fits) << name << ": " << r.note;
+      EXPECT_TRUE(check_plan(p, r.offsets, p.capacity).ok()) << name;
+    } else {
+      EXPECT_TRUE(r.timed_out) << name << ": " << r.note;
+    }
   }
 }
 

@@ -1,6 +1,11 @@
 // The SystemC/TLM model and its --rtl mode. SystemC elaborates once per process, so every
-// TEST runs one simulation (several NPUs side by side via run_together) and ctest runs each
-// TEST in its own process (gtest_discover_tests). Run by hand, use --gtest_filter=One.Test.
+// TEST runs one simulation (several NPUs side by side via run_together) and each TEST needs a
+// process of its own: ctest starts one per TEST (gtest_discover_tests); run by hand with more
+// than one test selected, main() below re-runs this binary once per test.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -29,8 +34,9 @@ const Semantics& sem() {
   return s;
 }
 
+// main() gives every test its own process; reaching a used one is a harness bug, not a skip.
 #define REQUIRE_FRESH_PROCESS() \
-  if (!can_simulate()) GTEST_SKIP() << "one SystemC simulation per process: run this test alone"
+  ASSERT_TRUE(can_simulate()) << "one SystemC simulation per process: run one test per process"
 
 // Element-wise add, max pool, move, strided load and store.
 Program vector_program() {
@@ -263,13 +269,14 @@ TEST(ScModel, UnsatisfiedWaitEndsTheRunIncompleteInBothModes) {
   EXPECT_GT(tlm_checks.count(FindingKind::Deadlock), 0u) << tlm_checks.summary();
 }
 
-// Generated programs (configs/gen/default.yaml): 24 seeds in TLM mode and 3 in --rtl mode,
-// all side by side in one elaboration; each must complete clean and match the golden DDR.
+// Generated programs: 50 seeds of each of the four shipped profiles (configs/gen/*.yaml) in
+// TLM mode and the first 6 of them again with the RTL scratchpad and decoder, all side by side
+// in one elaboration; each must complete clean and match the golden DDR, and the RTL decoder
+// must agree with the C++ decoder on every word it decoded.
 TEST(ScModel, GeneratedSeedsRunCleanInTlmAndASubsetInRtl) {
   REQUIRE_FRESH_PROCESS();
   const isa::Isa& isa = isa::builtin_isa();
   const isa::NpuConfig npu;
-  // 50 seeds of each shipped profile in TLM mode; the first few again with the RTL scratchpad.
   constexpr int kSeedsPerProfile = 50, kRtlSeeds = 6;
   std::vector<Program> programs;
   for (const char* name : {"default", "near-full", "stress-fragment", "tiny-buffers"}) {
@@ -300,14 +307,23 @@ TEST(ScModel, GeneratedSeedsRunCleanInTlmAndASubsetInRtl) {
     jobs.push_back({&p, checks.back().get(), o});
   }
   const auto out = run_together(sem(), jobs);
+  size_t decoder_jobs = 0;  // jobs whose fetched words went through the RTL decoder
   for (size_t k = 0; k < jobs.size(); ++k) {
     const Program& p = *jobs[k].program;
-    SCOPED_TRACE(p.name + (k < programs.size() ? " tlm" : " rtl"));
+    const bool rtl = k >= programs.size();
+    SCOPED_TRACE(p.name + (rtl ? " rtl" : " tlm"));
     EXPECT_TRUE(out[k].result.completed);
     EXPECT_TRUE(check_ddr(p, sem(), golden_ddr(p), out[k].result.ddr, "golden", *checks[k]));
     EXPECT_TRUE(checks[k]->clean()) << checks[k]->summary();
+    if (!rtl) {
+      EXPECT_EQ(out[k].stats.decoded_words, 0u);  // TLM mode has no decoder to compare
+      continue;
+    }
+    decoder_jobs += out[k].stats.decoded_words > 0;
+    EXPECT_EQ(out[k].stats.decoded_words, p.instrs.size());
     EXPECT_EQ(out[k].stats.decoder_mismatches, 0u);
   }
+  EXPECT_EQ(decoder_jobs, size_t(kRtlSeeds)) << "rtl_decoder_available() = " << rtl_decoder_available();
 }
 
 TEST(ScModel, TraceWritesAVcdWithTheRtlPins) {
@@ -358,8 +374,77 @@ TEST(ScModel, ASecondSimulationInOneProcessIsRefused) {
 }  // namespace
 }  // namespace npuforge::sim::sc_model
 
+// One SystemC elaboration per process: when the command line selects more than one test
+// (say, the binary run by hand with no filter), run this binary again once per test with
+// --gtest_filter naming just that test, and fail if any of them fails.
+namespace {
+
+// Runs `args` (args[0] the program) without a shell; its stdout goes to `out` when given.
+int run_process(const std::vector<std::string>& args, std::string* out) {
+  std::vector<char*> cargs;
+  for (const auto& a : args) cargs.push_back(const_cast<char*>(a.c_str()));
+  cargs.push_back(nullptr);
+  int fds[2] = {-1, -1};
+  if (out && pipe(fds) != 0) return 1;
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (out) {
+      dup2(fds[1], STDOUT_FILENO);
+      close(fds[0]);
+      close(fds[1]);
+    }
+    execv(cargs[0], cargs.data());
+    _exit(127);
+  }
+  if (out) {
+    close(fds[1]);
+    char chunk[4096];
+    for (ssize_t n; (n = read(fds[0], chunk, sizeof chunk)) > 0;) out->append(chunk, size_t(n));
+    close(fds[0]);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) < 0) return 1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+// The selected tests as "Suite.Name", from this binary's own --gtest_list_tests with the same
+// arguments (so the user's --gtest_filter applies).
+std::vector<std::string> selected_tests(std::vector<std::string> args) {
+  args.push_back("--gtest_list_tests");
+  std::string listing;
+  if (run_process(args, &listing) != 0) return {};
+  std::vector<std::string> names;
+  std::istringstream lines(listing);
+  std::string suite;
+  for (std::string s; std::getline(lines, s);) {
+    s = s.substr(0, s.find('#'));
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    if (s.empty()) continue;
+    if (s[0] != ' ') suite = s;  // "Suite." (its tests follow, indented)
+    else names.push_back(suite + s.substr(s.find_first_not_of(' ')));
+  }
+  return names;
+}
+
+}  // namespace
+
 // libsystemc.so has its own main(); this one wins and runs the tests (toolchain note 3).
 int main(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);  // before gtest removes its flags
   ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
+  if (GTEST_FLAG_GET(list_tests)) return RUN_ALL_TESTS();
+  args[0] = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::vector<std::string> tests = selected_tests(args);
+  if (tests.size() <= 1) return RUN_ALL_TESTS();
+  std::vector<std::string> failed;
+  for (const std::string& t : tests) {
+    std::vector<std::string> child = args;
+    child.push_back("--gtest_filter=" + t);  // the last --gtest_filter wins
+    if (run_process(child, nullptr) != 0) failed.push_back(t);
+  }
+  std::printf("[==========] %zu tests, each in its own process: %zu passed, %zu failed\n", tests.size(),
+              tests.size() - failed.size(), failed.size());
+  for (const std::string& t : failed) std::printf("[  FAILED  ] %s\n", t.c_str());
+  return failed.empty() ? 0 : 1;
 }

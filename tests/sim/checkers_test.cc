@@ -276,6 +276,39 @@ TEST(ShadowChecker, ReadOfNeverWrittenBytes) {
   EXPECT_TRUE(f->other_symbol.empty());
 }
 
+TEST(ShadowChecker, CatchesAnOperandNoBufferOwns) {
+  // The map lost c: the gemm writes and the store reads bytes no buffer of the map holds.
+  auto buffers = gemm_buffers();
+  buffers.pop_back();
+  const Program p = make_program(gemm_program(), buffers);
+  Checkers checks(p, sem());
+  run_golden(p, sem(), &checks);
+  ASSERT_EQ(checks.count(FindingKind::UnownedAccess), 2u) << all(checks);
+  const Finding* f = find(checks, FindingKind::UnownedAccess);
+  EXPECT_EQ(f->instr, 2);
+  EXPECT_EQ(f->addr, 0x100u);
+  EXPECT_EQ(f->bytes, 64u);
+  EXPECT_TRUE(f->symbol.empty());
+  EXPECT_NE(f->detail.find("write of operand"), std::string::npos) << f->detail;
+  EXPECT_EQ(checks.count(FindingKind::AfterLastUse) + checks.count(FindingKind::BeforeFirstUse), 0u);
+}
+
+TEST(ShadowChecker, CatchesAnAccessBeforeTheBuffersFirstUse) {
+  // The map makes c live only from the store (#3), but the gemm (#2) already writes it.
+  auto buffers = gemm_buffers();
+  buffers[2].first = buffers[2].producer = 3;
+  const Program p = make_program(gemm_program(), buffers);
+  Checkers checks(p, sem());
+  run_golden(p, sem(), &checks);
+  ASSERT_EQ(checks.count(FindingKind::BeforeFirstUse), 1u) << all(checks);
+  const Finding* f = find(checks, FindingKind::BeforeFirstUse);
+  EXPECT_EQ(f->instr, 2);
+  EXPECT_EQ(f->symbol, "c");
+  EXPECT_EQ(f->addr, 0x100u);
+  EXPECT_NE(f->detail.find("%c becomes live at #3"), std::string::npos) << f->detail;
+  EXPECT_EQ(checks.count(FindingKind::UnownedAccess), 0u) << all(checks);
+}
+
 // A DUT with a wrong requantization shift (one too many) in its compute engine.
 class WrongShiftBackend : public Backend {
  public:
