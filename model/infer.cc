@@ -97,7 +97,7 @@ void infer_shapes(Graph& g, const InferOptions& options) {
   for (Node& node : g.nodes) {
     check_opset(g, node);
     const OpDef& def = op_for(node, g.opset, ops);
-    if (!def.infer) node.fail("has no shape inference in npuforge");
+    if (!def.infer) node.fail("shape inference of this operator is not supported by npuforge");
     InferContext ctx{.node = node, .opset = g.opset, .inputs = {}, .constants = {}};
     for (const std::string& in : node.inputs) {
       if (in.empty()) {

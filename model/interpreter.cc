@@ -28,12 +28,20 @@ std::string expected_str(const ValueInfo& info) {
 }  // namespace
 
 Interpreter::Interpreter(const Graph& graph, const OpRegistry* ops) : graph_(graph) {
-  const OpRegistry& registry = ops ? *ops : builtin_ops();
+  try {
+    prepare(ops ? *ops : builtin_ops());
+  } catch (const Error& e) {
+    throw Error(with_source(graph_, e.what()));
+  }
+}
+
+void Interpreter::prepare(const OpRegistry& registry) {
+  const Graph& graph = graph_;
   defs_.reserve(graph.nodes.size());
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& node = graph.nodes[i];
     const OpDef& def = op_for(node, graph.opset, registry);
-    if (!def.run) node.fail("has no reference implementation in npuforge");
+    if (!def.run) node.fail("not supported by the reference interpreter (no implementation)");
     defs_.push_back(&def);
     for (const std::string& in : node.inputs)
       if (!in.empty()) last_use_[in] = i;
@@ -72,6 +80,14 @@ void Interpreter::check_output(const Node& node, const std::string& name, const 
 }
 
 TensorMap Interpreter::run(TensorMap inputs, const RunOptions& options, RunStats* stats) const {
+  try {
+    return run_nodes(std::move(inputs), options, stats);
+  } catch (const Error& e) {
+    throw Error(with_source(graph_, e.what()));
+  }
+}
+
+TensorMap Interpreter::run_nodes(TensorMap inputs, const RunOptions& options, RunStats* stats) const {
   check_inputs(inputs);
   std::unordered_map<std::string, Tensor> live;
   size_t live_bytes = 0, peak = 0;

@@ -43,6 +43,8 @@ class Interpreter {
   const Graph& graph() const { return graph_; }
 
  private:
+  void prepare(const OpRegistry& registry);
+  TensorMap run_nodes(TensorMap inputs, const RunOptions& options, RunStats* stats) const;
   void check_inputs(const TensorMap& inputs) const;
   void check_output(const Node& node, const std::string& name, const Tensor& value) const;
 

@@ -18,11 +18,6 @@ std::string list_inputs(const Graph& g) {
   return s.empty() ? "none" : s;
 }
 
-std::string with_source(const Graph& g, const std::string& message) {
-  if (g.source.empty() || message.rfind(g.source, 0) == 0) return message;
-  return fmt::format("{}: {}", g.source, message);
-}
-
 }  // namespace
 
 std::pair<std::string, Shape> parse_input_shape(std::string_view text) {

@@ -95,11 +95,11 @@ void check_dropout(const Graph& g, const Node& n) {
   const std::string& training = n.input(2);
   if (!training.empty()) {
     const Tensor* t = g.find_constant(training);
-    if (!t) n.fail("training_mode is a run-time input; npuforge only runs Dropout in inference mode");
-    if (t->numel() != 1 || t->int_at(0) != 0) n.fail("training_mode is true; npuforge only runs inference");
+    if (!t) n.fail("training_mode is a run-time input, which is not supported (npuforge runs inference only)");
+    if (t->numel() != 1 || t->int_at(0) != 0) n.fail("training_mode is true, which is not supported (npuforge runs inference only)");
   }
   if (n.outputs.size() > 1 && !n.outputs[1].empty() && is_read(g, n.outputs[1]))
-    n.fail("the mask output is used; npuforge removes Dropout (inference) and has no mask to give");
+    n.fail("the mask output is used, which is not supported (npuforge removes Dropout at inference and has no mask)");
 }
 
 // Removes Identity and Dropout nodes (torch aliases weights through Identity; Dropout does

@@ -100,7 +100,7 @@ ValueInfo value_info_from_proto(const onnx::ValueInfoProto& proto, std::string_v
              : type.has_sparse_tensor_type() ? "a sparse tensor type"
                                              : "a non-tensor type";
     }
-    throw Error(fmt::format("{}: has {}; only dense tensors are supported", what, kind));
+    throw Error(fmt::format("{}: has {}, which is not supported (only dense tensors are)", what, kind));
   }
   const auto& tensor_type = proto.type().tensor_type();
   const auto dtype = dtype_from_onnx(tensor_type.elem_type());

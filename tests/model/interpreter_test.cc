@@ -112,7 +112,7 @@ TEST(Interpreter, AnOpDisagreeingWithItsInferenceIsCaught) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()),
-              "node 'liar' (WrongShape): computed output 'y' as float32 1, but shape inference said float32 4");
+              "m.onnx: node 'liar' (WrongShape): computed output 'y' as float32 1, but shape inference said float32 4");
   }
 }
 
@@ -126,7 +126,7 @@ TEST(Interpreter, NodesWithoutAReferenceImplementationFailUpFront) {
     Interpreter interp(g, &testing::test_registry());
     FAIL();
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "node 'shape_only' (NoRun): has no reference implementation in npuforge");
+    EXPECT_EQ(std::string(e.what()), "m.onnx: node 'shape_only' (NoRun): not supported by the reference interpreter (no implementation)");
   }
 }
 
