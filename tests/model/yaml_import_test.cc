@@ -8,6 +8,7 @@
 #include "onnx_builder.h"
 #include "test_ops.h"
 #include "util/error.h"
+#include "util/file_io.h"
 #include "util/rng.h"
 
 namespace npuforge::model {
@@ -174,6 +175,25 @@ TEST(YamlImport, TheShippedExampleParses) {
   EXPECT_EQ(g.outputs, std::vector<std::string>{"probs"});
   EXPECT_EQ(g.nodes.size(), 14u);
   EXPECT_EQ(g.find_constant("dw.w")->shape(), (Shape{8, 1, 3, 3}));
+}
+
+// The example in README.md, "Model graphs (YAML)", must stay a valid graph.
+TEST(YamlImport, TheReadmeExampleParses) {
+  const std::string readme = util::read_file(std::filesystem::path(NPUFORGE_SOURCE_DIR) / "README.md");
+  const size_t section = readme.find("### Model graphs (YAML)");
+  ASSERT_NE(section, std::string::npos);
+  const size_t begin = readme.find("```yaml\n", section);
+  const size_t end = readme.find("```\n", begin + 8);
+  ASSERT_NE(begin, std::string::npos);
+  ASSERT_NE(end, std::string::npos);
+  const auto dir = testing::temp_dir() / "readme";
+  std::filesystem::create_directories(dir / "weights");
+  write_npy(dir / "weights" / "fc.npy", floats({2, 2}, {1, 2, 3, 4}));
+  testing::write_temp("readme/tiny.yaml", readme.substr(begin + 8, end - begin - 8));
+  const Graph g = import_yaml_file(dir / "tiny.yaml");
+  EXPECT_EQ(g.nodes.size(), 2u);
+  EXPECT_EQ(g.find_constant("w")->shape(), (Shape{4, 3, 3, 3}));
+  EXPECT_EQ(g.find_value("x")->dim_names[0], "batch");
 }
 
 }  // namespace
