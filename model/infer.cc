@@ -29,13 +29,14 @@ bool compatible(const ValueInfo& expected, const ValueInfo& actual) {
   return true;
 }
 
-// Records an inferred value; a graph output's declared type (from the file) must agree.
+// Records an inferred value. A type the file declared (graph output, value_info) must agree.
 void record(Graph& g, const Node& node, const std::string& name, ValueInfo info) {
   auto it = g.values.find(name);
-  if (it != g.values.end() && is_graph_output(g, name)) {
+  if (it != g.values.end()) {
     const ValueInfo& declared = it->second;
     if (!compatible(declared, info))
-      node.fail(fmt::format("computes graph output '{}' as {}, but the model declares {}", name, info_str(info),
+      node.fail(fmt::format("computes {} '{}' as {}, but the model declares {}",
+                            is_graph_output(g, name) ? "graph output" : "value", name, info_str(info),
                             info_str(declared)));
     if (declared.has_shape && !info.has_shape) {
       info.has_shape = true;

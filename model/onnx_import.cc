@@ -182,6 +182,16 @@ Graph convert_graph(const onnx::ModelProto& model, std::string_view source) {
       g.values[out.name()] = value_info_from_proto(out, fmt::format("{}: graph output '{}'", source, out.name()));
   }
 
+  // value_info: declared types of intermediate values, checked (and their known dims used)
+  // by shape inference. Annotations the IR cannot represent are left out; the ops decide.
+  for (const auto& v : gp.value_info()) {
+    if (v.name().empty() || g.values.count(v.name()) || g.constants.count(v.name())) continue;
+    try {
+      g.values[v.name()] = value_info_from_proto(v, v.name());
+    } catch (const Error&) {
+    }
+  }
+
   std::vector<const onnx::NodeProto*> protos;
   for (const auto& np : gp.node()) {
     Node n;

@@ -6,7 +6,8 @@
 //   output keeps its name; only an input passed straight to an output keeps an Identity);
 // - graph inputs that are also initializers are constants, not run-time inputs;
 // - inputs and outputs keep their declared types and shapes (dim_param names kept, the
-//   dimension unknown until an --input-shape override or shape inference fixes it);
+//   dimension unknown until an --input-shape override or shape inference fixes it), and so do
+//   value_info entries (shape inference checks its results against them);
 // - nodes are sorted topologically and given unique names.
 // Everything the IR cannot hold (subgraphs, external data, sparse or string tensors,
 // element types other than float32/uint8/int8/int32/int64/bool) is an npuforge::Error

@@ -165,6 +165,28 @@ TEST(Infer, DeclaredOutputDimsFillWhatInferenceLeavesOpen) {
   EXPECT_EQ(g.find_value("y")->shape, (Shape{3, 2}));
 }
 
+TEST(Infer, ValueInfoOfTheFileIsChecked) {
+  OnnxBuilder b;
+  b.input("x", DType::kFloat32, {2, 3});
+  b.node("Relu", {"x"}, {"r"}, "relu");
+  b.node("Relu", {"r"}, {"y"}, "relu2");
+  b.output("y", DType::kFloat32, {2, 3});
+  auto* v = b.graph().add_value_info();
+  v->set_name("r");
+  OnnxBuilder::set_type(v, DType::kFloat32, {2, -1});
+  Graph ok = import(b);
+  infer_shapes(ok, kTestOps);
+  EXPECT_EQ(ok.find_value("r")->shape, (Shape{2, 3}));
+  OnnxBuilder::set_type(v, DType::kFloat32, {2, 4});
+  Graph bad = import(b);
+  try {
+    infer_shapes(bad, kTestOps);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "node 'relu' (Relu): computes value 'r' as float32 2x3, but the model declares float32 2x4");
+  }
+}
+
 TEST(Infer, DeadNodesAreDroppedBeforeTheyCanFail) {
   OnnxBuilder b;
   b.input("x", DType::kFloat32, {2});

@@ -67,6 +67,7 @@ class OnnxBuilder {
     auto* tt = v->mutable_type()->mutable_tensor_type();
     tt->set_elem_type(onnx_type(dtype));
     auto* shape = tt->mutable_shape();
+    shape->clear_dim();
     for (int64_t d : dims) {
       auto* dim = shape->add_dim();
       if (d < 0) dim->set_dim_param(param);
