@@ -34,6 +34,7 @@ class Interpreter {
   // Looks every node's op up now, so an unsupported node is an error before anything runs.
   // `graph` must outlive the interpreter; `ops` nullptr means builtin_ops().
   explicit Interpreter(const Graph& graph, const OpRegistry* ops = nullptr);
+  Interpreter(Graph&&, const OpRegistry* = nullptr) = delete;  // would dangle
 
   // `inputs` holds one tensor per graph input, of its dtype and (where known) its shape;
   // anything else is an npuforge::Error naming the input. Returns the graph outputs (plus

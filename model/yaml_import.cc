@@ -29,7 +29,7 @@ struct Reader {
     throw Error(fmt::format("{}: {}", where(source, at), message));
   }
 
-  const YAML::Node& require_list(const YAML::Node& node, std::string_view key) const {
+  YAML::Node require_list(const YAML::Node& node, std::string_view key) const {  // by value: callers pass temporaries
     if (!node.IsSequence()) fail(node, fmt::format("'{}' must be a list", key));
     return node;
   }
