@@ -187,6 +187,17 @@ Tensor parse_npy(std::span<const uint8_t> bytes, std::string_view source) {
     throw Error(fmt::format("{}: .npy arrays in Fortran order are not supported (save with "
                             "numpy.ascontiguousarray first)", source));
   const DType dtype = dtype_from_descr(h.descr, source);
+  const size_t body = bytes.size() - header_start - header_len;
+  // Check the data is all there before allocating: a corrupt shape must not ask for terabytes.
+  int64_t numel = 0;
+  try {
+    numel = element_count(*h.shape);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {}", source, e.what()));
+  }
+  if (static_cast<uint64_t>(numel) > body / dtype_size(dtype))
+    throw too_short(fmt::format("shape {} of {} needs {} elements, {} data bytes present", shape_str(*h.shape),
+                                dtype_name(dtype), numel, body));
   Tensor t = [&] {
     try {
       return Tensor(dtype, *h.shape);
@@ -194,7 +205,6 @@ Tensor parse_npy(std::span<const uint8_t> bytes, std::string_view source) {
       throw Error(fmt::format("{}: {}", source, e.what()));
     }
   }();
-  const size_t body = bytes.size() - header_start - header_len;
   if (body < t.byte_size())
     throw too_short(fmt::format("shape {} of {} needs {} data bytes, {} present", shape_str(t.shape()),
                                 dtype_name(dtype), t.byte_size(), body));

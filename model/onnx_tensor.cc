@@ -61,6 +61,20 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, std::string_view what) 
     if (d < 0) throw Error(fmt::format("{}: negative dimension {}", what, d));
     shape.push_back(d);
   }
+  // The data present must match the shape before anything is allocated: a corrupt shape
+  // must not ask for terabytes.
+  int64_t numel = 0;
+  try {
+    numel = element_count(shape);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {}", what, e.what()));
+  }
+  const int64_t present = proto.has_raw_data() ? static_cast<int64_t>(proto.raw_data().size() / dtype_size(*dtype))
+                          : *dtype == DType::kFloat32 ? proto.float_data_size()
+                          : *dtype == DType::kInt64   ? proto.int64_data_size()
+                                                      : proto.int32_data_size();
+  if (present < numel)
+    throw Error(fmt::format("{}: holds {} values, the shape {} needs {}", what, present, shape_str(shape), numel));
   Tensor t;
   try {
     t = Tensor(*dtype, shape);

@@ -118,6 +118,8 @@ struct Reader {
       return Tensor(dtype, shape);
     } catch (const Error& e) {
       fail(at, e.what());
+    } catch (const std::bad_alloc&) {
+      fail(at, fmt::format("a tensor of shape {} does not fit in memory", shape_str(shape)));
     }
   }
 

@@ -108,6 +108,10 @@ TEST(Npy, BadFilesAreClearErrors) {
   EXPECT_CONTAINS(npy_error(npy_bytes(1, "{'descr': '|b1', 'fortran_order': False, 'shape': (1,), }", "\x02")),
                   "bool array holds a byte other than 0 or 1");
   EXPECT_CONTAINS(npy_error(npy_bytes(4, ok_header, std::string(8, '\0'))), "format version 4.0 is not supported");
+  // A corrupt shape with little data: an error, not a terabyte allocation.
+  EXPECT_CONTAINS(npy_error(npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1048576, 262144), }",
+                                      std::string(8, '\0'))),
+                  "x.npy: truncated .npy file");
   EXPECT_CONTAINS(npy_error(npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (100000000000, 100000000000), }", "")),
                   "x.npy: ");
   try {

@@ -138,7 +138,20 @@ TEST(OnnxImport, TensorProtoTypedFieldsAndRawData) {
     parse_tensor_pb(span(bytes), "t.pb");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_CONTAINS(e.what(), "t.pb: tensor 'w': float_data holds 1 values, the shape 2 needs 2");
+    EXPECT_CONTAINS(e.what(), "t.pb: tensor 'w': holds 1 values, the shape 2 needs 2");
+  }
+  // A corrupt shape with little data is an error before anything is allocated.
+  p.Clear();
+  p.set_data_type(onnx::TensorProto_DataType_FLOAT);
+  p.add_dims(int64_t{1} << 20);
+  p.add_dims(int64_t{1} << 18);
+  p.set_raw_data(std::string(8, '\0'));
+  bytes = p.SerializeAsString();
+  try {
+    parse_tensor_pb(span(bytes), "huge.pb");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "huge.pb: holds 2 values, the shape 1048576x262144 needs 274877906944");
   }
 
   // raw_data, little-endian int32.
