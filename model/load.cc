@@ -75,10 +75,10 @@ void require_known_inputs(const Graph& graph) {
       shape.clear();
       for (size_t i = 0; i < info->shape.size(); ++i) {
         const std::string& param = i < info->dim_names.size() ? info->dim_names[i] : std::string();
-        shape += (i ? "x" : "") + (info->shape[i] >= 0 ? std::to_string(info->shape[i]) : param.empty() ? "?" : param);
+        shape += (i ? ", " : "") + (info->shape[i] >= 0 ? std::to_string(info->shape[i]) : param.empty() ? "?" : param);
       }
     }
-    throw Error(fmt::format("{}: input '{}' has a dimension that is not known ({}); fix it with --input-shape "
+    throw Error(fmt::format("{}: input '{}' has a dimension that is not known (dims: {}); fix it with --input-shape "
                             "{}=DIMS, e.g. {}=1x3x224x224", graph.source, name, shape, name, name));
   }
 }

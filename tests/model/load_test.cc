@@ -49,7 +49,7 @@ Graph dynamic_graph() {
 TEST(Load, InputShapesFixUnknownDimensions) {
   Graph g = dynamic_graph();
   EXPECT_CONTAINS(error_of([&] { require_known_inputs(g); }),
-                  "dyn.onnx: input 'x' has a dimension that is not known (Nx3xN); fix it with --input-shape x=DIMS");
+                  "dyn.onnx: input 'x' has a dimension that is not known (dims: N, 3, N); fix it with --input-shape x=DIMS");
   apply_input_shapes(g, {{"x", {2, 3, 5}}});
   require_known_inputs(g);
   infer_shapes(g, testing::test_infer());

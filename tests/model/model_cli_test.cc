@@ -124,7 +124,7 @@ TEST(ModelCli, InputShapeAndInputMismatchesExitOne) {
   const auto model = passthrough().save("dyn.onnx");
   Result r = run("model-info " + path_of(model));
   EXPECT_EQ(r.code, 1);
-  EXPECT_CONTAINS(r.output, "input 'x' has a dimension that is not known (Nx3); fix it with --input-shape x=DIMS");
+  EXPECT_CONTAINS(r.output, "input 'x' has a dimension that is not known (dims: N, 3); fix it with --input-shape x=DIMS");
   r = run("model-info " + path_of(model) + " --input-shape x=4x3");
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_CONTAINS(r.output, "x: float32 4x3");
