@@ -109,6 +109,19 @@ std::vector<Tensor> run_size(const RunContext& ctx) { return {Tensor::scalar<int
 
 // ---- Reshape(data, shape), allowzero from opset 14 ----
 
+// The -1 of a reshape of an input with unknown dims: dims copied by 0 cancel out of both
+// sides, so [?, 3, 4] -> [0, -1] still gives 12; otherwise it is unknown.
+int64_t minus_one_with_unknowns(const Shape& in, const Shape& out, const std::vector<int64_t>& requested, bool allowzero,
+                                size_t at) {
+  const auto copied = [&](size_t i) { return !allowzero && i < requested.size() && requested[i] == 0; };
+  int64_t in_left = 1, out_left = 1;
+  for (size_t i = 0; i < in.size(); ++i)
+    if (!copied(i)) in_left = (in_left < 0 || in[i] < 0) ? kUnknownDim : in_left * in[i];
+  for (size_t i = 0; i < out.size(); ++i)
+    if (!copied(i) && i != at) out_left = (out_left < 0 || out[i] < 0) ? kUnknownDim : out_left * out[i];
+  return in_left >= 0 && out_left > 0 && in_left % out_left == 0 ? in_left / out_left : kUnknownDim;
+}
+
 // The output shape for `requested`; `in` may hold unknown dims (then so may the result).
 Shape reshape_target(const Node& node, int64_t opset, const Shape& in, const std::vector<int64_t>& requested) {
   const bool allowzero = opset >= 14 && node.attr_int("allowzero", 0) != 0;
@@ -133,17 +146,19 @@ Shape reshape_target(const Node& node, int64_t opset, const Shape& in, const std
     node.fail("allowzero = 1 with both 0 and -1 in the shape");
   const int64_t in_count = dims_product(in, 0, in.size());
   const int64_t rest = dims_product(out, 0, out.size());
-  if (infer_at >= 0) {
-    if (in_count < 0 || rest < 0) {
-      out[static_cast<size_t>(infer_at)] = kUnknownDim;
-    } else {
-      if (rest == 0 || in_count % rest != 0)
-        node.fail(fmt::format("cannot infer the -1 of shape [{}] for an input of shape {}",
-                              fmt::join(requested, ","), shape_str(in)));
-      out[static_cast<size_t>(infer_at)] = in_count / rest;
-    }
-  } else if (in_count >= 0 && rest >= 0 && in_count != rest) {
-    node.fail(fmt::format("cannot reshape {} ({} elements) to {}", shape_str(in), in_count, shape_str(out)));
+  if (infer_at < 0) {
+    if (in_count >= 0 && rest >= 0 && in_count != rest)
+      node.fail(fmt::format("cannot reshape {} ({} elements) to {}", shape_str(in), in_count, shape_str(out)));
+    return out;
+  }
+  const size_t at = static_cast<size_t>(infer_at);
+  if (in_count < 0 || rest < 0) {
+    out[at] = minus_one_with_unknowns(in, out, requested, allowzero, at);
+  } else {
+    if (rest == 0 || in_count % rest != 0)
+      node.fail(fmt::format("cannot infer the -1 of shape [{}] for an input of shape {}", fmt::join(requested, ","),
+                            shape_str(in)));
+    out[at] = in_count / rest;
   }
   return out;
 }
