@@ -195,12 +195,13 @@ std::vector<Tensor> run_clip(const RunContext& ctx) {
 
 template <Act kAct>
 OpDef float_unary(std::string_view name, int64_t since) {
-  return {"", name, std::max<int64_t>(since, 7), 17, infer_float_unary, run_float_unary<kAct>};
+  return {"", name, since, 17, infer_float_unary, run_float_unary<kAct>};
 }
 
 }  // namespace
 
 void register_activation_ops(OpRegistry& r) {
+  // min_opset: the version whose semantics is implemented (older ones had legacy attributes).
   r.add(float_unary<Act::kSqrt>("Sqrt", 6));
   r.add(float_unary<Act::kExp>("Exp", 6));
   r.add(float_unary<Act::kLog>("Log", 6));
@@ -216,11 +217,11 @@ void register_activation_ops(OpRegistry& r) {
   r.add(float_unary<Act::kElu>("Elu", 6));
   r.add(float_unary<Act::kSelu>("Selu", 6));
   r.add(float_unary<Act::kSoftplus>("Softplus", 1));
-  r.add({"", "Relu", 7, 17, infer_int_act<IntAct::kRelu>, run_int_act<IntAct::kRelu>});
-  r.add({"", "Neg", 7, 17, infer_int_act<IntAct::kNeg>, run_int_act<IntAct::kNeg>});
-  r.add({"", "Abs", 7, 17, infer_int_act<IntAct::kAbs>, run_int_act<IntAct::kAbs>});
-  r.add({"", "PRelu", 7, 17, infer_prelu, run_prelu});
-  r.add({"", "Clip", 7, 17, infer_clip, run_clip});
+  r.add({"", "Relu", 6, 17, infer_int_act<IntAct::kRelu>, run_int_act<IntAct::kRelu>});
+  r.add({"", "Neg", 6, 17, infer_int_act<IntAct::kNeg>, run_int_act<IntAct::kNeg>});
+  r.add({"", "Abs", 6, 17, infer_int_act<IntAct::kAbs>, run_int_act<IntAct::kAbs>});
+  r.add({"", "PRelu", 6, 17, infer_prelu, run_prelu});
+  r.add({"", "Clip", 6, 17, infer_clip, run_clip});
 }
 
 }  // namespace npuforge::model

@@ -214,14 +214,15 @@ InferResult infer_not(const InferContext& ctx) {
 }  // namespace
 
 void register_elementwise_ops(OpRegistry& r) {
+  // min_opset: the version whose semantics is implemented (older ones had legacy attributes).
   r.add({"", "Add", 7, 17, infer_arith, run_arith<Arith::kAdd>});
   r.add({"", "Sub", 7, 17, infer_arith, run_arith<Arith::kSub>});
   r.add({"", "Mul", 7, 17, infer_arith, run_arith<Arith::kMul>});
   r.add({"", "Div", 7, 17, infer_arith, run_arith<Arith::kDiv>});
-  r.add({"", "Max", 7, 17, infer_fold<Fold::kMax>, run_fold<Fold::kMax>});
-  r.add({"", "Min", 7, 17, infer_fold<Fold::kMin>, run_fold<Fold::kMin>});
-  r.add({"", "Sum", 7, 17, infer_fold<Fold::kSum>, run_fold<Fold::kSum>});
-  r.add({"", "Mean", 7, 17, infer_fold<Fold::kMean>, run_fold<Fold::kMean>});
+  r.add({"", "Max", 6, 17, infer_fold<Fold::kMax>, run_fold<Fold::kMax>});
+  r.add({"", "Min", 6, 17, infer_fold<Fold::kMin>, run_fold<Fold::kMin>});
+  r.add({"", "Sum", 6, 17, infer_fold<Fold::kSum>, run_fold<Fold::kSum>});
+  r.add({"", "Mean", 6, 17, infer_fold<Fold::kMean>, run_fold<Fold::kMean>});
   r.add({"", "Equal", 7, 17, infer_cmp<Cmp::kEqual>, run_cmp<Cmp::kEqual>});
   r.add({"", "Less", 7, 17, infer_cmp<Cmp::kLess>, run_cmp<Cmp::kLess>});
   r.add({"", "Greater", 7, 17, infer_cmp<Cmp::kGreater>, run_cmp<Cmp::kGreater>});
@@ -230,7 +231,7 @@ void register_elementwise_ops(OpRegistry& r) {
   r.add({"", "And", 7, 17, infer_logic, run_logic<Logic::kAnd>});
   r.add({"", "Or", 7, 17, infer_logic, run_logic<Logic::kOr>});
   r.add({"", "Xor", 7, 17, infer_logic, run_logic<Logic::kXor>});
-  r.add({"", "Not", 7, 17, infer_not, run_not});
+  r.add({"", "Not", 1, 17, infer_not, run_not});
   r.add({"", "Where", 9, 17, infer_where, run_where});
   register_activation_ops(r);
   register_pow_cast_ops(r);

@@ -374,12 +374,13 @@ std::vector<Tensor> run_transpose(const RunContext& ctx) {
 }  // namespace
 
 void register_layout_ops(OpRegistry& r) {
-  r.add({"", "Gather", 7, 17, infer_gather, run_gather});
+  // min_opset: the version whose semantics is implemented (older ones had legacy attributes).
+  r.add({"", "Gather", 1, 17, infer_gather, run_gather});
   r.add({"", "GatherElements", 11, 17, infer_gather_elements, run_gather_elements});
-  r.add({"", "Concat", 7, 17, infer_concat, run_concat});
-  r.add({"", "Split", 7, 17, infer_split, run_split});
-  r.add({"", "Slice", 7, 17, infer_slice, run_slice});
-  r.add({"", "Transpose", 7, 17, infer_transpose, run_transpose});
+  r.add({"", "Concat", 4, 17, infer_concat, run_concat});
+  r.add({"", "Split", 2, 17, infer_split, run_split});
+  r.add({"", "Slice", 1, 17, infer_slice, run_slice});
+  r.add({"", "Transpose", 1, 17, infer_transpose, run_transpose});
 }
 
 }  // namespace npuforge::model

@@ -203,8 +203,9 @@ std::vector<Tensor> run_expand(const RunContext& ctx) {
 }  // namespace
 
 void register_pad_tile_ops(OpRegistry& r) {
-  r.add({"", "Pad", 7, 17, infer_pad, run_pad});
-  r.add({"", "Tile", 7, 17, infer_tile, run_tile});
+  // min_opset: the version whose semantics is implemented (older ones had legacy attributes).
+  r.add({"", "Pad", 2, 17, infer_pad, run_pad});
+  r.add({"", "Tile", 6, 17, infer_tile, run_tile});
   r.add({"", "Expand", 8, 17, infer_expand, run_expand});
 }
 

@@ -140,8 +140,9 @@ std::vector<Tensor> run_cast(const RunContext& ctx) {
 }  // namespace
 
 void register_pow_cast_ops(OpRegistry& r) {
+  // min_opset: the version whose semantics is implemented (older ones had legacy attributes).
   r.add({"", "Pow", 7, 17, infer_pow, run_pow});
-  r.add({"", "Cast", 7, 17, infer_cast, run_cast});
+  r.add({"", "Cast", 6, 17, infer_cast, run_cast});
 }
 
 }  // namespace npuforge::model

@@ -37,10 +37,8 @@ void check_dropout_mode(const Node& node, int64_t opset, const Tensor* training,
 InferResult infer_dropout(const InferContext& ctx) {
   const ValueInfo& x = ctx.input(0);
   require_dtype(ctx.node, "input data", x.dtype, kFloatTypes, ctx.opset);
-  if (ctx.opset >= 12 && ctx.has_input(2)) {
-    if (!ctx.constant(2)) ctx.node.fail("training_mode must be a constant (random dropout is not supported)");
-    check_dropout_mode(ctx.node, ctx.opset, ctx.constant(2), ctx.constant(1));
-  }
+  // A training_mode known only at run time is checked then.
+  if (ctx.opset >= 12 && ctx.constant(2)) check_dropout_mode(ctx.node, ctx.opset, ctx.constant(2), ctx.constant(1));
   InferResult r{{x}, {}};
   if (ctx.node.outputs.size() > 1) {
     ValueInfo mask = x;
@@ -391,15 +389,16 @@ std::vector<Tensor> run_range(const RunContext& ctx) {
 }  // namespace
 
 void register_shape_ops(OpRegistry& r) {
-  r.add({"", "Identity", 7, 17, infer_identity, run_identity});
+  // min_opset: the version whose semantics is implemented (older ones had legacy attributes).
+  r.add({"", "Identity", 1, 17, infer_identity, run_identity});
   r.add({"", "Dropout", 7, 17, infer_dropout, run_dropout});
-  r.add({"", "Shape", 7, 17, infer_shape, run_shape});
-  r.add({"", "Size", 7, 17, infer_size, run_size});
-  r.add({"", "Reshape", 7, 17, infer_reshape, run_reshape});
-  r.add({"", "Flatten", 7, 17, infer_flatten, run_flatten});
-  r.add({"", "Squeeze", 7, 17, infer_squeeze, run_squeeze});
-  r.add({"", "Unsqueeze", 7, 17, infer_unsqueeze, run_unsqueeze});
-  r.add({"", "Constant", 7, 17, infer_constant, run_constant});
+  r.add({"", "Shape", 1, 17, infer_shape, run_shape});
+  r.add({"", "Size", 1, 17, infer_size, run_size});
+  r.add({"", "Reshape", 5, 17, infer_reshape, run_reshape});
+  r.add({"", "Flatten", 1, 17, infer_flatten, run_flatten});
+  r.add({"", "Squeeze", 1, 17, infer_squeeze, run_squeeze});
+  r.add({"", "Unsqueeze", 1, 17, infer_unsqueeze, run_unsqueeze});
+  r.add({"", "Constant", 1, 17, infer_constant, run_constant});
   r.add({"", "ConstantOfShape", 9, 17, infer_constant_of_shape, run_constant_of_shape});
   r.add({"", "Range", 11, 17, infer_range, run_range});
   register_layout_ops(r);
