@@ -150,8 +150,16 @@ std::vector<Tensor> run_prelu(const RunContext& ctx) {
 
 DTypeSet clip_types(int64_t opset) { return types_since(opset, 12, kFloatTypes, kNumericTypes); }
 
+// Bounds in the other version's place would be silently ignored: reject them.
+void check_clip_version(const Node& node, int64_t opset, bool bound_inputs) {
+  if (opset < 11 && bound_inputs) node.fail(fmt::format("min/max inputs are only defined from opset 11 (model: {})", opset));
+  if (opset >= 11 && (node.has_attr("min") || node.has_attr("max")))
+    node.fail(fmt::format("min/max attributes became inputs at opset 11 (model: {})", opset));
+}
+
 InferResult infer_clip(const InferContext& ctx) {
   const ValueInfo& x = ctx.input(0);
+  check_clip_version(ctx.node, ctx.opset, ctx.has_input(1) || ctx.has_input(2));
   require_dtype(ctx.node, "input X", x.dtype, clip_types(ctx.opset), ctx.opset);
   for (size_t i : {1, 2})
     if (ctx.has_input(i)) require_same_dtype(ctx.node, "input X", x.dtype, i == 1 ? "min" : "max", ctx.input(i).dtype);
@@ -169,6 +177,7 @@ T clip_bound(const RunContext& ctx, size_t input, T fallback) {
 
 std::vector<Tensor> run_clip(const RunContext& ctx) {
   const Tensor& x = ctx.input(0);
+  check_clip_version(ctx.node, ctx.opset, ctx.has_input(1) || ctx.has_input(2));
   require_dtype(ctx.node, "input X", x.dtype(), clip_types(ctx.opset), ctx.opset);
   return {visit_numeric(x.dtype(), [&]<class T>(std::type_identity<T>) {
     T lo = std::numeric_limits<T>::lowest();

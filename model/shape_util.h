@@ -27,10 +27,16 @@ struct IntList {
 // from then on. `value` is the input's value (nullptr when only known at run time).
 inline IntList int_list(const Node& node, int64_t opset, int64_t input_since, std::string_view attr,
                         size_t input, bool has_input, const Tensor* value) {
+  // An operand in the other version's place would be silently ignored: reject it.
   if (opset < input_since) {
+    if (has_input)
+      node.fail(fmt::format("input {} ({}) is only defined from opset {}; at opset {} it is an attribute", input, attr,
+                            input_since, opset));
     if (!node.has_attr(attr)) return {};
     return {IntList::State::kKnown, node.attr_ints(attr)};
   }
+  if (node.has_attr(attr))
+    node.fail(fmt::format("attribute '{}' became input {} at opset {} (the model is opset {})", attr, input, input_since, opset));
   if (!has_input) return {};
   if (!value) return {IntList::State::kUnknown, {}};
   require_dtype(node, fmt::format("input {} ({})", input, attr), value->dtype(), kIndexTypes, opset);

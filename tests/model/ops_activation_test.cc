@@ -117,6 +117,10 @@ TEST(Clip, BoundsAsOptionalInputsFrom11) {
             (std::vector<int8_t>{-10, 0, 10}));
   expect_error([&] { run1(n, 11, {I8({1}, {1}), std::nullopt, std::nullopt}); }, {"(Clip)", "int8", "opset 11"});
   expect_error([&] { run1(n, 13, {F({1}, {1}), F({2}, {0, 1}), std::nullopt}); }, {"min must be a scalar"});
+  Node attr = make_node("Clip", 1);
+  set_attr(attr, "min", 0.0f);
+  expect_error([&] { run1(attr, 11, {F({1}, {-1})}); }, {"(Clip)", "became inputs at opset 11"});
+  expect_error([&] { run1(n, 10, {F({1}, {1}), F({}, {0}), std::nullopt}); }, {"only defined from opset 11"});
 }
 
 }  // namespace

@@ -139,6 +139,8 @@ TEST(Squeeze, AxesAttributeBefore13InputFrom13) {
   EXPECT_EQ(run1(make_node("Squeeze", 2), 13, {x, I64({1}, {2})}).shape(), (Shape{1, 3, 2}));
   EXPECT_EQ(run1(make_node("Squeeze", 1), 13, {x}).shape(), (Shape{3, 2}));  // all 1-dims
   expect_error([&] { run1(make_node("Squeeze", 2), 13, {x, I64({1}, {1})}); }, {"(Squeeze)", "cannot squeeze axis 1 of size 3"});
+  expect_error([&] { run1(a, 13, {x}); }, {"attribute 'axes' became input 1 at opset 13"});
+  expect_error([&] { run1(make_node("Squeeze", 2), 12, {x, I64({1}, {0})}); }, {"input 1 (axes) is only defined from opset 13"});
   EXPECT_FALSE(infer(make_node("Squeeze", 1), 13, {info_of(DType::kFloat32, {1, kUnknownDim})}).outputs[0].has_shape);
   EXPECT_EQ(infer(make_node("Squeeze", 2), 13, {info_of(DType::kFloat32, {1, kUnknownDim}), const_of(I64({1}, {0}))})
                 .outputs[0].shape,
