@@ -85,6 +85,12 @@ inline ValueInfo broadcast_info(const InferContext& ctx, DType dtype) {
     if (!in.has_shape) return ValueInfo{dtype, false, {}, {}};
     out.shape = broadcast_shapes(ctx.node, out.shape, in.shape);
   }
+  // Symbolic dim names ("batch") carry over from an input of the output's shape.
+  for (size_t i = 0; i < ctx.input_count(); ++i)
+    if (ctx.has_input(i) && ctx.input(i).shape == out.shape && ctx.input(i).dim_names.size() == out.shape.size()) {
+      out.dim_names = ctx.input(i).dim_names;
+      break;
+    }
   return out;
 }
 

@@ -115,6 +115,10 @@ TEST(Arith, InferBroadcastsKnownAndUnknownDims) {
   EXPECT_EQ(r.outputs.at(0).shape, (Shape{kUnknownDim, 3, 4}));
   r = infer(n, 13, {info_of(DType::kFloat32, {kUnknownDim, 1}), info_of(DType::kFloat32, {5, 7})});
   EXPECT_EQ(r.outputs.at(0).shape, (Shape{5, 7}));
+  InferInput named = info_of(DType::kFloat32, {kUnknownDim, 5});
+  named.info.dim_names = {"batch", ""};
+  r = infer(n, 13, {info_of(DType::kFloat32, {5}), named});
+  EXPECT_EQ(r.outputs.at(0).dim_names, named.info.dim_names);
   r = infer(n, 13, {no_shape(DType::kFloat32), info_of(DType::kFloat32, {5})});
   EXPECT_FALSE(r.outputs.at(0).has_shape);
   expect_error([&] { infer(n, 13, {info_of(DType::kFloat32, {3}), info_of(DType::kFloat32, {4})}); }, {"do not broadcast"});
