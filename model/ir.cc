@@ -85,6 +85,11 @@ const Tensor* Graph::find_constant(std::string_view name) const {
   return it == constants.end() ? nullptr : &it->second;
 }
 
+std::string with_source(const Graph& graph, std::string_view message) {
+  if (graph.source.empty() || message.starts_with(graph.source)) return std::string(message);
+  return fmt::format("{}: {}", graph.source, message);
+}
+
 void sort_topologically(Graph& graph) {
   std::unordered_map<std::string, size_t> producer;
   for (size_t i = 0; i < graph.nodes.size(); ++i)

@@ -75,6 +75,9 @@ struct Graph {
   bool is_constant(std::string_view name) const { return find_constant(name) != nullptr; }
 };
 
+// "SOURCE: message" (the graph's file first), unless the message already starts with it.
+std::string with_source(const Graph& graph, std::string_view message);
+
 // Sorts graph.nodes topologically (stable: the file's order where it is already valid);
 // throws npuforge::Error naming a node on a cycle or a node reading a value nobody produces.
 void sort_topologically(Graph& graph);

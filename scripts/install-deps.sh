@@ -2,7 +2,8 @@
 # Installs every Debian package npuforge needs, skipping the ones already present.
 set -euo pipefail
 packages=(cmake g++ make pkg-config verilator libsystemc-dev libyaml-cpp-dev libgtest-dev
-          libbenchmark-dev libcli11-dev libfmt-dev libprotobuf-dev protobuf-compiler libonnx-dev)
+          libbenchmark-dev libcli11-dev libfmt-dev libprotobuf-dev protobuf-compiler libonnx-dev
+          libonnx-testdata)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
