@@ -38,15 +38,6 @@ void record(Graph& g, const Node& node, const std::string& name, ValueInfo info)
       node.fail(fmt::format("computes graph output '{}' as {}, but the model declares {}", name, info_str(info),
                             info_str(declared)));
     if (declared.has_shape && info.has_shape && info.dim_names.empty()) info.dim_names = declared.dim_names;
-    // What the file declares fills what inference could not know (a Reshape whose shape is
-    // a graph input, say); compatible() has checked that the two agree where both know.
-    if (declared.has_shape && !info.has_shape) {
-      info.has_shape = true;
-      info.shape = declared.shape;
-    } else if (declared.has_shape) {
-      for (size_t i = 0; i < info.shape.size(); ++i)
-        if (info.shape[i] < 0) info.shape[i] = declared.shape[i];
-    }
   }
   g.values[name] = std::move(info);
 }
