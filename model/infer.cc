@@ -37,7 +37,15 @@ void record(Graph& g, const Node& node, const std::string& name, ValueInfo info)
     if (!compatible(declared, info))
       node.fail(fmt::format("computes graph output '{}' as {}, but the model declares {}", name, info_str(info),
                             info_str(declared)));
-    if (declared.has_shape && info.has_shape && info.dim_names.empty()) info.dim_names = declared.dim_names;
+    if (declared.has_shape && !info.has_shape) {
+      info.has_shape = true;
+      info.shape = declared.shape;
+    }
+    // Dimensions a run-time value decides stay open in inference; the file may know them
+    // (the interpreter checks the computed output against them).
+    for (size_t i = 0; declared.has_shape && i < info.shape.size(); ++i)
+      if (info.shape[i] < 0) info.shape[i] = declared.shape[i];
+    if (declared.has_shape && info.dim_names.empty()) info.dim_names = declared.dim_names;
   }
   g.values[name] = std::move(info);
 }

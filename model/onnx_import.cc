@@ -215,12 +215,8 @@ Graph convert_graph(const onnx::ModelProto& model, std::string_view source) {
   }
   g.nodes = std::move(kept);
 
-  try {
-    remove_passthrough(g);
-    sort_topologically(g);
-  } catch (const Error& e) {
-    throw Error(fmt::format("{}: {}", source, e.what()));
-  }
+  remove_passthrough(g);
+  sort_topologically(g);
   for (const auto& [name, t] : g.constants) g.values[name] = known(t.dtype(), t.shape());
   for (const std::string& out : g.outputs) {
     bool produced = g.is_constant(out) || is_input(g, out);
@@ -234,7 +230,14 @@ Graph convert_graph(const onnx::ModelProto& model, std::string_view source) {
 }  // namespace
 
 Graph import_onnx_bytes(std::span<const uint8_t> bytes, std::string_view source) {
-  return convert_graph(parse_model(bytes, source), source);
+  const onnx::ModelProto model = parse_model(bytes, source);
+  try {
+    return convert_graph(model, source);
+  } catch (const Error& e) {
+    const std::string_view message = e.what();
+    if (message.starts_with(source)) throw;
+    throw Error(fmt::format("{}: {}", source, message));  // errors raised by a node name the file too
+  }
 }
 
 Graph import_onnx_file(const std::filesystem::path& path) {

@@ -146,6 +146,25 @@ TEST(Infer, UnsupportedOpsAndMismatchesAreErrorsNamingTheNode) {
   }
 }
 
+TEST(Infer, DeclaredOutputDimsFillWhatInferenceLeavesOpen) {
+  // Reshape to a run-time shape leaves y's dims open; the file's declaration fills them, and
+  // the interpreter later holds the computed value to it.
+  OnnxBuilder b;
+  b.input("x", DType::kFloat32, {2, 3});
+  b.input("shape", DType::kInt64, {2});
+  b.node("Reshape", {"x", "shape"}, {"y"}, "reshape");
+  b.output("y", DType::kFloat32, {3, 2});
+  Graph g = import(b);
+  OpRegistry ops;
+  ops.add({.domain = "", .op_type = "Reshape", .min_opset = 5, .max_opset = 17,
+           .infer = [](const InferContext& c) {
+             return InferResult{.outputs = {known(c.input(0).dtype, {kUnknownDim, kUnknownDim})}, .values = {}};
+           },
+           .run = testing::reshape_run});
+  infer_shapes(g, {.ops = &ops, .fold_constants = true, .keep_ops = {}});
+  EXPECT_EQ(g.find_value("y")->shape, (Shape{3, 2}));
+}
+
 TEST(Infer, DeadNodesAreDroppedBeforeTheyCanFail) {
   OnnxBuilder b;
   b.input("x", DType::kFloat32, {2});

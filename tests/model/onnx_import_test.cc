@@ -322,6 +322,38 @@ TEST(OnnxImport, MalformedFilesAreErrorsNamingTheFile) {
   }
 }
 
+TEST(OnnxImport, MutatedModelsImportOrFailWithAnError) {
+  // Byte flips in a model with every kind of content: either a graph comes out or an
+  // npuforge::Error; never another exception, a crash or (under ASan) a bad access.
+  OnnxBuilder b;
+  b.input("x", DType::kFloat32, {-1, 4});
+  b.initializer("w", floats({4}, {1, 2, 3, 4}));
+  b.initializer("i8", Tensor::from<int8_t>({2}, std::vector<int8_t>{-1, 1}));
+  auto& c = b.node("Constant", {}, {"c"});
+  OnnxBuilder::attr_tensor(c, "value", int64s({2}, {4, -1}));
+  auto& add = b.node("Add", {"x", "w"}, {"s"}, "add");
+  OnnxBuilder::attr_int(add, "some_int", 3);
+  b.node("Identity", {"s"}, {"t"});
+  b.node("Dropout", {"t"}, {"u"});
+  b.node("Reshape", {"u", "c"}, {"y"}, "reshape");
+  b.output("y", DType::kFloat32);
+  const std::string good = b.bytes();
+  Rng rng(2024);
+  int imported = 0;
+  for (int k = 0; k < 2000; ++k) {
+    std::string bytes = good;
+    const int flips = 1 + static_cast<int>(rng.below(4));
+    for (int f = 0; f < flips; ++f) bytes[rng.below(bytes.size())] = static_cast<char>(rng.below(256));
+    try {
+      import_onnx_bytes({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, "mutant.onnx");
+      ++imported;
+    } catch (const Error& e) {
+      EXPECT_CONTAINS(e.what(), "mutant.onnx");
+    }
+  }
+  EXPECT_GT(imported, 0);  // some flips land in names or values and still make a model
+}
+
 TEST(OnnxImport, OpsetOutsideSevenToSeventeenIsAnErrorNamingTheOp) {
   for (int64_t opset : {6, 18}) {
     OnnxBuilder b(opset);

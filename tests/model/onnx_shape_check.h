@@ -49,7 +49,12 @@ inline ShapeCheck compare_with_onnx_inference(onnx::ModelProto model, const Grap
       theirs.push_back(d.dim_value());
     }
     ++r.compared;
-    if (theirs != ours->shape || onnx_type(ours->dtype) != tt.elem_type())
+    // A dimension npuforge leaves open (a run-time value decides it) is less information,
+    // not a disagreement.
+    bool differ = theirs.size() != ours->shape.size() || onnx_type(ours->dtype) != tt.elem_type();
+    for (size_t i = 0; !differ && i < theirs.size(); ++i)
+      differ = ours->shape[i] >= 0 && ours->shape[i] != theirs[i];
+    if (differ)
       r.mismatches.push_back(fmt::format("'{}': npuforge {} {}, ONNX type {} shape {}", v.name(),
                                          dtype_name(ours->dtype), shape_str(ours->shape), tt.elem_type(),
                                          shape_str(theirs)));
