@@ -101,11 +101,17 @@ std::vector<Tensor> run_quantize(const RunContext& ctx) {
   Tensor y(qtype, x.shape());
   visit_quant(qtype, [&]<class Q>(std::type_identity<Q>) {
     const auto yv = y.values<Q>();
-    for (int64_t i = 0; i < x.numel(); ++i) {
-      const float v = x.dtype() == DType::kFloat32 ? x.values<float>()[static_cast<size_t>(i)] : static_cast<float>(x.int_at(i));
+    const auto quantize = [&](size_t i, float v) {
       if (std::isnan(v)) ctx.node.fail("cannot quantize NaN");
-      const size_t c = p.channel(i);
-      yv[static_cast<size_t>(i)] = saturate_round<Q>(v / p.scales[c], p.zero_points[c]);
+      const size_t c = p.channel(static_cast<int64_t>(i));
+      yv[i] = saturate_round<Q>(v / p.scales[c], p.zero_points[c]);
+    };
+    if (x.dtype() == DType::kFloat32) {
+      const auto xv = x.values<float>();
+      for (size_t i = 0; i < xv.size(); ++i) quantize(i, xv[i]);
+    } else {  // int32 is quantized from its nearest float
+      const auto xv = x.values<int32_t>();
+      for (size_t i = 0; i < xv.size(); ++i) quantize(i, static_cast<float>(xv[i]));
     }
   });
   return {y};
@@ -131,10 +137,13 @@ std::vector<Tensor> run_dequantize(const RunContext& ctx) {
   const QuantParams p = quant_params(ctx.node, ctx.opset, x.shape(), ctx.input(1), zp);
   Tensor y(DType::kFloat32, x.shape());
   const auto yv = y.values<float>();
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    const size_t c = p.channel(i);
-    yv[static_cast<size_t>(i)] = static_cast<float>(x.int_at(i) - p.zero_points[c]) * p.scales[c];
-  }
+  visit_numeric(x.dtype(), [&]<class T>(std::type_identity<T>) {
+    const auto xv = x.values<T>();
+    for (size_t i = 0; i < xv.size(); ++i) {
+      const size_t c = p.channel(static_cast<int64_t>(i));
+      yv[i] = static_cast<float>(static_cast<int64_t>(xv[i]) - p.zero_points[c]) * p.scales[c];
+    }
+  });
   return {y};
 }
 

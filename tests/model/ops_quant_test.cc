@@ -101,6 +101,11 @@ TEST(DynamicQuantizeLinear, RangeIncludesZero) {
   EXPECT_EQ(out.at(2).values<uint8_t>()[0], 0);
   // float32(4 / 255) is a little above 4 / 255: 2 / scale = 127.49999, not the tie 127.5.
   EXPECT_EQ(vals<uint8_t>(out.at(0)), (std::vector<uint8_t>{64, 127, 255}));
+  const InferResult r = infer(n, 13, {info_of(DType::kFloat32, {2, 3})});
+  ASSERT_EQ(r.outputs.size(), 3u);
+  EXPECT_EQ(r.outputs[0].dtype, DType::kUInt8);
+  EXPECT_EQ(r.outputs[0].shape, (Shape{2, 3}));
+  EXPECT_EQ(r.outputs[2].shape, Shape{});
   out = run(n, 13, {F({2}, {0, 0})});  // no range: scale 1 as onnxruntime
   EXPECT_EQ(out.at(1).values<float>()[0], 1.0f);
   EXPECT_EQ(vals<uint8_t>(out.at(0)), (std::vector<uint8_t>{0, 0}));
@@ -118,6 +123,11 @@ TEST(QLinearAdd, DequantizeAddQuantize) {
   EXPECT_EQ(vals<int8_t>(z), (std::vector<int8_t>{2, 3, -2, -2}));
   expect_error([&] { run1(n, 13, {U8({1}, {1}), F({}, {1}), std::nullopt, I8({1}, {1}), F({}, {1}), std::nullopt, F({}, {1})}); },
                {"(QLinearAdd)", "same element type"});
+  const InferResult r = infer(n, 13, {info_of(DType::kInt8, {kUnknownDim, 1}), info_of(DType::kFloat32, {}), std::nullopt,
+                                      info_of(DType::kInt8, {4}), info_of(DType::kFloat32, {}), std::nullopt,
+                                      info_of(DType::kFloat32, {}), std::nullopt});
+  EXPECT_EQ(r.outputs.at(0).dtype, DType::kInt8);
+  EXPECT_EQ(r.outputs.at(0).shape, (Shape{kUnknownDim, 4}));
 }
 
 TEST(QLinearMul, DequantizeMultiplyQuantize) {
