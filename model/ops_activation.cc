@@ -1,6 +1,7 @@
 // Element-wise unary maths and activations (part of the "elementwise" family, registered
 // by register_elementwise_ops): Sqrt, Exp, Log, Neg, Abs, Reciprocal, Floor, Ceil, Tanh,
-// Erf, Sigmoid, Relu, LeakyRelu, HardSigmoid, HardSwish, Elu, Selu, Softplus, PRelu, Clip.
+// Erf, Round, Sigmoid, Softsign, Relu, LeakyRelu, ThresholdedRelu, HardSigmoid, HardSwish, Elu,
+// Selu, Softplus, Sign, PRelu, Clip.
 // Formulas are the ONNX operator specification's, computed in float32.
 #include <algorithm>
 #include <cmath>
@@ -19,8 +20,8 @@ namespace {
 // ---- float-only unary ops ----
 
 enum class Act {
-  kSqrt, kExp, kLog, kReciprocal, kFloor, kCeil, kTanh, kErf, kSigmoid,
-  kLeakyRelu, kHardSigmoid, kHardSwish, kElu, kSelu, kSoftplus
+  kSqrt, kExp, kLog, kReciprocal, kFloor, kCeil, kRound, kTanh, kErf, kSigmoid, kSoftsign,
+  kLeakyRelu, kThresholdedRelu, kHardSigmoid, kHardSwish, kElu, kSelu, kSoftplus
 };
 
 // The two attributes of the parameterised activations, with the spec's defaults.
@@ -32,6 +33,7 @@ struct ActParams {
 template <Act kAct>
 ActParams read_params(const Node& node) {
   if constexpr (kAct == Act::kLeakyRelu) return {node.attr_float("alpha", 0.01f), 0};
+  else if constexpr (kAct == Act::kThresholdedRelu) return {node.attr_float("alpha", 1.0f), 0};
   else if constexpr (kAct == Act::kHardSigmoid) return {node.attr_float("alpha", 0.2f), node.attr_float("beta", 0.5f)};
   else if constexpr (kAct == Act::kElu) return {node.attr_float("alpha", 1.0f), 0};
   else if constexpr (kAct == Act::kSelu)  // beta holds gamma
@@ -47,6 +49,8 @@ float activate(float x, const ActParams& p) {
   else if constexpr (kAct == Act::kReciprocal) return 1.0f / x;
   else if constexpr (kAct == Act::kFloor) return std::floor(x);
   else if constexpr (kAct == Act::kCeil) return std::ceil(x);
+  else if constexpr (kAct == Act::kRound) return std::nearbyint(x);  // halves to even
+  else if constexpr (kAct == Act::kSoftsign) return x / (1.0f + std::abs(x));
   else if constexpr (kAct == Act::kTanh) return std::tanh(x);
   else if constexpr (kAct == Act::kErf) return std::erf(x);
   else if constexpr (kAct == Act::kSigmoid) {
@@ -56,6 +60,8 @@ float activate(float x, const ActParams& p) {
     return e / (1.0f + e);
   } else if constexpr (kAct == Act::kLeakyRelu) {
     return x < 0 ? p.alpha * x : x;
+  } else if constexpr (kAct == Act::kThresholdedRelu) {
+    return x > p.alpha ? x : 0.0f;
   } else if constexpr (kAct == Act::kHardSigmoid) {
     return std::max(0.0f, std::min(1.0f, p.alpha * x + p.beta));
   } else if constexpr (kAct == Act::kHardSwish) {
@@ -88,12 +94,13 @@ std::vector<Tensor> run_float_unary(const RunContext& ctx) {
 
 // ---- Relu, Neg, Abs: also defined on integers ----
 
-enum class IntAct { kRelu, kNeg, kAbs };
+enum class IntAct { kRelu, kNeg, kAbs, kSign };
 
 template <IntAct kAct>
 DTypeSet int_act_types(int64_t opset) {
   if constexpr (kAct == IntAct::kRelu) return types_since(opset, 14, kFloatTypes, kSignedTypes);
   else if constexpr (kAct == IntAct::kNeg) return kSignedTypes;
+  else if constexpr (kAct == IntAct::kSign) return kNumericTypes;
   else return kNumericTypes;
 }
 
@@ -115,7 +122,8 @@ std::vector<Tensor> run_int_act(const RunContext& ctx) {
       const T v = xv[i];
       if constexpr (kAct == IntAct::kRelu) yv[i] = v < T{0} ? T{0} : v;
       else if constexpr (kAct == IntAct::kNeg) yv[i] = wrap_sub(T{0}, v);  // -INT_MIN wraps
-      else yv[i] = v < T{0} ? wrap_sub(T{0}, v) : v;
+      else if constexpr (kAct == IntAct::kAbs) yv[i] = v < T{0} ? wrap_sub(T{0}, v) : v;
+      else yv[i] = v > T{0} ? T{1} : v < T{0} ? static_cast<T>(-1) : v;  // 0 and NaN stay
     }
     return y;
   })};
@@ -217,6 +225,9 @@ void register_activation_ops(OpRegistry& r) {
   r.add(float_unary<Act::kReciprocal>("Reciprocal", 6));
   r.add(float_unary<Act::kFloor>("Floor", 6));
   r.add(float_unary<Act::kCeil>("Ceil", 6));
+  r.add(float_unary<Act::kRound>("Round", 11));
+  r.add(float_unary<Act::kSoftsign>("Softsign", 1));
+  r.add(float_unary<Act::kThresholdedRelu>("ThresholdedRelu", 10));
   r.add(float_unary<Act::kTanh>("Tanh", 6));
   r.add(float_unary<Act::kErf>("Erf", 9));
   r.add(float_unary<Act::kSigmoid>("Sigmoid", 6));
@@ -229,6 +240,7 @@ void register_activation_ops(OpRegistry& r) {
   r.add({"", "Relu", 6, 17, infer_int_act<IntAct::kRelu>, run_int_act<IntAct::kRelu>});
   r.add({"", "Neg", 6, 17, infer_int_act<IntAct::kNeg>, run_int_act<IntAct::kNeg>});
   r.add({"", "Abs", 6, 17, infer_int_act<IntAct::kAbs>, run_int_act<IntAct::kAbs>});
+  r.add({"", "Sign", 9, 17, infer_int_act<IntAct::kSign>, run_int_act<IntAct::kSign>});
   r.add({"", "PRelu", 6, 17, infer_prelu, run_prelu});
   r.add({"", "Clip", 6, 17, infer_clip, run_clip});
 }

@@ -42,12 +42,19 @@ TEST(Unary, MathsFunctions) {
   expect_matches(make_node("Erf", 1), 13, [](double x) { return std::erf(x); });
   expect_matches(make_node("Neg", 1), 13, [](double x) { return -x; });
   expect_matches(make_node("Abs", 1), 13, [](double x) { return std::abs(x); });
+  expect_matches(make_node("Round", 1), 11, [](double x) { return std::nearbyint(x); });
+  EXPECT_EQ(vals<float>(run1(make_node("Round", 1), 11, {F({6}, {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 2.4999f})})),
+            (std::vector<float>{0, 2, 2, -0.0f, -2, 2}));  // halves to even
+  expect_matches(make_node("Softsign", 1), 13, [](double x) { return x / (1 + std::abs(x)); });
+  expect_matches(make_node("Sign", 1), 13, [](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; });
+  EXPECT_EQ(vals<int8_t>(run1(make_node("Sign", 1), 13, {I8({3}, {-128, 0, 7})})), (std::vector<int8_t>{-1, 0, 1}));
 }
 
 TEST(Unary, Activations) {
   expect_matches(make_node("Relu", 1), 14, [](double x) { return x > 0 ? x : 0.0; });
   expect_matches(make_node("Sigmoid", 1), 13, [](double x) { return 1.0 / (1.0 + std::exp(-x)); });
   expect_matches(make_node("LeakyRelu", 1), 16, [](double x) { return x < 0 ? 0.01 * x : x; });
+  expect_matches(make_node("ThresholdedRelu", 1), 10, [](double x) { return x > 1 ? x : 0.0; });
   expect_matches(make_node("HardSigmoid", 1), 7, [](double x) { return std::clamp(0.2 * x + 0.5, 0.0, 1.0); });
   expect_matches(make_node("HardSwish", 1), 14, [](double x) { return x * std::clamp(x / 6 + 0.5, 0.0, 1.0); });
   expect_matches(make_node("Elu", 1), 7, [](double x) { return x < 0 ? std::exp(x) - 1 : x; });
