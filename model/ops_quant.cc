@@ -193,7 +193,12 @@ InferResult infer_qlinear_binary(const InferContext& ctx) {
 }
 
 // A per-tensor scale and zero point given as inputs `scale_at` and `scale_at + 1`.
-std::pair<float, int32_t> scalar_quant(const RunContext& ctx, size_t scale_at, DType qtype) {
+struct ScalarQuant {
+  float scale = 1;
+  int32_t zero_point = 0;
+};
+
+ScalarQuant scalar_quant(const RunContext& ctx, size_t scale_at, DType qtype) {
   const Tensor& s = ctx.input(scale_at);
   require_dtype(ctx.node, fmt::format("input {} (scale)", scale_at), s.dtype(), kFloatTypes, ctx.opset);
   if (s.numel() != 1) ctx.node.fail(fmt::format("input {} (scale) must be a scalar, has shape {}", scale_at, shape_str(s.shape())));
@@ -214,15 +219,15 @@ std::vector<Tensor> run_qlinear_binary(const RunContext& ctx) {
   const Tensor& b = ctx.input(3);
   require_dtype(ctx.node, "input A", a.dtype(), kQuantTypes, ctx.opset);
   require_same_dtype(ctx.node, "input A", a.dtype(), "input B", b.dtype());
-  const auto [sa, za] = scalar_quant(ctx, 1, a.dtype());
-  const auto [sb, zb] = scalar_quant(ctx, 4, a.dtype());
-  const auto [sc, zc] = scalar_quant(ctx, 6, a.dtype());
+  const ScalarQuant qa = scalar_quant(ctx, 1, a.dtype());
+  const ScalarQuant qb = scalar_quant(ctx, 4, a.dtype());
+  const ScalarQuant qc = scalar_quant(ctx, 6, a.dtype());
   return {visit_quant(a.dtype(), [&]<class Q>(std::type_identity<Q>) {
     return broadcast_binary<Q, Q, Q>(ctx.node, a, b, [&](Q x, Q y) {
-      const float va = sa * static_cast<float>(int32_t{x} - za);  // dequantize both operands
-      const float vb = sb * static_cast<float>(int32_t{y} - zb);
-      const float vc = (kOp == QOp::kAdd ? va + vb : va * vb) / sc;
-      return saturate_round<Q>(vc, zc);
+      const float va = qa.scale * static_cast<float>(int32_t{x} - qa.zero_point);  // dequantize both operands
+      const float vb = qb.scale * static_cast<float>(int32_t{y} - qb.zero_point);
+      const float vc = (kOp == QOp::kAdd ? va + vb : va * vb) / qc.scale;
+      return saturate_round<Q>(vc, qc.zero_point);
     });
   })};
 }
