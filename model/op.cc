@@ -36,6 +36,7 @@ const OpRegistry& builtin_ops() {
     register_conv_ops(r);
     register_conv_integer_ops(r);
     register_matmul_ops(r);
+    register_matmul_integer_ops(r);
     register_pool_ops(r);
     register_norm_ops(r);
     register_quant_ops(r);

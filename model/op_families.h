@@ -8,7 +8,8 @@ void register_elementwise_ops(OpRegistry& r);  // ops_elementwise.cc: arithmetic
 void register_shape_ops(OpRegistry& r);        // ops_shape.cc: Shape, Reshape, Concat, Slice, Transpose, Pad, ...
 void register_conv_ops(OpRegistry& r);         // ops_conv.cc: Conv, ConvTranspose
 void register_conv_integer_ops(OpRegistry& r); // ops_conv_int.cc: ConvInteger, QLinearConv
-void register_matmul_ops(OpRegistry& r);       // ops_matmul.cc: Gemm, MatMul, MatMulInteger, QLinearMatMul
+void register_matmul_ops(OpRegistry& r);       // ops_matmul.cc: Gemm, MatMul
+void register_matmul_integer_ops(OpRegistry& r);  // ops_matmul_int.cc: MatMulInteger, QLinearMatMul
 void register_pool_ops(OpRegistry& r);         // ops_pool.cc: MaxPool, AveragePool, global pools
 void register_norm_ops(OpRegistry& r);         // ops_norm.cc: BatchNormalization, Softmax, reductions, Resize
 void register_quant_ops(OpRegistry& r);        // ops_quant.cc: QuantizeLinear, DequantizeLinear, QLinearAdd, ...
