@@ -84,6 +84,15 @@ int64_t WindowGeometry::kernel_count() const {
   return n;
 }
 
+WindowGeometry with_leading_unit_axes(const WindowGeometry& g, size_t rank) {
+  WindowGeometry out;
+  AxisGeometry unit;
+  unit.in = unit.out = 1;
+  for (size_t i = g.rank(); i < rank; ++i) out.axes.push_back(unit);
+  out.axes.insert(out.axes.end(), g.axes.begin(), g.axes.end());
+  return out;
+}
+
 WindowGeometry forward_geometry(const Node& node, const WindowAttrs& attrs, const Shape& in_spatial) {
   const size_t rank = attrs.spatial_rank();
   if (in_spatial.size() != rank)

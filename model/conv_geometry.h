@@ -69,6 +69,10 @@ struct WindowGeometry {
   int64_t kernel_count() const;      // product of the kernel extents
 };
 
+// The same geometry with unit axes (extent 1, kernel 1, no padding) in front up to
+// `rank` axes, so 1-D and 2-D windows run through 3-D loops.
+WindowGeometry with_leading_unit_axes(const WindowGeometry& g, size_t rank);
+
 // Forward geometry (Conv, ConvInteger, QLinearConv, MaxPool, AveragePool, LpPool).
 // `in_spatial` may contain kUnknownDim; such axes get out = kUnknownDim. An output
 // extent below 1 is node.fail() ("input too small for the kernel").
