@@ -39,6 +39,8 @@ const OpRegistry& builtin_ops() {
     register_matmul_integer_ops(r);
     register_pool_ops(r);
     register_norm_ops(r);
+    register_reduce_ops(r);
+    register_resize_ops(r);
     register_quant_ops(r);
     return r;
   }();

@@ -11,7 +11,9 @@ void register_conv_integer_ops(OpRegistry& r); // ops_conv_int.cc: ConvInteger, 
 void register_matmul_ops(OpRegistry& r);       // ops_matmul.cc: Gemm, MatMul
 void register_matmul_integer_ops(OpRegistry& r);  // ops_matmul_int.cc: MatMulInteger, QLinearMatMul
 void register_pool_ops(OpRegistry& r);         // ops_pool.cc: MaxPool, AveragePool, global pools
-void register_norm_ops(OpRegistry& r);         // ops_norm.cc: BatchNormalization, Softmax, reductions, Resize
+void register_norm_ops(OpRegistry& r);         // ops_norm.cc: BatchNormalization, InstanceNormalization, LRN, Softmax
+void register_reduce_ops(OpRegistry& r);       // ops_reduce.cc: Reduce*, ArgMax, ArgMin
+void register_resize_ops(OpRegistry& r);       // ops_resize.cc: Resize, Upsample
 void register_quant_ops(OpRegistry& r);        // ops_quant.cc: QuantizeLinear, DequantizeLinear, QLinearAdd, ...
 
 }  // namespace npuforge::model
