@@ -15,5 +15,6 @@ void register_norm_ops(OpRegistry& r);         // ops_norm.cc: BatchNormalizatio
 void register_reduce_ops(OpRegistry& r);       // ops_reduce.cc: Reduce*, ArgMax, ArgMin
 void register_resize_ops(OpRegistry& r);       // ops_resize.cc: Resize, Upsample
 void register_quant_ops(OpRegistry& r);        // ops_quant.cc: QuantizeLinear, DequantizeLinear, QLinearAdd, ...
+void register_core_ops(OpRegistry& r);         // ops_core.cc: Identity (what the importers leave in a graph)
 
 }  // namespace npuforge::model
