@@ -91,6 +91,7 @@ const Tensor* present(const std::vector<const Tensor*>& values, size_t slot) {
 struct Sizing {
   std::vector<float> scales;
   Shape out;
+  bool from_sizes = false;
 };
 
 std::optional<Sizing> sizing(const Node& node, int64_t opset, const Shape& in, const std::vector<const Tensor*>& values,
@@ -111,6 +112,7 @@ std::optional<Sizing> sizing(const Node& node, int64_t opset, const Shape& in, c
   } else if (sizes) {
     if (sizes->dtype() != DType::kInt64) node.fail("sizes must be int64");
     r.out = sizes->to_int64s();
+    r.from_sizes = true;
     if (r.out.size() != rank) node.fail(fmt::format("sizes has {} values for a rank-{} input", r.out.size(), rank));
     for (size_t i = 0; i < rank; ++i) {
       if (r.out[i] < 1) node.fail(fmt::format("sizes [{}] must be >= 1", fmt::join(r.out, ",")));
@@ -168,19 +170,22 @@ struct AxisTaps {
   std::vector<bool> outside;           // tf_crop_and_resize: coordinate outside the input
 };
 
-float original_coordinate(Coord c, int64_t x_out, float scale, int64_t in, int64_t out, float roi_start, float roi_end) {
+// `resized` is the output extent the modes that need one divide by: the real number
+// in * scale when scales are given (the ONNX reference; onnxruntime uses the floored
+// integer extent, which differs only when in * scale is not an integer), else the size.
+float original_coordinate(Coord c, int64_t x_out, float scale, int64_t in, float resized, float roi_start,
+                          float roi_end) {
   const float x = static_cast<float>(x_out);
+  const float last = static_cast<float>(in - 1);
   switch (c) {
     case Coord::kHalfPixel: return (x + 0.5f) / scale - 0.5f;
-    case Coord::kPytorchHalfPixel: return out > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
-    case Coord::kAlignCorners:
-      return out == 1 ? 0.0f : x * static_cast<float>(in - 1) / static_cast<float>(out - 1);
+    case Coord::kPytorchHalfPixel: return resized > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
+    case Coord::kAlignCorners: return resized == 1 ? 0.0f : x * last / (resized - 1);
     case Coord::kAsymmetric: return x / scale;
     case Coord::kTfHalfPixelForNn: return (x + 0.5f) / scale;
     case Coord::kTfCropAndResize:
-      return out > 1 ? roi_start * static_cast<float>(in - 1) +
-                           x * (roi_end - roi_start) * static_cast<float>(in - 1) / static_cast<float>(out - 1)
-                     : 0.5f * (roi_start + roi_end) * static_cast<float>(in - 1);
+      return resized > 1 ? roi_start * last + x * (roi_end - roi_start) * last / (resized - 1)
+                         : 0.5f * (roi_start + roi_end) * last;
   }
   return x;
 }
@@ -202,11 +207,13 @@ std::array<double, 4> cubic_coefficients(double s, double a) {
   return {far(s + 1), near(s), near(1 - s), far(2 - s)};
 }
 
-AxisTaps axis_taps(const ResizeAttrs& a, int64_t in, int64_t out, float scale, float roi_start, float roi_end) {
+AxisTaps axis_taps(const ResizeAttrs& a, int64_t in, int64_t out, float scale, bool from_sizes, float roi_start,
+                   float roi_end) {
+  const float resized = from_sizes ? static_cast<float>(out) : scale * static_cast<float>(in);
   AxisTaps t;
   auto clamp = [in](int64_t i) { return std::clamp<int64_t>(i, 0, in - 1); };
   for (int64_t o = 0; o < out; ++o) {
-    const float x = original_coordinate(a.coord, o, scale, in, out, roi_start, roi_end);
+    const float x = original_coordinate(a.coord, o, scale, in, resized, roi_start, roi_end);
     t.outside.push_back(a.coord == Coord::kTfCropAndResize && (x < 0 || x > static_cast<float>(in - 1)));
     std::vector<Tap> taps;
     if (a.mode == Mode::kNearest) {
@@ -309,7 +316,7 @@ std::vector<Tensor> run_resize(const RunContext& ctx) {
   std::vector<AxisTaps> axes;
   for (size_t i = 0; i < rank; ++i) {
     if (sz.out[i] < 1 && x.shape()[i] > 0) node.fail(fmt::format("output extent {} on axis {} is below 1", sz.out[i], i));
-    axes.push_back(axis_taps(a, x.shape()[i], sz.out[i], sz.scales[i], roi[i], roi[i + rank]));
+    axes.push_back(axis_taps(a, x.shape()[i], sz.out[i], sz.scales[i], sz.from_sizes, roi[i], roi[i + rank]));
   }
   Tensor y(x.dtype(), sz.out);
   switch (x.dtype()) {

@@ -31,6 +31,11 @@ TEST(Resize, LinearValuesFromTheOnnxDocs) {
   // asymmetric: x / 2 -> 0, 0.5, 1, 1.5 (clamped to 1).
   EXPECT_TRUE(near_all(resize_scales(k2x2, {1, 1, 1, 2}, {{"mode", std::string("linear")}, {"coordinate_transformation_mode", std::string("asymmetric")}}),
                        {1, 1.5, 2, 2, 3, 3.5, 4, 4}));
+  // Scales given: align_corners divides by in * scale = 2.4, not the floored extent 2 (the
+  // ONNX reference; onnxruntime would give 4): x = 1 -> 3 / 1.4 = 2.142857.
+  const Tensor x24 = tensor<float>({1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
+  EXPECT_TRUE(near_all(resize_scales(x24, {1, 1, 0.6f, 0.6f}, {{"mode", std::string("linear")}, {"coordinate_transformation_mode", std::string("align_corners")}}),
+                       {1, 1 + 3 / 1.4}, 1e-6, 1e-6));
   // pytorch_half_pixel maps an output extent of 1 to coordinate 0.
   const Tensor row = tensor<float>({1, 1, 1, 4}, {1, 2, 3, 4});
   EXPECT_TRUE(near_all(resize_sizes(row, {1, 1, 1, 1}, {{"mode", std::string("linear")}, {"coordinate_transformation_mode", std::string("pytorch_half_pixel")}}), {1}));
