@@ -170,12 +170,6 @@ void col2im(const Geo3& g, const float* col, int64_t channels, int64_t q0, int64
 
 }  // namespace
 
-int64_t ConvProblem::in_spatial() const {
-  int64_t n = 1;
-  for (const AxisGeometry& a : geometry.axes) n *= a.in;
-  return n;
-}
-
 void conv_forward(const ConvProblem& p, const float* x, const float* w, float* y) { conv_forward_impl(p, x, w, y); }
 
 void conv_forward(const ConvProblem& p, const uint32_t* x, const uint32_t* w, uint32_t* y) {

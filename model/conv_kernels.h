@@ -22,7 +22,6 @@ struct ConvProblem {
 
   int64_t in_per_group() const { return in_channels / groups; }
   int64_t out_per_group() const { return out_channels / groups; }
-  int64_t in_spatial() const;   // product of the input's spatial extents
 };
 
 // y[N, M, out...] = conv(x[N, C, in...], w[M, C/groups, k...]); y is overwritten.
