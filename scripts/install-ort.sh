@@ -9,6 +9,9 @@ src=$(cd "$(dirname "$0")/ort" && pwd)
 dir=${1:-${NPUFORGE_ORT_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/npuforge/ort}}
 command -v npm >/dev/null || { echo "install-ort: npm not found (apt-get install npm)" >&2; exit 1; }
 mkdir -p "$dir"
+# Parallel callers (ctest -j) share one install: serialise on a lock file.
+exec 9>"$dir/.install.lock"
+flock 9
 stamp="$dir/.lock.sha256"
 want=$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -d "$dir/node_modules/onnxruntime-node" ]; then

