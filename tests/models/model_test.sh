@@ -71,6 +71,26 @@ done
 
 rm -rf "${work:?}/$name"
 mkdir -p "$work/$name"
+
+# A model out of scope on purpose (e.g. an If sub-graph): onnxruntime runs it, npuforge must
+# refuse it cleanly: exit 1 (not a crash, not a wrong answer) with an error naming the op.
+unsupported=$(tr , '\n' <<< "$options" | sed -n 's/^unsupported=//p')
+if [ -n "$unsupported" ]; then
+  f="$cache/inputs/$name/${sets[0]}_in0.npy"
+  node "$root/scripts/ort/run.js" "$model" --input "${input_names[0]}=$f" --output-dir "$work/$name/ort" \
+    || { echo "model_test: onnxruntime failed on $name" >&2; exit 1; }
+  rc=0
+  "$npuforge" run-model "$model" --input "$f" "${shape_args[@]}" --output "$work/$name/y.npy" \
+    > "$work/$name/npuforge.log" 2>&1 || rc=$?
+  sed 's/^/    /' "$work/$name/npuforge.log"
+  if [ "$rc" -ne 1 ] || ! grep -q "$unsupported" "$work/$name/npuforge.log"; then
+    echo "model_$name: FAILED: expected exit 1 and an error naming $unsupported, got exit $rc"
+    exit 1
+  fi
+  echo "model_$name: refused as expected (exit 1, the error names $unsupported)"
+  exit 0
+fi
+
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 failed=0
 for set in "${sets[@]}"; do
@@ -86,9 +106,10 @@ for set in "${sets[@]}"; do
     || { cat "$out.ort.log" >&2; echo "model_test: onnxruntime failed on $name/$set" >&2; exit 1; }
   ort_ms=$(node -p "require('$out/ort/outputs.json').timing.run_ms.toFixed(1)")
   outputs=$(node -p "require('$out/ort/outputs.json').outputs.length")
-  # npuforge writes the model's outputs in order: y.npy for one, y.npy + y_1.npy ... otherwise.
+  # run-model takes --input and --output files in the model's input and output order.
+  for ((o = 0; o < outputs; o++)); do npf_args+=(--output "$out/npuforge_$o.npy"); done
   start=$(now_ms)
-  if ! "$npuforge" run-model "$model" "${npf_args[@]}" "${shape_args[@]}" --output "$out/npuforge.npy" > "$out.npuforge.log" 2>&1; then
+  if ! "$npuforge" run-model "$model" "${npf_args[@]}" "${shape_args[@]}" > "$out.npuforge.log" 2>&1; then
     echo "$name/$set: FAIL npuforge run-model exited non-zero:"
     sed 's/^/    /' "$out.npuforge.log"
     failed=1
@@ -97,9 +118,7 @@ for set in "${sets[@]}"; do
   npf_ms=$(( $(now_ms) - start ))
   echo "$name/$set: onnxruntime run ${ort_ms} ms, npuforge run-model ${npf_ms} ms (whole process)"
   for ((o = 0; o < outputs; o++)); do
-    actual="$out/npuforge.npy"
-    [ "$o" -gt 0 ] && actual="$out/npuforge_$o.npy"
-    node "$root/scripts/ort/compare.js" "$actual" "$out/ort/output_$o.npy" --rtol "$rtol" --label "  output $o" || failed=1
+    node "$root/scripts/ort/compare.js" "$out/npuforge_$o.npy" "$out/ort/output_$o.npy" --rtol "$rtol" --label "  output $o" || failed=1
   done
 done
 if [ "$failed" -ne 0 ]; then
