@@ -38,14 +38,17 @@ const OpRegistry& builtin_ops() {
     register_pool_ops(r);
     register_norm_ops(r);
     register_quant_ops(r);
+    register_core_ops(r);  // last: a family's definition of the same op wins
     return r;
   }();
   return registry;
 }
 
-const OpDef& op_for(const Node& node, int64_t opset) {
+const OpDef& op_for(const Node& node, int64_t opset) { return op_for(node, opset, builtin_ops()); }
+
+const OpDef& op_for(const Node& node, int64_t opset, const OpRegistry& registry) {
   const std::string_view domain = node.domain == "ai.onnx" ? std::string_view() : std::string_view(node.domain);
-  const OpDef* def = builtin_ops().find(domain, node.op_type);
+  const OpDef* def = registry.find(domain, node.op_type);
   if (!def) {
     node.fail(domain.empty() ? std::string("operator not supported by npuforge")
                              : fmt::format("operator of domain '{}' not supported by npuforge", domain));

@@ -69,6 +69,8 @@ const OpRegistry& builtin_ops();
 // Looks up the node's op and checks that the graph's opset lies in its supported range;
 // throws npuforge::Error naming the node, the op and the reason otherwise.
 const OpDef& op_for(const Node& node, int64_t opset);
+// The same lookup in another registry (tests, or a compiler that restricts the ops).
+const OpDef& op_for(const Node& node, int64_t opset, const OpRegistry& registry);
 
 // ---- helpers every op definition uses ----
 

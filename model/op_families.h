@@ -11,5 +11,6 @@ void register_matmul_ops(OpRegistry& r);       // ops_matmul.cc: Gemm, MatMul, M
 void register_pool_ops(OpRegistry& r);         // ops_pool.cc: MaxPool, AveragePool, global pools
 void register_norm_ops(OpRegistry& r);         // ops_norm.cc: BatchNormalization, Softmax, reductions, Resize
 void register_quant_ops(OpRegistry& r);        // ops_quant.cc: QuantizeLinear, DequantizeLinear, QLinearAdd, ...
+void register_core_ops(OpRegistry& r);         // ops_core.cc: Identity (what the importers leave in a graph)
 
 }  // namespace npuforge::model
