@@ -34,9 +34,13 @@ const OpRegistry& builtin_ops() {
     register_elementwise_ops(r);
     register_shape_ops(r);
     register_conv_ops(r);
+    register_conv_integer_ops(r);
     register_matmul_ops(r);
+    register_matmul_integer_ops(r);
     register_pool_ops(r);
     register_norm_ops(r);
+    register_reduce_ops(r);
+    register_resize_ops(r);
     register_quant_ops(r);
     register_core_ops(r);  // last: a family's definition of the same op wins
     return r;
