@@ -194,8 +194,11 @@ def main():
         if n not in entries or n not in BUILDERS:
             sys.exit(f"export-torch-models: no torch model '{n}' in {MODEL_LIST} or in this script")
     os.makedirs(args.cache, exist_ok=True)
-    with open(os.path.abspath(__file__), "rb") as f:
-        script_hash = hashlib.sha256(f.read()).hexdigest()
+    h = hashlib.sha256()
+    for script in (os.path.abspath(__file__), os.path.join(os.path.dirname(os.path.abspath(__file__)), "tiny_qop.py")):
+        with open(script, "rb") as f:
+            h.update(f.read())
+    script_hash = h.hexdigest()
     for name in names:
         dest = os.path.join(args.cache, name + ".onnx")
         stamp_file = dest + ".stamp"

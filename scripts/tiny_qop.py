@@ -11,11 +11,14 @@ exactly:
     -> ConvInteger(c2, uint8 weights with zero point 128) + int32 bias -> Cast -> Mul(scale)
        -> Relu -> QuantizeLinear -> c3
     -> DequantizeLinear(c3), DequantizeLinear(c2) -> Add -> QuantizeLinear (the residual)
-    -> DequantizeLinear -> AveragePool -> QuantizeLinear -> Flatten (uint8)
+    -> the 2x2 average as an integer sum: ConvInteger(depthwise, weights 1) -> Cast -> Mul(scale/4)
+       -> QuantizeLinear -> Flatten (uint8)
     -> MatMulInteger + int32 bias -> Cast -> Mul(scale) -> QuantizeLinear -> y (uint8)
 
 Every float step is one IEEE operation on exactly representable integers or a fixed scale, so
-its result does not depend on summation order. Biases are quantized as torch's QDQ export does:
+its result does not depend on summation order. (A float AveragePool between Dequantize and
+Quantize would not do: averages of integers land exactly on rounding ties, and which side a
+float sum falls on depends on the order of its additions.) Biases are quantized as torch's QDQ export does:
 round(bias / (x_scale * w_scale)) in int32.
 """
 import numpy as np
@@ -101,7 +104,12 @@ def build(qmodel, shape):
     s_add, z_add = _qparams(qmodel.skip)
     added = g.node("Add", [dq("c3_f", c3, s3, z3), dq("c2_f", c2, s2, z2)], "add_f")
     a = g.node("QuantizeLinear", [added, g.scalar("add_s", s_add, np.float32), g.scalar("add_z", z_add, np.uint8)], "add")
-    avg = g.node("AveragePool", [dq("a_f", a, s_add, z_add)], "avg_f", kernel_shape=[2, 2], strides=[2, 2])
+    channels = w3.shape[0]
+    total = g.node("ConvInteger", [a, g.const("avg_ones", np.ones((channels, 1, 2, 2), np.uint8)),
+                                   g.scalar("avg_xz", z_add, np.uint8)],
+                   "avg_sum", kernel_shape=[2, 2], strides=[2, 2], group=channels)
+    avg = g.node("Mul", [g.node("Cast", [total], "avg_sum_f", to=TensorProto.FLOAT),
+                         g.scalar("avg_scale", np.float32(s_add) * np.float32(0.25), np.float32)], "avg_f")
     v = g.node("QuantizeLinear", [avg, g.scalar("avg_s", s_add, np.float32), g.scalar("avg_z", z_add, np.uint8)], "avg")
     f = g.node("Flatten", [v], "flat", axis=1)
 

