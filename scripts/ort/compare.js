@@ -16,7 +16,7 @@
 // error, which dilutes one wrong element among many). NaN must match NaN at the same place.
 // --atol A also passes when max|a-b| <= A: only for outputs where the reference itself is known
 // to be less accurate than that (configs/models/models.txt says where and why).
-// Prints one line with the numbers and the top-1 of each; exit 0 when equal enough, 1 otherwise.
+// Prints one line with the numbers and the top-1 (along the last axis) of each; exit 0 when equal enough, 1 otherwise.
 const { readNpy } = require('./npy');
 
 function parse(argv) {
@@ -35,10 +35,21 @@ function parse(argv) {
   return a;
 }
 
-function argmax(data) {
-  let best = 0;
-  for (let i = 1; i < data.length; i++) if (data[i] > data[best]) best = i;
-  return best;
+function argmax(data, begin, end) {
+  let best = begin;
+  for (let i = begin + 1; i < end; i++) if (data[i] > data[best]) best = i;
+  return best - begin;
+}
+
+// Top-1 along the last axis: the class of a classifier, the symbol per step of a recogniser.
+function top1(a, b, dims) {
+  const n = dims.length > 0 ? dims[dims.length - 1] : 1;
+  if (n <= 1 || dims.length > 3) return '';  // not for maps (NCHW), where it means nothing
+  const rows = a.length / n;
+  if (rows === 1) return `; top-1 ${argmax(a, 0, n)} vs ${argmax(b, 0, n)}`;
+  let agree = 0;
+  for (let r = 0; r < rows; r++) if (argmax(a, r * n, (r + 1) * n) === argmax(b, r * n, (r + 1) * n)) agree++;
+  return `; top-1 along the last axis agrees in ${agree}/${rows} rows`;
 }
 
 function compareInts(a, b) {
@@ -110,8 +121,7 @@ function main() {
   }
   const isFloat = a.type === 'float32' || a.type === 'float64';
   const r = isFloat ? compareFloats(a.data, b.data, args.rtol, args.atol) : compareInts(a.data, b.data);
-  const top1 = a.data.length > 1 ? `; top-1 ${argmax(a.data)} vs ${argmax(b.data)}` : '';
-  console.log(`${label}${r.ok ? 'ok' : 'FAIL'} ${a.type}[${a.dims.join('x')}] ${r.text}${top1}`);
+  console.log(`${label}${r.ok ? 'ok' : 'FAIL'} ${a.type}[${a.dims.join('x')}] ${r.text}${top1(a.data, b.data, a.dims)}`);
   return r.ok ? 0 : 1;
 }
 
