@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 #include <vector>
 
@@ -47,9 +48,63 @@ std::string where(std::span<const isa::Instruction> instrs, const Refs& refs, si
                      in.spec->mnemonic, in.spec->fields[refs.field(k)].name, refs.symbol(k));
 }
 
+// A reference's address and its symbol's node [lo, hi). Trivial, so that an array of
+// them costs nothing to declare.
+struct Resolved {
+  int64_t addr;
+  uint64_t lo, hi;
+};
+
+// Checks that the reference's symbol is placed and that its address fits the field.
+template <class Refs>
+Resolved resolve(std::span<const isa::Instruction> instrs, const Refs& refs, size_t r) {
+  const std::optional<Placement> p = refs.placement(r);
+  if (!p) [[unlikely]]
+    throw Error(where(instrs, refs, r) + ": use before define (the symbol is not placed)");
+  const Resolved out{int64_t(p->addr.value) + refs.offset(r), p->addr.value, uint64_t(p->addr.value) + p->padded.value};
+  const isa::FieldSpec& f = instrs[refs.instr(r)].spec->fields[refs.field(r)];
+  if (out.addr < f.min || out.addr > f.max) [[unlikely]]
+    throw Error(fmt::format("{}: address 0x{:x} (placed at 0x{:x}{:+}) does not fit the field's range "
+                            "[0x{:x}, 0x{:x}]",
+                            where(instrs, refs, r), out.addr, p->addr.value, refs.offset(r), f.min, f.max));
+  return out;
+}
+
+// The extent check (isa::extents, narrowed to the operands that name a symbol, since it
+// runs for every instruction the generator emits): each operand's bytes
+// [addr, addr + extent) lie inside its symbol's node.
+template <class Refs, class At, class Get>
+void check_extents(std::span<const isa::Instruction> instrs, const Refs& refs, const isa::Instruction& in, size_t first,
+                   size_t end, const At& at, const Get& get) {
+  uint32_t named = 0;  // fields naming a symbol
+  for (size_t k = first; k < end; ++k) named |= 1u << refs.field(at(k));
+  const auto& fields = in.spec->fields;
+  std::array<int64_t, isa::kMaxFields> values;  // as the expressions see them (sign-extended)
+  bool have_values = false;
+  for (const isa::OperandSpec& op : in.spec->operands) {
+    if (!(named >> op.field & 1u)) continue;
+    if (!have_values) {
+      for (unsigned f = 0; f < fields.size(); ++f) values[f] = fields[f].is_signed ? in.value(f) : int64_t{in.raw[f]};
+      have_values = true;
+    }
+    const int64_t bytes = op.bytes.eval({values.data(), fields.size()});
+    if (bytes <= 0) continue;  // operand unused
+    for (size_t k = first; k < end; ++k) {
+      if (refs.field(at(k)) != op.field) continue;
+      const Resolved res = get(k);
+      const auto addr = static_cast<uint64_t>(res.addr);
+      if (addr < res.lo || addr + uint64_t(bytes) > res.hi) [[unlikely]]
+        throw Error(fmt::format("{}: the operand's {} bytes [0x{:x}, 0x{:x}) leave the symbol's node "
+                                "[0x{:x}, 0x{:x})",
+                                where(instrs, refs, at(k)), bytes, addr, addr + bytes, res.lo, res.hi));
+    }
+  }
+}
+
 // Checks every reference, then writes them all: on error nothing has changed. The
 // references of one instruction are checked together on a copy of it, since an extent may
-// depend on other fields (all of them final by then).
+// depend on other fields (all of them final by then). No allocation when the references
+// come in instruction order: the generator calls this once per instruction it emits.
 template <class Refs>
 void fix(std::span<isa::Instruction> instrs, const Refs& refs) {
   const size_t n = refs.count();
@@ -61,46 +116,33 @@ void fix(std::span<isa::Instruction> instrs, const Refs& refs) {
     std::iota(order.begin(), order.end(), size_t{0});
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return refs.instr(a) < refs.instr(b); });
   }
-  struct Checked {
-    size_t ref;
-    Placement placement;
-    uint64_t addr;
-  };
-  std::vector<Checked> group;
-  for (size_t k = 0; k < n;) {
-    const size_t i = refs.instr(sorted ? k : order[k]);
-    group.clear();
-    isa::Instruction in = i < instrs.size() ? instrs[i] : isa::Instruction{};
-    for (; k < n && refs.instr(sorted ? k : order[k]) == i; ++k) {
-      const size_t r = sorted ? k : order[k];
-      if (in.spec == nullptr || refs.field(r) >= in.spec->fields.size())
+  const auto at = [&](size_t k) { return sorted ? k : order[k]; };
+  std::array<Resolved, isa::kMaxOperands> group;  // the current instruction's references
+  size_t last_group = 0;
+  for (size_t first = 0, end = 0; first < n; first = end) {
+    const size_t i = refs.instr(at(first));
+    for (end = first; end < n && refs.instr(at(end)) == i; ++end) {
+      const size_t r = at(end);
+      if (i >= instrs.size() || instrs[i].spec == nullptr || refs.field(r) >= instrs[i].spec->fields.size()) [[unlikely]]
         throw Error(fmt::format("fix-up: symbol '%{}' refers to instruction {} field slot {}, which does not exist",
                                 refs.symbol(r), i, refs.field(r)));
-      const std::optional<Placement> p = refs.placement(r);
-      if (!p) throw Error(where(instrs, refs, r) + ": use before define (the symbol is not placed)");
-      const int64_t addr = int64_t(p->addr.value) + refs.offset(r);
-      const isa::FieldSpec& f = in.spec->fields[refs.field(r)];
-      if (addr < f.min || addr > f.max)
-        throw Error(fmt::format("{}: address 0x{:x} (placed at 0x{:x}{:+}) does not fit the field's range "
-                                "[0x{:x}, 0x{:x}]",
-                                where(instrs, refs, r), addr, p->addr.value, refs.offset(r), f.min, f.max));
-      in.set_value(refs.field(r), addr);
-      group.push_back(Checked{r, *p, uint64_t(addr)});
     }
-    for (const isa::Extent& e : isa::extents(in)) {
-      if (e.bytes == 0) continue;
-      for (const Checked& c : group) {
-        if (refs.field(c.ref) != e.field) continue;
-        const uint64_t lo = c.placement.addr.value, hi = lo + c.placement.padded.value;
-        if (c.addr < lo || c.addr + e.bytes > hi)
-          throw Error(fmt::format("{}: the operand's {} bytes [0x{:x}, 0x{:x}) leave the symbol's node "
-                                  "[0x{:x}, 0x{:x})",
-                                  where(instrs, refs, c.ref), e.bytes, c.addr, c.addr + e.bytes, lo, hi));
-      }
+    // References beyond the operand count (unusual) are resolved again below instead of kept.
+    const auto get = [&](size_t k) { return k - first < group.size() ? group[k - first] : resolve(instrs, refs, at(k)); };
+    isa::Instruction in = instrs[i];
+    for (size_t k = first; k < end; ++k) {
+      const Resolved res = resolve(instrs, refs, at(k));
+      if (k - first < group.size()) group[k - first] = res;
+      in.set_value(refs.field(at(k)), res.addr);
     }
+    check_extents(instrs, refs, in, first, end, at, get);
+    last_group = first;
   }
-  for (size_t r = 0; r < n; ++r)
-    instrs[refs.instr(r)].set_value(refs.field(r), int64_t(refs.placement(r)->addr.value) + refs.offset(r));
+  if (last_group == 0 && n <= group.size()) {  // one instruction: its references are at hand
+    for (size_t k = 0; k < n; ++k) instrs[refs.instr(at(k))].set_value(refs.field(at(k)), group[k].addr);
+    return;
+  }
+  for (size_t r = 0; r < n; ++r) instrs[refs.instr(r)].set_value(refs.field(r), resolve(instrs, refs, r).addr);
 }
 
 }  // namespace

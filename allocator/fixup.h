@@ -38,8 +38,10 @@ struct SymbolField {
 };
 
 // The same pass over `fields`, each taking its symbol's current placement or, for one
-// freed since, its last: a whole program is fixed up once it is complete. Checks and
-// errors as above (symbols named by table.name()); all-or-nothing.
+// freed since, its last: a program may be fixed up once complete, or (the generator) one
+// instruction at a time as it is emitted, while it is in cache; with the fields in
+// instruction order a call allocates nothing. Checks and errors as above (symbols named by
+// table.name()); all-or-nothing.
 void fixup(std::span<isa::Instruction> instrs, std::span<const SymbolField> fields, const SymbolTable& table);
 
 }  // namespace npuforge::allocator

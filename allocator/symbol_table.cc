@@ -28,11 +28,16 @@ std::optional<SymbolId> SymbolTable::find_id(std::string_view name) const {
   return SymbolId{it->second};
 }
 
-const SymbolTable::Entry& SymbolTable::entry(SymbolId id) const {
-  if (id.value >= entries_.size()) {
-    throw Error(fmt::format("symbol table: unknown symbol id {}", id.value));
-  }
-  return entries_[id.value];
+void SymbolTable::unknown_id(SymbolId id) const {
+  throw Error(fmt::format("symbol table: unknown symbol id {}", id.value));
+}
+
+void SymbolTable::not_live(SymbolId id, const char* action) const {
+  throw Error(fmt::format("symbol '%{}': {} before define (the symbol has no live buffer)", name(id), action));
+}
+
+void SymbolTable::never_placed(SymbolId id) const {
+  throw Error(fmt::format("symbol '%{}': never placed", name(id)));
 }
 
 std::string SymbolTable::name(SymbolId id) const {
@@ -41,18 +46,6 @@ std::string SymbolTable::name(SymbolId id) const {
   if (e.origin < names_.size() && !names_[e.origin].empty()) base = names_[e.origin];
   else base = namer_ ? namer_(SymbolId{e.origin}) : fmt::format("s{}", e.origin);
   return e.version == 0 ? base : fmt::format("{}@{}", base, e.version);
-}
-
-const SymbolTable::Entry& SymbolTable::live_entry(SymbolId id, const char* action) const {
-  const Entry& e = entry(id);
-  if (!e.node.valid()) {
-    throw Error(fmt::format("symbol '%{}': {} before define (the symbol has no live buffer)", name(id), action));
-  }
-  return e;
-}
-
-SymbolTable::Entry& SymbolTable::live_entry(SymbolId id, const char* action) {
-  return const_cast<Entry&>(std::as_const(*this).live_entry(id, action));
 }
 
 SymbolId SymbolTable::require_id(std::string_view name, const char* action) const {
@@ -138,20 +131,6 @@ std::optional<Placement> SymbolTable::find(std::string_view name) const {
   return entries_[id->value].placement;
 }
 
-const Placement& SymbolTable::placed(SymbolId id) const {
-  const Entry& e = entry(id);
-  if (!e.placed) throw Error(fmt::format("symbol '%{}': never placed", name(id)));
-  return e.placement;
-}
-
-std::optional<Placement> SymbolTable::last_placement(SymbolId id) const {
-  const Entry& e = entry(id);
-  if (!e.placed) return std::nullopt;
-  return e.placement;
-}
-
-bool SymbolTable::is_live(SymbolId id) const { return entry(id).node.valid(); }
-
 NodeId SymbolTable::node(SymbolId id) const { return live_entry(id, "use").node; }
 
 std::optional<SymbolId> SymbolTable::owner(NodeId node) const {
@@ -175,8 +154,6 @@ void SymbolTable::add_use(SymbolId id, Bytes expected_size) {
   check_size(id, expected_size);
   entries_[id.value].uses++;
 }
-
-uint32_t SymbolTable::uses(SymbolId id) const { return live_entry(id, "use").uses; }
 
 void SymbolTable::free_entry(Entry& e) {
   placer_->free(e.node);

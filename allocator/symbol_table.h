@@ -63,6 +63,7 @@ class SymbolTable {
   using Namer = std::function<std::string(SymbolId origin)>;
   void set_namer(Namer namer) { namer_ = std::move(namer); }
   size_t size() const { return entries_.size(); }  // symbols ever created
+  void reserve(size_t symbols) { entries_.reserve(symbols); }
 
   // ---- Placing. Out of memory is returned (!ok(), table unchanged), not thrown.
   // Allocates `size` bytes for the symbol with `consumers` pending reads. Throws if the
@@ -96,9 +97,18 @@ class SymbolTable {
   // The current placement, or the last one when the symbol was freed since (for fixing up
   // a finished program). placed() throws when the symbol was never placed;
   // last_placement() is nullopt then. Both throw for an unknown id.
-  const Placement& placed(SymbolId id) const;
-  std::optional<Placement> last_placement(SymbolId id) const;
-  bool is_live(SymbolId id) const;
+  const Placement& placed(SymbolId id) const {
+    const Entry& e = entry(id);
+    if (!e.placed) [[unlikely]]
+      never_placed(id);
+    return e.placement;
+  }
+  std::optional<Placement> last_placement(SymbolId id) const {
+    const Entry& e = entry(id);
+    if (!e.placed) return std::nullopt;
+    return e.placement;
+  }
+  bool is_live(SymbolId id) const { return entry(id).node.valid(); }
   NodeId node(SymbolId id) const;  // throws like lookup
   // The live symbol holding `node`; nullopt for a free or stale node.
   std::optional<SymbolId> owner(NodeId node) const;
@@ -114,7 +124,7 @@ class SymbolTable {
   // Throws for an unknown/dead symbol and when the count is already zero.
   bool consume(SymbolId id);
   bool consume(std::string_view name);
-  uint32_t uses(SymbolId id) const;  // pending reads of a live symbol
+  uint32_t uses(SymbolId id) const { return live_entry(id, "use").uses; }  // pending reads, live symbol
 
   // Frees the symbol's node now, whatever its count (end of program, spill).
   void release(SymbolId id);
@@ -135,9 +145,24 @@ class SymbolTable {
     uint32_t latest = 0;   // on an origin: its chain's latest version
     bool placed = false;   // ever placed
   };
-  Entry& live_entry(SymbolId id, const char* action);
-  const Entry& live_entry(SymbolId id, const char* action) const;
-  const Entry& entry(SymbolId id) const;
+  // Inline, with the error paths out of line: the generator calls these per instruction.
+  const Entry& entry(SymbolId id) const {
+    if (id.value >= entries_.size()) [[unlikely]]
+      unknown_id(id);
+    return entries_[id.value];
+  }
+  const Entry& live_entry(SymbolId id, const char* action) const {
+    const Entry& e = entry(id);
+    if (!e.node.valid()) [[unlikely]]
+      not_live(id, action);
+    return e;
+  }
+  Entry& live_entry(SymbolId id, const char* action) {
+    return const_cast<Entry&>(std::as_const(*this).live_entry(id, action));
+  }
+  [[noreturn]] void unknown_id(SymbolId id) const;
+  [[noreturn]] void not_live(SymbolId id, const char* action) const;
+  [[noreturn]] void never_placed(SymbolId id) const;
   SymbolId require_id(std::string_view name, const char* action) const;
   AllocResult place(SymbolId id, const SramAddr* at, Bytes size, uint32_t consumers);
   Defined create(const SymbolId* of, const SramAddr* at, Bytes size, uint32_t consumers);

@@ -33,7 +33,7 @@ void Builder::step() {
   // A buffer well past its due point gets a consumer now, so lifetimes stay bounded.
   if (!due_heap_.empty() && rng_.chance(0.1)) {
     const uint32_t top = due_heap_.front().second;
-    if (syms_[top].live && syms_[top].refs > 0 && due_heap_.front().first + uint64_t(p_.lifetime.max / 2) < now() &&
+    if (syms_[top].live && refs(top) > 0 && due_heap_.front().first + uint64_t(p_.lifetime.max / 2) < now() &&
         !pinned(top)) {
       store_of(top, true);
       return;
@@ -95,13 +95,13 @@ uint32_t Builder::load_fresh(uint64_t bytes, uint32_t refs, bool exact, bool may
 // the output region. Spills pass consume = false, an exact DDR slot and its last reader.
 bool Builder::store_of(uint32_t sym, bool consume, int64_t ddr_dst, int64_t ddr_dep) {
   uint32_t rows = 1, rb = 1;
-  const uint64_t written = syms_[sym].written;
+  const uint64_t bytes = written(sym);
   if (ddr_dst >= 0) {
-    if (!factor_exact(written, rows, rb)) return false;
-  } else if (written <= 65535 && rng_.chance(0.6)) {
-    rb = static_cast<uint32_t>(written);
+    if (!factor_exact(bytes, rows, rb)) return false;
+  } else if (bytes <= 65535 && rng_.chance(0.6)) {
+    rb = static_cast<uint32_t>(bytes);
   } else {
-    factor_floor(written, rows, rb);
+    factor_floor(bytes, rows, rb);
   }
   uint64_t stride = rb;
   if (ddr_dst < 0 && rows > 1 && rng_.chance(0.3)) stride += rng_.below(align_ + 1);
@@ -130,7 +130,7 @@ void Builder::op_gemm() {
   int64_t k = rng_.range(p_.gemm_k.min, p_.gemm_k.max);
   uint32_t a = rng_.chance(p_.fan_in) ? pick_input(1, true) : kNone;
   if (a != kNone) {  // fit m x k into what the producer wrote
-    const int64_t w = syms_[a].written;
+    const int64_t w = static_cast<int64_t>(written(a));
     k = std::min<int64_t>(k, std::min<int64_t>(w, 4095));
     m = std::max<int64_t>(1, std::min<int64_t>(m, w / k));
   } else if ((a = load_fresh(uint64_t(m * k), sample_refs())) == kNone) {
@@ -139,7 +139,7 @@ void Builder::op_gemm() {
   Pin pa(*this, a);
   uint32_t b = rng_.chance(p_.fan_in) ? pick_input(uint64_t(k), true) : kNone;
   if (b != kNone) {
-    n = std::max<int64_t>(1, std::min<int64_t>(n, syms_[b].written / k));
+    n = std::max<int64_t>(1, std::min<int64_t>(n, static_cast<int64_t>(written(b)) / k));
   } else if ((b = load_fresh(uint64_t(k * n), sample_refs())) == kNone) {
     return;
   }
@@ -199,7 +199,7 @@ void Builder::op_eltwise() {
   uint32_t a = rng_.chance(p_.fan_in) ? pick_input(1, true) : kNone;
   uint64_t len;
   if (a != kNone) {
-    const uint64_t w = syms_[a].written;
+    const uint64_t w = written(a);
     len = rng_.chance(0.7) ? w : 1 + rng_.below(w);
   } else {
     len = sample_size(p_.vector_sizes);
@@ -256,7 +256,7 @@ void Builder::op_move() {
   uint32_t src = pick_input(1, false);
   if (src == kNone && (src = load_fresh(sample_size(p_.vector_sizes), sample_refs(), false)) == kNone) return;
   Pin ps(*this, src);
-  const uint64_t w = syms_[src].written;
+  const uint64_t w = written(src);
   const uint64_t len = rng_.chance(0.7) ? w : 1 + rng_.below(w);
   const uint32_t dst = new_symbol(len, sample_refs(), OpKind::Move, syms_[src].depth);
   if (dst == kNone) return;

@@ -20,7 +20,7 @@ Profile profile(const std::string& name) {
   return Profile::load_file(std::string(NPUFORGE_SOURCE_DIR) + "/configs/gen/" + name + ".yaml");
 }
 
-GeneratedProgram gen(const Profile& p, uint64_t seed, int64_t length, Placer* placer = nullptr) {
+GeneratedProgram gen(const Profile& p, uint64_t seed, int64_t length, allocator::Placer* placer = nullptr) {
   GenOptions o;
   o.seed = seed;
   o.length = length;
@@ -129,10 +129,10 @@ TEST(GenGenerator, ProducerSymbolsMatchTheirFields) {
     if (!r.write) continue;
     const isa::Instruction& in = g.instrs[r.instr];
     for (const isa::Extent& e : isa::extents(in)) {
-      if (e.field != r.slot) continue;
-      EXPECT_EQ(e.bytes, g.symbols[r.symbol].written) << "instruction " << r.instr;
-      EXPECT_EQ(g.symbols[r.symbol].padded % 64, 0u);
-      EXPECT_GE(g.symbols[r.symbol].padded, e.bytes);
+      if (e.field != r.field) continue;
+      EXPECT_EQ(e.bytes, g.symbols[r.symbol.value].written) << "instruction " << r.instr;
+      EXPECT_EQ(g.symbols[r.symbol.value].padded % 64, 0u);
+      EXPECT_GE(g.symbols[r.symbol.value].padded, e.bytes);
       ++checked;
     }
   }
