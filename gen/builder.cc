@@ -21,41 +21,6 @@
 
 namespace npuforge::gen {
 
-Slots::Slots(const isa::Isa& isa) {
-  load = &isa.require("load");
-  store = &isa.require("store");
-  gemm = &isa.require("gemm");
-  im2col = &isa.require("im2col");
-  eltwise = &isa.require("eltwise");
-  pool = &isa.require("pool");
-  move = &isa.require("move");
-  nop = &isa.require("nop");
-  sync = &isa.require("sync");
-  halt = &isa.require("halt");
-  auto dma = [](const isa::InstrSpec& s) {
-    return Dma{s.require_field("dst"), s.require_field("src"), s.require_field("rows"),
-               s.require_field("row_bytes"), s.require_field("stride")};
-  };
-  ld = dma(*load);
-  st = dma(*store);
-  const auto& g = *gemm;
-  gm = {g.require_field("dst"), g.require_field("a"), g.require_field("b"), g.require_field("bias"),
-        g.require_field("m"), g.require_field("n"), g.require_field("k"), g.require_field("scale"),
-        g.require_field("shift"), g.require_field("relu"), g.require_field("has_bias")};
-  const auto& i = *im2col;
-  ic = {i.require_field("dst"), i.require_field("src"), i.require_field("h"), i.require_field("w"),
-        i.require_field("c"), i.require_field("kh"), i.require_field("kw"), i.require_field("stride"),
-        i.require_field("pad")};
-  const auto& e = *eltwise;
-  el = {e.require_field("dst"), e.require_field("a"), e.require_field("b"), e.require_field("len"),
-        e.require_field("op"), e.require_field("scale"), e.require_field("shift"), e.require_field("lo"),
-        e.require_field("hi")};
-  const auto& p = *pool;
-  pl = {p.require_field("dst"), p.require_field("src"), p.require_field("h"), p.require_field("w"),
-        p.require_field("c"), p.require_field("window"), p.require_field("stride"), p.require_field("mode")};
-  mv = {move->require_field("dst"), move->require_field("src"), move->require_field("len")};
-}
-
 namespace {
 
 // The generator's limits on the NPU config, checked before anything is built from it.
@@ -81,7 +46,7 @@ Builder::Builder(const isa::Isa& isa, const isa::NpuConfig& npu, const Profile& 
       npu_(checked(npu)),
       p_(profile),
       opt_(opt),
-      s_(isa),
+      roles_(isa, profile),
       rng_(opt.seed),
       own_alloc_(own_allocator(npu, profile, opt)),
       own_placer_(own_alloc_ ? std::make_unique<allocator::AllocatorPlacer>(*own_alloc_) : nullptr),
@@ -305,7 +270,7 @@ GeneratedProgram Builder::run() {
   } catch (const LengthReached&) {
   }
   // A halt ends every program; it waits for every queue to drain.
-  instrs_.push_back(isa::Instruction::make(*s_.halt));
+  instrs_.push_back(isa::Instruction::make(roles_.halt()));
   order_.append(isa::Queue::Control);
 
   GeneratedProgram out;

@@ -1,7 +1,8 @@
 #pragma once
 // Internal to gen/: the state of one generation run, split over builder.cc (symbols through
-// allocator::SymbolTable, tokens through isa::TokenOrderBuilder, emission), ops.cc (one function per instruction kind), oom.cc (retire, compact,
-// spill) and directed.cc (directed sequences).
+// allocator::SymbolTable, tokens through isa::TokenOrderBuilder, emission), ops.cc (one
+// function per instruction template, gen/roles.h), oom.cc (retire, compact, spill) and
+// directed.cc (directed sequences).
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "allocator/placer.h"
 #include "allocator/symbol_table.h"
 #include "gen/generator.h"
+#include "gen/roles.h"
 #include "isa/token_order.h"
 #include "util/rng.h"
 
@@ -21,18 +23,6 @@ inline constexpr uint32_t kNone = UINT32_MAX;
 
 // Thrown by emit() when the program has reached its length; caught by run().
 struct LengthReached {};
-
-// Field slots of every instruction kind, bound by name once.
-struct Slots {
-  const isa::InstrSpec *load, *store, *gemm, *im2col, *eltwise, *pool, *move, *nop, *sync, *halt;
-  struct Dma { unsigned dst, src, rows, row_bytes, stride; } ld, st;
-  struct Gemm { unsigned dst, a, b, bias, m, n, k, scale, shift, relu, has_bias; } gm;
-  struct Im2col { unsigned dst, src, h, w, c, kh, kw, stride, pad; } ic;
-  struct Elt { unsigned dst, a, b, len, op, scale, shift, lo, hi; } el;
-  struct Pool { unsigned dst, src, h, w, c, window, stride, mode; } pl;
-  struct Move { unsigned dst, src, len; } mv;
-  explicit Slots(const isa::Isa& isa);
-};
 
 class Builder {
  public:
@@ -102,7 +92,7 @@ class Builder {
   isa::NpuConfig npu_;
   const Profile& p_;
   GenOptions opt_;
-  Slots s_;
+  Roles roles_;  // the ISA's instructions per template
   Rng rng_;
   uint64_t limit_ = 0;  // instructions before the final halt
   uint64_t align_ = 64;

@@ -50,6 +50,7 @@ bool Builder::retire_one() {
 }
 
 bool Builder::compact(uint64_t padded) {
+  const Bound& mv = roles_.pick(OpKind::Move, rng_);
   allocator::Allocator& a = table_.allocator();
   const std::vector<allocator::NodeInfo> nodes = a.nodes();
   uint64_t cursor = a.base().value;
@@ -70,9 +71,9 @@ bool Builder::compact(uint64_t padded) {
           SymbolId{sym}, SramAddr{static_cast<uint32_t>(cursor)}, Bytes{len}, refs(sym));
       if (to.ok()) {
         const uint32_t id = track(to.id, syms_[sym].kind, syms_[sym].depth, sym);
-        isa::Instruction in = isa::Instruction::make(*s_.move);
-        in.raw[s_.mv.len] = static_cast<uint32_t>(len);
-        const Use rd{sym, s_.mv.src, false}, wr{id, s_.mv.dst};
+        isa::Instruction in = mv.make();
+        in.raw[mv[move::len]] = static_cast<uint32_t>(len);
+        const Use rd{sym, mv[move::src], false}, wr{id, mv[move::dst]};
         emit(in, {&rd, 1}, {&wr, 1});
         release(sym);
         ++sum_.compact_moves;
@@ -103,18 +104,19 @@ bool Builder::spill_one() {
 
 void Builder::reload_one() {
   const Spilled e = spilled_[rng_.below(spilled_.size())];
+  const Bound& ld = roles_.pick(OpKind::Load, rng_);
   const Sym old = syms_[e.sym];  // a copy: new_symbol may grow syms_
   const uint64_t bytes = written(e.sym);
   uint32_t rows = 1, rb = 1;
   factor_exact(bytes, rows, rb);  // held when it was spilled
   const uint32_t id = new_symbol(bytes, e.refs, old.kind, old.depth, e.sym);  // the next version
   if (id == kNone) return;
-  isa::Instruction in = isa::Instruction::make(*s_.load);
-  in.raw[s_.ld.src] = static_cast<uint32_t>(ddr_.spill_base + uint64_t(e.slot) * ddr_.spill_slot_bytes);
-  in.raw[s_.ld.rows] = rows;
-  in.raw[s_.ld.row_bytes] = rb;
-  in.raw[s_.ld.stride] = rb;
-  const Use w{id, s_.ld.dst};
+  isa::Instruction in = ld.make();
+  in.raw[ld[dma::ddr]] = static_cast<uint32_t>(ddr_.spill_base + uint64_t(e.slot) * ddr_.spill_slot_bytes);
+  in.raw[ld[dma::rows]] = rows;
+  in.raw[ld[dma::row_bytes]] = rb;
+  in.raw[ld[dma::stride]] = rb;
+  const Use w{id, ld[dma::sram]};
   const uint32_t idx = emit(in, {}, {&w, 1}, e.store);
   // The slot may take the next spill once this LOAD has read it (that STORE waits for it).
   slot_reader_[e.slot] = idx;
