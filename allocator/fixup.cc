@@ -36,7 +36,7 @@ struct IdRefs {
   size_t instr(size_t k) const { return fields[k].instr; }
   unsigned field(size_t k) const { return fields[k].field; }
   int64_t offset(size_t) const { return 0; }
-  std::optional<Placement> placement(size_t k) const { return table.last_placement(fields[k].symbol); }
+  const Placement* placement(size_t k) const { return table.last_placement(fields[k].symbol); }
   std::string symbol(size_t k) const { return table.name(fields[k].symbol); }
   std::string line(size_t) const { return ""; }
 };
@@ -55,18 +55,30 @@ struct Resolved {
   uint64_t lo, hi;
 };
 
-// Checks that the reference's symbol is placed and that its address fits the field.
 template <class Refs>
-Resolved resolve(std::span<const isa::Instruction> instrs, const Refs& refs, size_t r) {
-  const std::optional<Placement> p = refs.placement(r);
+[[noreturn, gnu::noinline]] void not_placed(std::span<const isa::Instruction> instrs, const Refs& refs, size_t r) {
+  throw Error(where(instrs, refs, r) + ": use before define (the symbol is not placed)");
+}
+
+template <class Refs>
+[[noreturn, gnu::noinline]] void does_not_fit(std::span<const isa::Instruction> instrs, const Refs& refs, size_t r,
+                                              int64_t addr) {
+  const isa::FieldSpec& f = instrs[refs.instr(r)].spec->fields[refs.field(r)];
+  throw Error(fmt::format("{}: address 0x{:x} (placed at 0x{:x}{:+}) does not fit the field's range [0x{:x}, 0x{:x}]",
+                          where(instrs, refs, r), addr, addr - refs.offset(r), refs.offset(r), f.min, f.max));
+}
+
+// Checks that the reference's symbol is placed and that its address fits the field.
+// Inline, the error paths out of line: it runs for every operand the generator emits.
+template <class Refs>
+[[gnu::always_inline]] inline Resolved resolve(std::span<const isa::Instruction> instrs, const Refs& refs, size_t r) {
+  const auto p = refs.placement(r);  // an optional or a pointer: nothing when not placed
   if (!p) [[unlikely]]
-    throw Error(where(instrs, refs, r) + ": use before define (the symbol is not placed)");
+    not_placed(instrs, refs, r);
   const Resolved out{int64_t(p->addr.value) + refs.offset(r), p->addr.value, uint64_t(p->addr.value) + p->padded.value};
   const isa::FieldSpec& f = instrs[refs.instr(r)].spec->fields[refs.field(r)];
   if (out.addr < f.min || out.addr > f.max) [[unlikely]]
-    throw Error(fmt::format("{}: address 0x{:x} (placed at 0x{:x}{:+}) does not fit the field's range "
-                            "[0x{:x}, 0x{:x}]",
-                            where(instrs, refs, r), out.addr, p->addr.value, refs.offset(r), f.min, f.max));
+    does_not_fit(instrs, refs, r, out.addr);
   return out;
 }
 
@@ -117,7 +129,9 @@ void fix(std::span<isa::Instruction> instrs, const Refs& refs) {
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return refs.instr(a) < refs.instr(b); });
   }
   const auto at = [&](size_t k) { return sorted ? k : order[k]; };
-  std::array<Resolved, isa::kMaxOperands> group;  // the current instruction's references
+  // The current instruction's references, kept as scalars (cheap to store and reload).
+  std::array<int64_t, isa::kMaxOperands> addr;
+  std::array<uint64_t, isa::kMaxOperands> lo, hi;
   size_t last_group = 0;
   for (size_t first = 0, end = 0; first < n; first = end) {
     const size_t i = refs.instr(at(first));
@@ -128,18 +142,25 @@ void fix(std::span<isa::Instruction> instrs, const Refs& refs) {
                                 refs.symbol(r), i, refs.field(r)));
     }
     // References beyond the operand count (unusual) are resolved again below instead of kept.
-    const auto get = [&](size_t k) { return k - first < group.size() ? group[k - first] : resolve(instrs, refs, at(k)); };
+    const auto get = [&](size_t k) {
+      return k - first < addr.size() ? Resolved{addr[k - first], lo[k - first], hi[k - first]}
+                                     : resolve(instrs, refs, at(k));
+    };
     isa::Instruction in = instrs[i];
     for (size_t k = first; k < end; ++k) {
       const Resolved res = resolve(instrs, refs, at(k));
-      if (k - first < group.size()) group[k - first] = res;
+      if (k - first < addr.size()) {
+        addr[k - first] = res.addr;
+        lo[k - first] = res.lo;
+        hi[k - first] = res.hi;
+      }
       in.set_value(refs.field(at(k)), res.addr);
     }
     check_extents(instrs, refs, in, first, end, at, get);
     last_group = first;
   }
-  if (last_group == 0 && n <= group.size()) {  // one instruction: its references are at hand
-    for (size_t k = 0; k < n; ++k) instrs[refs.instr(at(k))].set_value(refs.field(at(k)), group[k].addr);
+  if (last_group == 0 && n <= addr.size()) {  // one instruction: its references are at hand
+    for (size_t k = 0; k < n; ++k) instrs[refs.instr(at(k))].set_value(refs.field(at(k)), addr[k]);
     return;
   }
   for (size_t r = 0; r < n; ++r) instrs[refs.instr(r)].set_value(refs.field(r), resolve(instrs, refs, r).addr);

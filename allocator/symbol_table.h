@@ -96,17 +96,16 @@ class SymbolTable {
   std::optional<Placement> find(std::string_view name) const;  // nullopt unless live
   // The current placement, or the last one when the symbol was freed since (for fixing up
   // a finished program). placed() throws when the symbol was never placed;
-  // last_placement() is nullopt then. Both throw for an unknown id.
+  // last_placement() is null then. Both throw for an unknown id.
   const Placement& placed(SymbolId id) const {
     const Entry& e = entry(id);
     if (!e.placed) [[unlikely]]
       never_placed(id);
     return e.placement;
   }
-  std::optional<Placement> last_placement(SymbolId id) const {
+  const Placement* last_placement(SymbolId id) const {
     const Entry& e = entry(id);
-    if (!e.placed) return std::nullopt;
-    return e.placement;
+    return e.placed ? &e.placement : nullptr;
   }
   bool is_live(SymbolId id) const { return entry(id).node.valid(); }
   NodeId node(SymbolId id) const;  // throws like lookup
