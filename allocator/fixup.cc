@@ -90,16 +90,16 @@ void check_extents(std::span<const isa::Instruction> instrs, const Refs& refs, c
                    size_t end, const At& at, const Get& get) {
   uint32_t named = 0;  // fields naming a symbol
   for (size_t k = first; k < end; ++k) named |= 1u << refs.field(at(k));
-  const auto& fields = in.spec->fields;
-  std::array<int64_t, isa::kMaxFields> values;  // as the expressions see them (sign-extended)
+  const size_t n = in.spec->fields.size();
+  std::array<int64_t, isa::kMaxFields> values;  // as the expressions see them
   bool have_values = false;
   for (const isa::OperandSpec& op : in.spec->operands) {
     if (!(named >> op.field & 1u)) continue;
     if (!have_values) {
-      for (unsigned f = 0; f < fields.size(); ++f) values[f] = fields[f].is_signed ? in.value(f) : int64_t{in.raw[f]};
+      in.spec->field_values({in.raw.data(), n}, {values.data(), n});
       have_values = true;
     }
-    const int64_t bytes = op.bytes.eval({values.data(), fields.size()});
+    const int64_t bytes = op.bytes.eval({values.data(), n});
     if (bytes <= 0) continue;  // operand unused
     for (size_t k = first; k < end; ++k) {
       if (refs.field(at(k)) != op.field) continue;

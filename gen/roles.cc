@@ -132,10 +132,10 @@ Roles::Roles(const isa::Isa& isa, const Profile& profile) {
 }
 
 uint64_t operand_bytes(const isa::Instruction& in, unsigned operand) {
-  const auto& fields = in.spec->fields;
-  std::array<int64_t, isa::kMaxFields> values;  // as the expressions see them (sign-extended)
-  for (unsigned f = 0; f < fields.size(); ++f) values[f] = fields[f].is_signed ? in.value(f) : int64_t{in.raw[f]};
-  const int64_t bytes = in.spec->operands[operand].bytes.eval({values.data(), fields.size()});
+  const size_t n = in.spec->fields.size();
+  std::array<int64_t, isa::kMaxFields> values;  // as the expressions see them
+  in.spec->field_values({in.raw.data(), n}, {values.data(), n});
+  const int64_t bytes = in.spec->operands[operand].bytes.eval({values.data(), n});
   return bytes > 0 ? static_cast<uint64_t>(bytes) : 0;
 }
 

@@ -37,6 +37,15 @@ std::string_view to_string(Queue q) {
 
 std::string_view to_string(Access a) { return a == Access::Read ? "read" : "write"; }
 
+void InstrSpec::field_values(std::span<const uint32_t> raw, std::span<int64_t> out) const {
+  for (size_t i = 0; i < fields.size(); ++i) out[i] = raw[i];
+  for (uint32_t m = signed_fields; m != 0; m &= m - 1) {  // few fields are signed
+    const auto i = static_cast<unsigned>(__builtin_ctz(m));
+    const uint32_t sign = 1u << (fields[i].width - 1);
+    out[i] = fields[i].width >= 32 ? int64_t(int32_t(raw[i])) : int64_t(raw[i] ^ sign) - int64_t(sign);
+  }
+}
+
 std::optional<unsigned> InstrSpec::field_index(std::string_view name) const {
   for (unsigned i = 0; i < fields.size(); ++i)
     if (fields[i].name == name) return i;
@@ -217,6 +226,8 @@ class IsaLoader {
       s.fields.insert(s.fields.end(), own.begin(), own.end());
     }
     check_layout(s, n);
+    for (unsigned i = 0; i < s.fields.size(); ++i)
+      if (s.fields[i].is_signed) s.signed_fields |= 1u << i;
     const auto resolver = [&s](std::string_view name) { return s.field_index(name); };
     if (n["operands"]) load_operands(n["operands"], s, resolver);
     if (n["constraints"]) {

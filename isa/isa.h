@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -64,6 +65,11 @@ struct InstrSpec {
   std::vector<FieldSpec> fields;  // the common fields first (opcode, wait, signal)
   std::vector<OperandSpec> operands;
   std::vector<Expr> constraints;
+  uint32_t signed_fields = 0;  // bit i: fields[i] is signed (set by the loader)
+
+  // Field values as the expressions see them: the raw bits of each field, sign-extended
+  // where the field is signed. `raw` and `out` hold one entry per field.
+  void field_values(std::span<const uint32_t> raw, std::span<int64_t> out) const;
 
   std::optional<unsigned> field_index(std::string_view name) const;
   // Like field_index, but throws npuforge::Error when the field does not exist. For code

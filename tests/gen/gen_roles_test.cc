@@ -16,6 +16,7 @@
 #include "isa/assembler.h"
 #include "planner/plan_check.h"
 #include "util/error.h"
+#include "util/rng.h"
 
 namespace npuforge::gen {
 namespace {
@@ -134,6 +135,34 @@ TEST(GenRoles, EnumValuesAndOperandSizesComeFromTheIsa) {
   EXPECT_EQ(ops.size(), 2u);
   EXPECT_GT(ops[2], 0u);
   EXPECT_GT(ops[3], 0u);
+}
+
+// operand_bytes (the generator's sizing, through InstrSpec::field_values) agrees with
+// isa::extents on random field bits, signed fields included (an edited eltwise whose b
+// covers hi - lo bytes).
+TEST(GenRoles, OperandBytesAgreeWithExtents) {
+  const isa::Isa signed_isa = isa::Isa::load_string(edited_isa("eltwise",
+                                                               [](std::string e) {
+                                                                 const std::string from = "\"op <= 1 ? len : 0\"";
+                                                                 e.replace(e.find(from), from.size(), "\"hi - lo\"");
+                                                                 return e;
+                                                               }),
+                                                    "signed.yaml");
+  Rng rng(7);
+  size_t negative = 0;
+  for (const isa::Isa* isa : {&isa::builtin_isa(), &signed_isa})
+    for (const isa::InstrSpec& spec : isa->instructions())
+      for (int trial = 0; trial < 200; ++trial) {
+        isa::Instruction in = isa::Instruction::make(spec);
+        for (unsigned f = isa::kSignalSlot + 1; f < spec.fields.size(); ++f)
+          in.set(f, static_cast<uint32_t>(rng.next()) & (spec.fields[f].width >= 32 ? ~0u : (1u << spec.fields[f].width) - 1));
+        for (const isa::Extent& e : isa::extents(in)) {
+          ASSERT_EQ(operand_bytes(in, e.operand), e.bytes) << spec.mnemonic << " operand " << e.operand;
+        }
+        if (&spec == &signed_isa.require("eltwise"))
+          negative += in.value(spec.require_field("lo")) < 0;
+      }
+  EXPECT_GT(negative, 50u);
 }
 
 TEST(GenRoles, MissingTemplateInstructionIsAnError) {
