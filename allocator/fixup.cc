@@ -84,19 +84,23 @@ template <class Refs>
 
 // The extent check (isa::extents, narrowed to the operands that name a symbol, since it
 // runs for every instruction the generator emits): each operand's bytes
-// [addr, addr + extent) lie inside its symbol's node.
+// [addr, addr + extent) lie inside its symbol's node. The expressions see the instruction
+// as fixed up: its fields, with the addresses the references get.
 template <class Refs, class At, class Get>
-void check_extents(std::span<const isa::Instruction> instrs, const Refs& refs, const isa::Instruction& in, size_t first,
-                   size_t end, const At& at, const Get& get) {
+void check_extents(std::span<const isa::Instruction> instrs, const Refs& refs, size_t first, size_t end, const At& at,
+                   const Get& get) {
+  const isa::Instruction& in = instrs[refs.instr(at(first))];
   uint32_t named = 0;  // fields naming a symbol
   for (size_t k = first; k < end; ++k) named |= 1u << refs.field(at(k));
   const size_t n = in.spec->fields.size();
-  std::array<int64_t, isa::kMaxFields> values;  // as the expressions see them
+  std::array<int64_t, isa::kMaxFields> values;
   bool have_values = false;
   for (const isa::OperandSpec& op : in.spec->operands) {
     if (!(named >> op.field & 1u)) continue;
     if (!have_values) {
       in.spec->field_values({in.raw.data(), n}, {values.data(), n});
+      // An address within its field's range reads back as itself.
+      for (size_t k = first; k < end; ++k) values[refs.field(at(k))] = get(k).addr;
       have_values = true;
     }
     const int64_t bytes = op.bytes.eval({values.data(), n});
@@ -114,9 +118,9 @@ void check_extents(std::span<const isa::Instruction> instrs, const Refs& refs, c
 }
 
 // Checks every reference, then writes them all: on error nothing has changed. The
-// references of one instruction are checked together on a copy of it, since an extent may
-// depend on other fields (all of them final by then). No allocation when the references
-// come in instruction order: the generator calls this once per instruction it emits.
+// references of one instruction are checked together, since an extent may depend on other
+// fields (all of them final by then). No allocation when the references come in
+// instruction order: the generator calls this once per instruction it emits.
 template <class Refs>
 void fix(std::span<isa::Instruction> instrs, const Refs& refs) {
   const size_t n = refs.count();
@@ -141,25 +145,22 @@ void fix(std::span<isa::Instruction> instrs, const Refs& refs) {
         throw Error(fmt::format("fix-up: symbol '%{}' refers to instruction {} field slot {}, which does not exist",
                                 refs.symbol(r), i, refs.field(r)));
     }
-    // References beyond the operand count (unusual) are resolved again below instead of kept.
+    for (size_t k = first; k < end && k - first < addr.size(); ++k) {
+      const Resolved res = resolve(instrs, refs, at(k));
+      addr[k - first] = res.addr;
+      lo[k - first] = res.lo;
+      hi[k - first] = res.hi;
+    }
+    // References beyond the operand count (unusual) are resolved when needed instead of kept.
     const auto get = [&](size_t k) {
       return k - first < addr.size() ? Resolved{addr[k - first], lo[k - first], hi[k - first]}
                                      : resolve(instrs, refs, at(k));
     };
-    isa::Instruction in = instrs[i];
-    for (size_t k = first; k < end; ++k) {
-      const Resolved res = resolve(instrs, refs, at(k));
-      if (k - first < addr.size()) {
-        addr[k - first] = res.addr;
-        lo[k - first] = res.lo;
-        hi[k - first] = res.hi;
-      }
-      in.set_value(refs.field(at(k)), res.addr);
-    }
-    check_extents(instrs, refs, in, first, end, at, get);
+    for (size_t k = first + addr.size(); k < end; ++k) get(k);  // checks them
+    check_extents(instrs, refs, first, end, at, get);
     last_group = first;
   }
-  if (last_group == 0 && n <= addr.size()) {  // one instruction: its references are at hand
+  if (n > 0 && last_group == 0 && n <= addr.size()) {  // one instruction (the generator's case)
     for (size_t k = 0; k < n; ++k) instrs[refs.instr(at(k))].set_value(refs.field(at(k)), addr[k]);
     return;
   }

@@ -37,13 +37,11 @@ std::string_view to_string(Queue q) {
 
 std::string_view to_string(Access a) { return a == Access::Read ? "read" : "write"; }
 
-void InstrSpec::field_values(std::span<const uint32_t> raw, std::span<int64_t> out) const {
-  for (size_t i = 0; i < fields.size(); ++i) out[i] = raw[i];
-  for (uint32_t m = signed_fields; m != 0; m &= m - 1) {  // few fields are signed
-    const auto i = static_cast<unsigned>(__builtin_ctz(m));
-    const uint32_t sign = 1u << (fields[i].width - 1);
-    out[i] = fields[i].width >= 32 ? int64_t(int32_t(raw[i])) : int64_t(raw[i] ^ sign) - int64_t(sign);
-  }
+void InstrSpec::sign_extend(unsigned slot, std::span<int64_t> values) const {
+  const auto bits = static_cast<uint32_t>(values[slot]);
+  const unsigned width = fields[slot].width;
+  const uint32_t sign = 1u << (width - 1);
+  values[slot] = width >= 32 ? int64_t(int32_t(bits)) : int64_t(bits ^ sign) - int64_t(sign);
 }
 
 std::optional<unsigned> InstrSpec::field_index(std::string_view name) const {
