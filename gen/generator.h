@@ -8,9 +8,10 @@
 // its node after the last consumer. Operands naming symbols are recorded as SymRefs, and
 // allocator::fixup writes their placed addresses as each instruction is emitted, checking
 // each operand's extent against its buffer. Dependency tokens are added as each
-// instruction is emitted (see builder.cc, isa::TokenOrderBuilder): a consumer waits for its producer in
-// another queue, and a writer waits for the last access of every byte it reuses in another
-// queue.
+// instruction is emitted (see builder.cc, isa::TokenOrderBuilder): a consumer waits for its
+// producer in another queue, and a writer waits for the last access of every byte it
+// reuses in another queue. Which instructions each template emits, their field slots, enum
+// values and operand sizes come from the ISA's tables (gen/roles.h).
 #include <array>
 #include <cstdint>
 #include <span>
