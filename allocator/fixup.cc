@@ -2,68 +2,175 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <array>
+#include <numeric>
 #include <vector>
 
-#include "util/error.h"
 #include "isa/instruction.h"
+#include "util/error.h"
 
 namespace npuforge::allocator {
 namespace {
 
-std::string where(const isa::AsmProgram& program, const isa::SymbolRef& ref) {
-  const isa::Instruction& in = program.instrs[ref.instr];
-  std::string line;
-  if (ref.instr < program.lines.size()) line = fmt::format(" (line {})", program.lines[ref.instr]);
-  return fmt::format("instruction {}{} '{}', field '{}', symbol '%{}'", ref.instr, line,
-                     in.spec->mnemonic, in.spec->fields[ref.field].name, ref.symbol);
+// The references of an assembled program: symbols by name, source lines known.
+struct NamedRefs {
+  const isa::AsmProgram& program;
+  const PlacementLookup& lookup;
+  size_t count() const { return program.symbol_refs.size(); }
+  size_t instr(size_t k) const { return program.symbol_refs[k].instr; }
+  unsigned field(size_t k) const { return program.symbol_refs[k].field; }
+  int64_t offset(size_t k) const { return program.symbol_refs[k].offset; }
+  std::optional<Placement> placement(size_t k) const { return lookup(program.symbol_refs[k].symbol); }
+  std::string symbol(size_t k) const { return program.symbol_refs[k].symbol; }
+  std::string line(size_t k) const {
+    return instr(k) < program.lines.size() ? fmt::format(" (line {})", program.lines[instr(k)]) : "";
+  }
+};
+
+// References by id: placements (current or last) from the table.
+struct IdRefs {
+  std::span<const SymbolField> fields;
+  const SymbolTable& table;
+  size_t count() const { return fields.size(); }
+  size_t instr(size_t k) const { return fields[k].instr; }
+  unsigned field(size_t k) const { return fields[k].field; }
+  int64_t offset(size_t) const { return 0; }
+  const Placement* placement(size_t k) const { return table.last_placement(fields[k].symbol); }
+  std::string symbol(size_t k) const { return table.name(fields[k].symbol); }
+  std::string line(size_t) const { return ""; }
+};
+
+template <class Refs>
+std::string where(std::span<const isa::Instruction> instrs, const Refs& refs, size_t k) {
+  const isa::Instruction& in = instrs[refs.instr(k)];
+  return fmt::format("instruction {}{} '{}', field '{}', symbol '%{}'", refs.instr(k), refs.line(k),
+                     in.spec->mnemonic, in.spec->fields[refs.field(k)].name, refs.symbol(k));
 }
 
-struct Done {
-  const isa::SymbolRef* ref;
-  Placement placement;
-  uint64_t addr;
+// A reference's address and its symbol's node [lo, hi). Trivial, so that an array of
+// them costs nothing to declare.
+struct Resolved {
+  int64_t addr;
+  uint64_t lo, hi;
 };
+
+template <class Refs>
+[[noreturn, gnu::noinline]] void not_placed(std::span<const isa::Instruction> instrs, const Refs& refs, size_t r) {
+  throw Error(where(instrs, refs, r) + ": use before define (the symbol is not placed)");
+}
+
+template <class Refs>
+[[noreturn, gnu::noinline]] void does_not_fit(std::span<const isa::Instruction> instrs, const Refs& refs, size_t r,
+                                              int64_t addr) {
+  const isa::FieldSpec& f = instrs[refs.instr(r)].spec->fields[refs.field(r)];
+  throw Error(fmt::format("{}: address 0x{:x} (placed at 0x{:x}{:+}) does not fit the field's range [0x{:x}, 0x{:x}]",
+                          where(instrs, refs, r), addr, addr - refs.offset(r), refs.offset(r), f.min, f.max));
+}
+
+// Checks that the reference's symbol is placed and that its address fits the field.
+// Inline, the error paths out of line: it runs for every operand the generator emits.
+template <class Refs>
+[[gnu::always_inline]] inline Resolved resolve(std::span<const isa::Instruction> instrs, const Refs& refs, size_t r) {
+  const auto p = refs.placement(r);  // an optional or a pointer: nothing when not placed
+  if (!p) [[unlikely]]
+    not_placed(instrs, refs, r);
+  const Resolved out{int64_t(p->addr.value) + refs.offset(r), p->addr.value, uint64_t(p->addr.value) + p->padded.value};
+  const isa::FieldSpec& f = instrs[refs.instr(r)].spec->fields[refs.field(r)];
+  if (out.addr < f.min || out.addr > f.max) [[unlikely]]
+    does_not_fit(instrs, refs, r, out.addr);
+  return out;
+}
+
+// The extent check (isa::extents, narrowed to the operands that name a symbol, since it
+// runs for every instruction the generator emits): each operand's bytes
+// [addr, addr + extent) lie inside its symbol's node. The expressions see the instruction
+// as fixed up: its fields, with the addresses the references get.
+template <class Refs, class At, class Get>
+void check_extents(std::span<const isa::Instruction> instrs, const Refs& refs, size_t first, size_t end, const At& at,
+                   const Get& get) {
+  const isa::Instruction& in = instrs[refs.instr(at(first))];
+  uint32_t named = 0;  // fields naming a symbol
+  for (size_t k = first; k < end; ++k) named |= 1u << refs.field(at(k));
+  const size_t n = in.spec->fields.size();
+  std::array<int64_t, isa::kMaxFields> values;
+  bool have_values = false;
+  for (const isa::OperandSpec& op : in.spec->operands) {
+    if (!(named >> op.field & 1u)) continue;
+    if (!have_values) {
+      in.spec->field_values({in.raw.data(), n}, {values.data(), n});
+      // An address within its field's range reads back as itself.
+      for (size_t k = first; k < end; ++k) values[refs.field(at(k))] = get(k).addr;
+      have_values = true;
+    }
+    const int64_t bytes = op.bytes.eval({values.data(), n});
+    if (bytes <= 0) continue;  // operand unused
+    for (size_t k = first; k < end; ++k) {
+      if (refs.field(at(k)) != op.field) continue;
+      const Resolved res = get(k);
+      const auto addr = static_cast<uint64_t>(res.addr);
+      if (addr < res.lo || addr + uint64_t(bytes) > res.hi) [[unlikely]]
+        throw Error(fmt::format("{}: the operand's {} bytes [0x{:x}, 0x{:x}) leave the symbol's node "
+                                "[0x{:x}, 0x{:x})",
+                                where(instrs, refs, at(k)), bytes, addr, addr + bytes, res.lo, res.hi));
+    }
+  }
+}
+
+// Checks every reference, then writes them all: on error nothing has changed. The
+// references of one instruction are checked together, since an extent may depend on other
+// fields (all of them final by then). No allocation when the references come in
+// instruction order: the generator calls this once per instruction it emits.
+template <class Refs>
+void fix(std::span<isa::Instruction> instrs, const Refs& refs) {
+  const size_t n = refs.count();
+  bool sorted = true;  // a program's references come in instruction order
+  for (size_t k = 1; k < n && sorted; ++k) sorted = refs.instr(k - 1) <= refs.instr(k);
+  std::vector<size_t> order;
+  if (!sorted) {
+    order.resize(n);
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return refs.instr(a) < refs.instr(b); });
+  }
+  const auto at = [&](size_t k) { return sorted ? k : order[k]; };
+  // The current instruction's references, kept as scalars (cheap to store and reload).
+  std::array<int64_t, isa::kMaxOperands> addr;
+  std::array<uint64_t, isa::kMaxOperands> lo, hi;
+  size_t last_group = 0;
+  for (size_t first = 0, end = 0; first < n; first = end) {
+    const size_t i = refs.instr(at(first));
+    for (end = first; end < n && refs.instr(at(end)) == i; ++end) {
+      const size_t r = at(end);
+      if (i >= instrs.size() || instrs[i].spec == nullptr || refs.field(r) >= instrs[i].spec->fields.size()) [[unlikely]]
+        throw Error(fmt::format("fix-up: symbol '%{}' refers to instruction {} field slot {}, which does not exist",
+                                refs.symbol(r), i, refs.field(r)));
+    }
+    for (size_t k = first; k < end && k - first < addr.size(); ++k) {
+      const Resolved res = resolve(instrs, refs, at(k));
+      addr[k - first] = res.addr;
+      lo[k - first] = res.lo;
+      hi[k - first] = res.hi;
+    }
+    // References beyond the operand count (unusual) are resolved when needed instead of kept.
+    const auto get = [&](size_t k) {
+      return k - first < addr.size() ? Resolved{addr[k - first], lo[k - first], hi[k - first]}
+                                     : resolve(instrs, refs, at(k));
+    };
+    for (size_t k = first + addr.size(); k < end; ++k) get(k);  // checks them
+    check_extents(instrs, refs, first, end, at, get);
+    last_group = first;
+  }
+  if (n > 0 && last_group == 0 && n <= addr.size()) {  // one instruction (the generator's case)
+    for (size_t k = 0; k < n; ++k) instrs[refs.instr(at(k))].set_value(refs.field(at(k)), addr[k]);
+    return;
+  }
+  for (size_t r = 0; r < n; ++r) instrs[refs.instr(r)].set_value(refs.field(r), resolve(instrs, refs, r).addr);
+}
 
 }  // namespace
 
 void fixup(isa::AsmProgram& program, const PlacementLookup& lookup) {
-  // Work on a copy so that an error leaves the program as it was.
-  std::vector<isa::Instruction> instrs = program.instrs;
-  std::vector<Done> done;
-  done.reserve(program.symbol_refs.size());
-  for (const isa::SymbolRef& ref : program.symbol_refs) {
-    if (ref.instr >= instrs.size() || instrs[ref.instr].spec == nullptr ||
-        ref.field >= instrs[ref.instr].spec->fields.size()) {
-      throw Error(fmt::format("fix-up: symbol '%{}' refers to instruction {} field slot {}, which "
-                              "does not exist",
-                              ref.symbol, ref.instr, ref.field));
-    }
-    const std::optional<Placement> p = lookup(ref.symbol);
-    if (!p) throw Error(where(program, ref) + ": use before define (the symbol is not placed)");
-    const int64_t addr = int64_t(p->addr.value) + ref.offset;
-    const isa::FieldSpec& f = instrs[ref.instr].spec->fields[ref.field];
-    if (addr < f.min || addr > f.max) {
-      throw Error(fmt::format("{}: address 0x{:x} (placed at 0x{:x}{:+}) does not fit the field's "
-                              "range [0x{:x}, 0x{:x}]",
-                              where(program, ref), addr, p->addr.value, ref.offset, f.min, f.max));
-    }
-    instrs[ref.instr].set_value(ref.field, addr);
-    done.push_back(Done{&ref, *p, uint64_t(addr)});
-  }
-  // Extents are checked once every field is final (an extent may depend on other fields).
-  for (const Done& d : done) {
-    for (const isa::Extent& e : isa::extents(instrs[d.ref->instr])) {
-      if (e.field != d.ref->field || e.bytes == 0) continue;
-      const uint64_t lo = d.placement.addr.value;
-      const uint64_t hi = lo + d.placement.padded.value;
-      if (d.addr < lo || d.addr + e.bytes > hi) {
-        throw Error(fmt::format("{}: the operand's {} bytes [0x{:x}, 0x{:x}) leave the symbol's "
-                                "node [0x{:x}, 0x{:x})",
-                                where(program, *d.ref), e.bytes, d.addr, d.addr + e.bytes, lo, hi));
-      }
-    }
-  }
-  program.instrs = std::move(instrs);
+  fix(std::span<isa::Instruction>(program.instrs), NamedRefs{program, lookup});
   program.symbol_refs.clear();
 }
 
@@ -77,6 +184,10 @@ void fixup(isa::AsmProgram& program, const std::map<std::string, Placement>& pla
     if (it == placements.end()) return std::nullopt;
     return it->second;
   });
+}
+
+void fixup(std::span<isa::Instruction> instrs, std::span<const SymbolField> fields, const SymbolTable& table) {
+  fix(instrs, IdRefs{fields, table});
 }
 
 }  // namespace npuforge::allocator

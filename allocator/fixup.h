@@ -2,9 +2,11 @@
 // The fix-up pass (SEEDS.md A.3): once a symbol's node is placed, every instruction field
 // that names the symbol is rewritten to the real address (+ the %name+offset offset), and
 // the operand's byte extent (isa::extents) is checked to lie inside the symbol's node.
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -25,5 +27,21 @@ void fixup(isa::AsmProgram& program, const PlacementLookup& lookup);
 // Placements from the table's live symbols.
 void fixup(isa::AsmProgram& program, const SymbolTable& table);
 void fixup(isa::AsmProgram& program, const std::map<std::string, Placement>& placements);
+
+// An address field naming a symbol by id: the string-free form of isa::SymbolRef for
+// programs built in code (the generator; a compiler).
+struct SymbolField {
+  uint32_t instr = 0;  // index into the program
+  SymbolId symbol;
+  uint8_t field = 0;   // slot of the address field
+  bool write = false;  // the instruction writes the symbol (produces it); not used here
+};
+
+// The same pass over `fields`, each taking its symbol's current placement or, for one
+// freed since, its last: a program may be fixed up once complete, or (the generator) one
+// instruction at a time as it is emitted, while it is in cache; with the fields in
+// instruction order a call allocates nothing. Checks and errors as above (symbols named by
+// table.name()); all-or-nothing.
+void fixup(std::span<isa::Instruction> instrs, std::span<const SymbolField> fields, const SymbolTable& table);
 
 }  // namespace npuforge::allocator

@@ -70,7 +70,6 @@ MemMap place_symbols(isa::AsmProgram& program, const isa::NpuConfig& npu, const 
   }
   Allocator alloc(SramAddr{0}, npu.sram_bytes, npu.alignment, options.policy);
   SymbolTable table(alloc);
-  std::map<std::string, Placement> placed;
   MemMap map;
   map.header = options.header;
   map.sram_bytes = npu.sram_bytes;
@@ -83,7 +82,6 @@ MemMap place_symbols(isa::AsmProgram& program, const isa::NpuConfig& npu, const 
                                          static_cast<uint32_t>(u.instrs.size()));
       if (!r) throw Error(fmt::format("{}: no room for symbol '%{}': {}\n{}", where(program, i), u.name,
                                       r.oom.message(), alloc.dump()));
-      placed[u.name] = table.placement(*table.find_id(u.name));
       MemBuffer b{u.name, r.addr, r.padded, static_cast<int64_t>(i), static_cast<int64_t>(u.instrs.back()),
                   u.producer, {}};
       for (size_t k = 1; k < u.instrs.size(); ++k) b.consumers.push_back(static_cast<int64_t>(u.instrs[k]));
@@ -91,7 +89,12 @@ MemMap place_symbols(isa::AsmProgram& program, const isa::NpuConfig& npu, const 
     }
     for (size_t s : uses[i]) table.consume(syms[s].name);
   }
-  fixup(program, placed);
+  // Every symbol is freed by now: the fix-up takes where each one was.
+  fixup(program, [&](std::string_view name) -> std::optional<Placement> {
+    const std::optional<SymbolId> id = table.find_id(name);
+    const Placement* p = id ? table.last_placement(*id) : nullptr;
+    return p ? std::optional<Placement>(*p) : std::nullopt;
+  });
   return map;
 }
 

@@ -2,18 +2,24 @@
 
 #include <fmt/core.h>
 
-#include <utility>
-
 #include "util/error.h"
 
 namespace npuforge::allocator {
 
+SymbolTable::SymbolTable(Allocator& alloc) : own_placer_(alloc), placer_(&own_placer_) {}
+
+SymbolTable::SymbolTable(Placer& placer) : own_placer_(placer.allocator()), placer_(&placer) {}
+
 SymbolId SymbolTable::intern(std::string_view name) {
   if (name.empty()) throw Error("symbol table: empty symbol name");
   if (auto it = by_name_.find(name); it != by_name_.end()) return SymbolId{it->second};
-  by_name_.emplace(std::string(name), uint32_t(entries_.size()));
-  entries_.push_back(Entry{std::string(name), NodeId{}, Bytes{}, 0});
-  return SymbolId{uint32_t(entries_.size() - 1)};
+  const auto id = static_cast<uint32_t>(entries_.size());
+  by_name_.emplace(std::string(name), id);
+  Entry& e = entries_.emplace_back();
+  e.origin = id;
+  names_.resize(id + 1);
+  names_[id] = std::string(name);
+  return SymbolId{id};
 }
 
 std::optional<SymbolId> SymbolTable::find_id(std::string_view name) const {
@@ -22,26 +28,24 @@ std::optional<SymbolId> SymbolTable::find_id(std::string_view name) const {
   return SymbolId{it->second};
 }
 
-const SymbolTable::Entry& SymbolTable::entry(SymbolId id) const {
-  if (id.value >= entries_.size()) {
-    throw Error(fmt::format("symbol table: unknown symbol id {}", id.value));
-  }
-  return entries_[id.value];
+void SymbolTable::unknown_id(SymbolId id) const {
+  throw Error(fmt::format("symbol table: unknown symbol id {}", id.value));
 }
 
-const std::string& SymbolTable::name(SymbolId id) const { return entry(id).name; }
+void SymbolTable::not_live(SymbolId id, const char* action) const {
+  throw Error(fmt::format("symbol '%{}': {} before define (the symbol has no live buffer)", name(id), action));
+}
 
-const SymbolTable::Entry& SymbolTable::live_entry(SymbolId id, const char* action) const {
+void SymbolTable::never_placed(SymbolId id) const {
+  throw Error(fmt::format("symbol '%{}': never placed", name(id)));
+}
+
+std::string SymbolTable::name(SymbolId id) const {
   const Entry& e = entry(id);
-  if (!e.node.valid()) {
-    throw Error(fmt::format("symbol '%{}': {} before define (the symbol has no live buffer)",
-                            e.name, action));
-  }
-  return e;
-}
-
-SymbolTable::Entry& SymbolTable::live_entry(SymbolId id, const char* action) {
-  return const_cast<Entry&>(std::as_const(*this).live_entry(id, action));
+  std::string base;
+  if (e.origin < names_.size() && !names_[e.origin].empty()) base = names_[e.origin];
+  else base = namer_ ? namer_(SymbolId{e.origin}) : fmt::format("s{}", e.origin);
+  return e.version == 0 ? base : fmt::format("{}@{}", base, e.version);
 }
 
 SymbolId SymbolTable::require_id(std::string_view name, const char* action) const {
@@ -49,59 +53,100 @@ SymbolId SymbolTable::require_id(std::string_view name, const char* action) cons
   throw Error(fmt::format("symbol '%{}': {} of an unknown symbol (never defined)", name, action));
 }
 
-AllocResult SymbolTable::define(SymbolId id, Bytes size, uint32_t consumers) {
+void SymbolTable::commit(uint32_t id, const AllocResult& r, Bytes size, uint32_t consumers) {
+  Entry& e = entries_[id];
+  e.node = r.node;
+  // The address the placer reports, not the node's: a planted placer's lie must reach the
+  // fix-up and the memory map, where the checks can see it.
+  e.placement = Placement{r.addr, size, r.padded};
+  e.uses = consumers;
+  e.placed = true;
+  live_++;
+  if (by_node_.size() <= r.node.index) by_node_.resize(r.node.index + 1024, {0, UINT32_MAX});
+  by_node_[r.node.index] = {r.node.generation, id};
+}
+
+AllocResult SymbolTable::place(SymbolId id, const SramAddr* at, Bytes size, uint32_t consumers) {
   const Entry& e = entry(id);
   if (e.node.valid()) {
-    throw Error(fmt::format(
-        "symbol '%{}': defined twice while live (placed at 0x{:x}, {} B, {} pending use(s))",
-        e.name, alloc_->address(e.node).value, e.size.value, e.uses));
+    throw Error(fmt::format("symbol '%{}': defined twice while live (placed at 0x{:x}, {} B, {} pending use(s))",
+                            name(id), e.placement.addr.value, e.placement.size.value, e.uses));
   }
-  AllocResult r = alloc_->alloc(size);
-  if (r.ok()) {
-    Entry& m = entries_[id.value];
-    m.node = r.node;
-    m.size = size;
-    m.uses = consumers;
-    live_++;
-  }
+  const AllocResult r = at ? placer_->alloc_at(*at, size) : placer_->alloc(size);
+  if (r.ok()) commit(id.value, r, size, consumers);
   return r;
 }
 
+AllocResult SymbolTable::define(SymbolId id, Bytes size, uint32_t consumers) {
+  return place(id, nullptr, size, consumers);
+}
+
 AllocResult SymbolTable::define(std::string_view name, Bytes size, uint32_t consumers) {
-  return define(intern(name), size, consumers);
+  return place(intern(name), nullptr, size, consumers);
 }
 
-SramAddr SymbolTable::lookup(SymbolId id) const {
-  return alloc_->address(live_entry(id, "use").node);
+AllocResult SymbolTable::define_at(SymbolId id, SramAddr addr, Bytes size, uint32_t consumers) {
+  return place(id, &addr, size, consumers);
 }
 
-SramAddr SymbolTable::lookup(std::string_view name) const {
-  return lookup(require_id(name, "use"));
+SymbolTable::Defined SymbolTable::create(const SymbolId* of, const SramAddr* at, Bytes size, uint32_t consumers) {
+  const uint32_t origin = of ? entry(*of).origin : 0;  // checks `of` before allocating
+  const AllocResult r = at ? placer_->alloc_at(*at, size) : placer_->alloc(size);
+  if (!r.ok()) return Defined{SymbolId{}, r};
+  const auto id = static_cast<uint32_t>(entries_.size());
+  Entry& e = entries_.emplace_back();
+  if (of) {
+    e.origin = origin;
+    e.version = ++entries_[origin].latest;
+    if (origin < names_.size() && !names_[origin].empty())  // a named chain: find_id("x@1") works
+      by_name_.emplace(fmt::format("{}@{}", names_[origin], e.version), id);
+  } else {
+    e.origin = id;
+  }
+  commit(id, r, size, consumers);
+  return Defined{SymbolId{id}, r};
 }
 
-Placement SymbolTable::placement(SymbolId id) const {
-  const Entry& e = live_entry(id, "use");
-  return Placement{alloc_->address(e.node), e.size, alloc_->size(e.node)};
+SymbolTable::Defined SymbolTable::define_new(Bytes size, uint32_t consumers) {
+  return create(nullptr, nullptr, size, consumers);
 }
+
+SymbolTable::Defined SymbolTable::define_version(SymbolId of, Bytes size, uint32_t consumers) {
+  return create(&of, nullptr, size, consumers);
+}
+
+SymbolTable::Defined SymbolTable::define_version_at(SymbolId of, SramAddr addr, Bytes size, uint32_t consumers) {
+  return create(&of, &addr, size, consumers);
+}
+
+SramAddr SymbolTable::lookup(SymbolId id) const { return live_entry(id, "use").placement.addr; }
+
+SramAddr SymbolTable::lookup(std::string_view name) const { return lookup(require_id(name, "use")); }
+
+Placement SymbolTable::placement(SymbolId id) const { return live_entry(id, "use").placement; }
 
 std::optional<Placement> SymbolTable::find(std::string_view name) const {
   auto id = find_id(name);
   if (!id || !entries_[id->value].node.valid()) return std::nullopt;
-  return placement(*id);
+  return entries_[id->value].placement;
 }
 
-bool SymbolTable::is_live(SymbolId id) const { return entry(id).node.valid(); }
-
 NodeId SymbolTable::node(SymbolId id) const { return live_entry(id, "use").node; }
+
+std::optional<SymbolId> SymbolTable::owner(NodeId node) const {
+  if (!node.valid() || node.index >= by_node_.size()) return std::nullopt;
+  const auto [generation, id] = by_node_[node.index];
+  if (generation != node.generation || id >= entries_.size() || entries_[id].node != node) return std::nullopt;
+  return SymbolId{id};
+}
 
 void SymbolTable::add_use(SymbolId id, uint32_t n) { live_entry(id, "use").uses += n; }
 
 void SymbolTable::check_size(SymbolId id, Bytes expected_size) const {
   const Entry& e = live_entry(id, "use");
-  if (e.size != expected_size) {
-    throw Error(fmt::format("symbol '%{}': uses disagree on its size: defined with {} B, this "
-                            "use expects {} B",
-                            e.name, e.size.value, expected_size.value));
+  if (e.placement.size != expected_size) {
+    throw Error(fmt::format("symbol '%{}': uses disagree on its size: defined with {} B, this use expects {} B",
+                            name(id), e.placement.size.value, expected_size.value));
   }
 }
 
@@ -110,10 +155,8 @@ void SymbolTable::add_use(SymbolId id, Bytes expected_size) {
   entries_[id.value].uses++;
 }
 
-uint32_t SymbolTable::uses(SymbolId id) const { return live_entry(id, "use").uses; }
-
 void SymbolTable::free_entry(Entry& e) {
-  alloc_->free(e.node);
+  placer_->free(e.node);
   e.node = NodeId{};
   e.uses = 0;
   live_--;
@@ -122,14 +165,11 @@ void SymbolTable::free_entry(Entry& e) {
 bool SymbolTable::consume(SymbolId id) {
   const Entry& c = entry(id);
   if (!c.node.valid()) {
-    throw Error(fmt::format("symbol '%{}': consume of a symbol with no live buffer (never "
-                            "defined, or already freed)",
-                            c.name));
+    throw Error(fmt::format("symbol '%{}': consume of a symbol with no live buffer (never defined, or already freed)",
+                            name(id)));
   }
   Entry& e = entries_[id.value];
-  if (e.uses == 0) {
-    throw Error(fmt::format("symbol '%{}': consume past zero (no pending uses left)", e.name));
-  }
+  if (e.uses == 0) throw Error(fmt::format("symbol '%{}': consume past zero (no pending uses left)", name(id)));
   if (--e.uses > 0) return false;
   free_entry(e);
   return true;
@@ -140,9 +180,8 @@ bool SymbolTable::consume(std::string_view name) { return consume(require_id(nam
 void SymbolTable::release(SymbolId id) {
   const Entry& c = entry(id);
   if (!c.node.valid()) {
-    throw Error(fmt::format("symbol '%{}': free of a symbol with no live buffer (never defined, "
-                            "or already freed)",
-                            c.name));
+    throw Error(fmt::format("symbol '%{}': free of a symbol with no live buffer (never defined, or already freed)",
+                            name(id)));
   }
   free_entry(entries_[id.value]);
 }

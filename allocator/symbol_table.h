@@ -1,6 +1,7 @@
 #pragma once
 // The memory management table (SEEDS.md A.3-A.5 and C): address symbols -> allocator nodes,
-// with a reference count per buffer.
+// with a reference count per buffer. The one table every client places buffers through:
+// `npuforge asm` (place_symbols), the program generator and, later, the model compiler.
 //
 // Every buffer operand of an instruction is first a symbol. Dependent operands (a LOAD's
 // SRAM destination and the GEMM that reads it) name the same symbol, so they get the same
@@ -10,8 +11,15 @@
 // may be defined again (a new node). A buffer defined with 0 consumers and never
 // add_use()'d has nobody to wait for: it stays live until release().
 //
-// Names are interned once into SymbolId (dense indexes): the id overloads do no string
-// work, for the generator's hot path. Every misuse throws npuforge::Error whose message
+// Symbols are named (intern(), for assembly and compilers) or unnamed (define_new(), for
+// the generator's hot path: no string work; a Namer names them only for messages). A
+// version is the same value at another place (a buffer moved by compaction, or spilled
+// and reloaded): a new symbol of its own, named "<origin>@k", with its own placement.
+// The table remembers every symbol's last placement after it is freed, so that a whole
+// program can be fixed up at the end (fixup.h).
+//
+// The table places through a Placer (placer.h): by default the allocator itself; tests put
+// a deliberately broken one in between. Every misuse throws npuforge::Error whose message
 // names the symbol: use before define, define twice while live, consume past zero,
 // release of an unknown (or already freed) symbol, a use whose size disagrees with the
 // defined size.
@@ -21,9 +29,11 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "allocator/allocator.h"
+#include "allocator/placer.h"
 #include "util/types.h"
 
 namespace npuforge::allocator {
@@ -36,28 +46,73 @@ struct Placement {
 
 class SymbolTable {
  public:
-  // The table allocates from `alloc`, which must outlive it.
-  explicit SymbolTable(Allocator& alloc) : alloc_(&alloc) {}
+  // The table allocates from `alloc` (or through `placer`), which must outlive it.
+  explicit SymbolTable(Allocator& alloc);
+  explicit SymbolTable(Placer& placer);
+  SymbolTable(const SymbolTable&) = delete;
+  SymbolTable& operator=(const SymbolTable&) = delete;
 
-  // Name <-> id. intern() adds the name if new; find_id() does not.
+  // ---- Names. intern() adds the name if new; find_id() does not.
   SymbolId intern(std::string_view name);
   std::optional<SymbolId> find_id(std::string_view name) const;
-  const std::string& name(SymbolId id) const;  // throws for an unknown id
-  size_t size() const { return entries_.size(); }  // symbols ever interned
+  // The interned name, else the namer's name of its origin; versions add "@k". Throws
+  // for an unknown id.
+  std::string name(SymbolId id) const;
+  // Names unnamed symbols (given the first symbol of the version chain) in messages and
+  // name(); without one they are "s<id>".
+  using Namer = std::function<std::string(SymbolId origin)>;
+  void set_namer(Namer namer) { namer_ = std::move(namer); }
+  size_t size() const { return entries_.size(); }  // symbols ever created
+  void reserve(size_t symbols) { entries_.reserve(symbols); }
 
-  // Allocates `size` bytes for the symbol with `consumers` pending reads. Out of memory
-  // is returned (!ok(), table unchanged), not thrown. Throws if the symbol is live.
+  // ---- Placing. Out of memory is returned (!ok(), table unchanged), not thrown.
+  // Allocates `size` bytes for the symbol with `consumers` pending reads. Throws if the
+  // symbol is live.
   AllocResult define(SymbolId id, Bytes size, uint32_t consumers = 0);
   AllocResult define(std::string_view name, Bytes size, uint32_t consumers = 0);
+  // The same at a fixed address (those bytes must be free).
+  AllocResult define_at(SymbolId id, SramAddr addr, Bytes size, uint32_t consumers = 0);
 
+  // A new symbol created and placed in one step; when out of memory none is created, so
+  // ids stay dense (one per placed buffer) and a caller may number things by them.
+  struct Defined {
+    SymbolId id;  // meaningful only when ok()
+    AllocResult alloc;
+    bool ok() const { return alloc.ok(); }
+  };
+  Defined define_new(Bytes size, uint32_t consumers = 0);
+  // The next version of `of` (live or not): origin(of)'s chain gets "@k", k one more than
+  // its latest version. At `addr` when given (compaction), else wherever the allocator says.
+  Defined define_version(SymbolId of, Bytes size, uint32_t consumers = 0);
+  Defined define_version_at(SymbolId of, SramAddr addr, Bytes size, uint32_t consumers = 0);
+  SymbolId origin(SymbolId id) const { return SymbolId{entry(id).origin}; }
+  uint32_t version(SymbolId id) const { return entry(id).version; }
+
+  // ---- Looking up.
   // Placed address of a live symbol; throws "use before define" otherwise.
   SramAddr lookup(SymbolId id) const;
   SramAddr lookup(std::string_view name) const;
   Placement placement(SymbolId id) const;  // throws like lookup
   std::optional<Placement> find(std::string_view name) const;  // nullopt unless live
-  bool is_live(SymbolId id) const;
+  // The current placement, or the last one when the symbol was freed since (for fixing up
+  // a finished program). placed() throws when the symbol was never placed;
+  // last_placement() is null then. Both throw for an unknown id.
+  const Placement& placed(SymbolId id) const {
+    const Entry& e = entry(id);
+    if (!e.placed) [[unlikely]]
+      never_placed(id);
+    return e.placement;
+  }
+  const Placement* last_placement(SymbolId id) const {
+    const Entry& e = entry(id);
+    return e.placed ? &e.placement : nullptr;
+  }
+  bool is_live(SymbolId id) const { return entry(id).node.valid(); }
   NodeId node(SymbolId id) const;  // throws like lookup
+  // The live symbol holding `node`; nullopt for a free or stale node.
+  std::optional<SymbolId> owner(NodeId node) const;
 
+  // ---- Counting.
   // One more instruction will read the live symbol. With a size: the bytes that reader
   // expects; it must equal the defined size (else "uses disagree on its size").
   void add_use(SymbolId id, uint32_t n = 1);
@@ -68,7 +123,7 @@ class SymbolTable {
   // Throws for an unknown/dead symbol and when the count is already zero.
   bool consume(SymbolId id);
   bool consume(std::string_view name);
-  uint32_t uses(SymbolId id) const;  // pending reads of a live symbol
+  uint32_t uses(SymbolId id) const { return live_entry(id, "use").uses; }  // pending reads, live symbol
 
   // Frees the symbol's node now, whatever its count (end of program, spill).
   void release(SymbolId id);
@@ -76,23 +131,49 @@ class SymbolTable {
 
   size_t live_count() const { return live_; }
   std::vector<SymbolId> live_symbols() const;  // in id order
-  Allocator& allocator() const { return *alloc_; }
+  Allocator& allocator() const { return placer_->allocator(); }
+  Placer& placer() const { return *placer_; }
 
  private:
   struct Entry {
-    std::string name;
-    NodeId node;  // valid while live
-    Bytes size;
+    NodeId node;          // valid while live
+    Placement placement;  // current, or last while dead
     uint32_t uses = 0;
+    uint32_t origin = 0;   // first symbol of its version chain (itself for most)
+    uint32_t version = 0;  // k of name@k; 0 for the origin
+    uint32_t latest = 0;   // on an origin: its chain's latest version
+    bool placed = false;   // ever placed
   };
-  Entry& live_entry(SymbolId id, const char* action);
-  const Entry& live_entry(SymbolId id, const char* action) const;
-  const Entry& entry(SymbolId id) const;
+  // Inline, with the error paths out of line: the generator calls these per instruction.
+  const Entry& entry(SymbolId id) const {
+    if (id.value >= entries_.size()) [[unlikely]]
+      unknown_id(id);
+    return entries_[id.value];
+  }
+  const Entry& live_entry(SymbolId id, const char* action) const {
+    const Entry& e = entry(id);
+    if (!e.node.valid()) [[unlikely]]
+      not_live(id, action);
+    return e;
+  }
+  Entry& live_entry(SymbolId id, const char* action) {
+    return const_cast<Entry&>(std::as_const(*this).live_entry(id, action));
+  }
+  [[noreturn]] void unknown_id(SymbolId id) const;
+  [[noreturn]] void not_live(SymbolId id, const char* action) const;
+  [[noreturn]] void never_placed(SymbolId id) const;
   SymbolId require_id(std::string_view name, const char* action) const;
+  AllocResult place(SymbolId id, const SramAddr* at, Bytes size, uint32_t consumers);
+  Defined create(const SymbolId* of, const SramAddr* at, Bytes size, uint32_t consumers);
+  void commit(uint32_t id, const AllocResult& r, Bytes size, uint32_t consumers);
   void free_entry(Entry& e);
 
-  Allocator* alloc_;
+  AllocatorPlacer own_placer_;  // used when constructed from an Allocator
+  Placer* placer_;
   std::vector<Entry> entries_;
+  std::vector<std::pair<uint32_t, uint32_t>> by_node_;  // node index -> (generation, symbol)
+  std::vector<std::string> names_;  // by id; empty for unnamed symbols (may be shorter)
+  Namer namer_;
   struct NameHash {  // heterogeneous lookup: find by string_view without a copy
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }

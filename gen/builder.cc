@@ -1,14 +1,17 @@
 // Symbols, dependency tokens and emission: the hot path of the generator. No strings and no
 // per-instruction heap allocation here (vectors are reserved up front).
 //
-// Tokens follow the exact happens-before model the simulator's hazard checker uses: each
-// queue runs in order, and the k-th wait on channel p->q takes the k-th signal on p->q.
-// Every instruction gets a vector clock (per queue, the last sequence number known to have
-// completed before it). When an instruction in queue q must follow instruction X of queue p
-// and does not already, X gets signal bit q and the instruction wait bit p. X is always
-// after the last signaller on p->q (else that earlier token, already taken by q, would
-// order X before q), so signals and waits pair up one to one in program order and every
-// wait's signal precedes it in the program.
+// Symbols live in allocator::SymbolTable (placement, size, pending reads, versions); the
+// generator keeps beside them what only it needs (producer, per-queue last accesses, due
+// point, chain depth).
+//
+// Tokens follow the exact happens-before model the simulator's hazard checker uses
+// (isa::TokenOrderBuilder, the incremental isa::TokenOrder): each queue runs in order, and
+// the k-th wait on channel p->q takes the k-th signal on p->q. When an instruction in
+// queue q must follow instruction X of queue p and does not already, X gets signal bit q
+// and the instruction wait bit p. X is always after the last signaller on p->q (else that
+// earlier token, already taken by q, would order X before q), so signals and waits pair
+// up one to one in program order and every wait's signal precedes it in the program.
 #include <algorithm>
 #include <filesystem>
 #include <fmt/core.h>
@@ -18,50 +21,38 @@
 
 namespace npuforge::gen {
 
-Slots::Slots(const isa::Isa& isa) {
-  load = &isa.require("load");
-  store = &isa.require("store");
-  gemm = &isa.require("gemm");
-  im2col = &isa.require("im2col");
-  eltwise = &isa.require("eltwise");
-  pool = &isa.require("pool");
-  move = &isa.require("move");
-  nop = &isa.require("nop");
-  sync = &isa.require("sync");
-  halt = &isa.require("halt");
-  auto dma = [](const isa::InstrSpec& s) {
-    return Dma{s.require_field("dst"), s.require_field("src"), s.require_field("rows"),
-               s.require_field("row_bytes"), s.require_field("stride")};
-  };
-  ld = dma(*load);
-  st = dma(*store);
-  const auto& g = *gemm;
-  gm = {g.require_field("dst"), g.require_field("a"), g.require_field("b"), g.require_field("bias"),
-        g.require_field("m"), g.require_field("n"), g.require_field("k"), g.require_field("scale"),
-        g.require_field("shift"), g.require_field("relu"), g.require_field("has_bias")};
-  const auto& i = *im2col;
-  ic = {i.require_field("dst"), i.require_field("src"), i.require_field("h"), i.require_field("w"),
-        i.require_field("c"), i.require_field("kh"), i.require_field("kw"), i.require_field("stride"),
-        i.require_field("pad")};
-  const auto& e = *eltwise;
-  el = {e.require_field("dst"), e.require_field("a"), e.require_field("b"), e.require_field("len"),
-        e.require_field("op"), e.require_field("scale"), e.require_field("shift"), e.require_field("lo"),
-        e.require_field("hi")};
-  const auto& p = *pool;
-  pl = {p.require_field("dst"), p.require_field("src"), p.require_field("h"), p.require_field("w"),
-        p.require_field("c"), p.require_field("window"), p.require_field("stride"), p.require_field("mode")};
-  mv = {move->require_field("dst"), move->require_field("src"), move->require_field("len")};
-}
+namespace {
 
-Builder::Builder(const isa::Isa& isa, const isa::NpuConfig& npu, const Profile& profile, const GenOptions& opt)
-    : isa_(isa), npu_(npu), p_(profile), opt_(opt), s_(isa), rng_(opt.seed) {
+// The generator's limits on the NPU config, checked before anything is built from it.
+const isa::NpuConfig& checked(const isa::NpuConfig& npu) {
   const uint64_t sram = npu.sram_bytes.value;
-  align_ = npu.alignment.value;
   if (sram > (1u << 24))
     throw Error(fmt::format("npu: sram_bytes {} exceeds the 24-bit SRAM address fields", sram));
   if (npu.ddr_bytes.value < 8 * sram || npu.ddr_bytes.value > (1ull << 32))
     throw Error(fmt::format("npu: ddr_bytes {} must be at least 8 x sram_bytes ({}) and at most 4 GiB",
                             npu.ddr_bytes.value, 8 * sram));
+  return npu;
+}
+
+std::unique_ptr<allocator::Allocator> own_allocator(const isa::NpuConfig& npu, const Profile& p, const GenOptions& o) {
+  if (o.placer) return nullptr;
+  return std::make_unique<allocator::Allocator>(SramAddr{0}, npu.sram_bytes, npu.alignment, p.fit);
+}
+
+}  // namespace
+
+Builder::Builder(const isa::Isa& isa, const isa::NpuConfig& npu, const Profile& profile, const GenOptions& opt)
+    : isa_(isa),
+      npu_(checked(npu)),
+      p_(profile),
+      opt_(opt),
+      roles_(isa, profile),
+      rng_(opt.seed),
+      own_alloc_(own_allocator(npu, profile, opt)),
+      own_placer_(own_alloc_ ? std::make_unique<allocator::AllocatorPlacer>(*own_alloc_) : nullptr),
+      table_(opt.placer ? *opt.placer : *own_placer_) {
+  const uint64_t sram = npu.sram_bytes.value;
+  align_ = npu.alignment.value;
   ddr_.input_base = 0;
   ddr_.input_bytes = 2 * sram;
   ddr_.output_base = ddr_.input_bytes;
@@ -73,22 +64,16 @@ Builder::Builder(const isa::Isa& isa, const isa::NpuConfig& npu, const Profile& 
   for (uint32_t i = ddr_.spill_slots; i-- > 0;) free_slots_.push_back(i);
   slot_reader_.assign(ddr_.spill_slots, -1);
 
-  if (opt.placer) {
-    placer_ = opt.placer;
-  } else {
-    own_alloc_ = std::make_unique<allocator::Allocator>(SramAddr{0}, npu.sram_bytes, npu.alignment, profile.fit);
-    own_placer_ = std::make_unique<AllocatorPlacer>(*own_alloc_);
-    placer_ = own_placer_.get();
-  }
-  placer_->allocator().set_event_callback(
+  table_.allocator().set_event_callback(
       [this](const allocator::AllocEvent& e) { ++sum_.alloc_events[static_cast<unsigned>(e.kind)]; });
+  table_.set_namer([this](SymbolId origin) { return symbol_name(syms_[origin.value].kind, origin.value, 0); });
   const int64_t length = opt.length > 0 ? opt.length : profile.length;
   limit_ = static_cast<uint64_t>(length - 1);
   instrs_.reserve(length);
-  vc_.reserve(length);
+  order_.reserve(length);
   refs_.reserve(length * 5 / 2);
   syms_.reserve(length);
-  for (auto& q : qinstrs_) q.reserve(length / 2);
+  table_.reserve(length);
   shadow_.assign(sram / align_ + 1, {0, 0, 0});
 }
 
@@ -99,119 +84,102 @@ uint32_t Builder::emit(isa::Instruction in, std::span<const Use> reads, std::spa
   const auto idx = static_cast<uint32_t>(instrs_.size());
   if (q >= 3) {  // control: no memory, no tokens
     instrs_.push_back(in);
-    vc_.push_back({0, 0, 0});
+    order_.append(in.spec->queue);
     return idx;
   }
   std::array<uint32_t, 3> need{};
   for (const Use& u : reads) need[syms_[u.sym].prod_q] = std::max(need[syms_[u.sym].prod_q], syms_[u.sym].prod_seq);
   for (const Use& u : writes) {
-    const Sym& s = syms_[u.sym];
-    for (uint64_t a = s.addr / align_, e = (uint64_t(s.addr) + s.padded) / align_; a < e; ++a)
+    const allocator::Placement& pl = placement(u.sym);
+    for (uint64_t a = pl.addr.value / align_, e = (pl.addr.value + pl.padded.value) / align_; a < e; ++a)
       for (unsigned p = 0; p < 3; ++p) need[p] = std::max(need[p], shadow_[a][p]);
   }
   if (ddr_dep >= 0) {
     const unsigned p = static_cast<unsigned>(instrs_[ddr_dep].spec->queue);
-    need[p] = std::max(need[p], vc_[ddr_dep][p]);
+    need[p] = std::max(need[p], order_.clock(ddr_dep)[p]);
   }
   if (p_.token_density > 0 && rng_.chance(p_.token_density)) {
     const unsigned p = (q + 1 + static_cast<unsigned>(rng_.below(2))) % 3;
-    need[p] = std::max(need[p], tail_[p]);
+    need[p] = std::max(need[p], order_.count(p));
   }
-  auto& known = known_[q];
   for (unsigned p = 0; p < 3; ++p) {
-    if (p == q || need[p] <= known[p]) continue;
-    const uint32_t x = qinstrs_[p][need[p] - 1];
-    isa::Instruction& sig = instrs_[x];
-    if (sig.raw[isa::kSignalSlot] >> q & 1u)
-      throw Error("generator: internal error: token signal already taken");  // see the file comment
-    sig.raw[isa::kSignalSlot] |= 1u << q;
+    if (p == q || order_.follows(q, p, need[p])) continue;
+    const size_t x = order_.instr(p, need[p]);
+    order_.add_token(x, q);  // checks the pairing (see the file comment)
+    instrs_[x].raw[isa::kSignalSlot] |= 1u << q;
     in.raw[isa::kWaitSlot] |= 1u << p;
-    for (unsigned r = 0; r < 3; ++r) known[r] = std::max(known[r], vc_[x][r]);
     ++sum_.tokens;
   }
-  const uint32_t seq = ++tail_[q];
-  known[q] = seq;
-  vc_.push_back(known);
-  qinstrs_[q].push_back(idx);
+  const uint32_t seq = order_.append(in.spec->queue);
   instrs_.push_back(in);
   for (const Use& u : reads) {
-    refs_.push_back({idx, u.sym, static_cast<uint8_t>(u.slot), false});
+    refs_.push_back({idx, SymbolId{u.sym}, static_cast<uint8_t>(u.slot), false});
     syms_[u.sym].acc[q] = seq;
   }
   for (const Use& u : writes) {
-    refs_.push_back({idx, u.sym, static_cast<uint8_t>(u.slot), true});
+    refs_.push_back({idx, SymbolId{u.sym}, static_cast<uint8_t>(u.slot), true});
     Sym& s = syms_[u.sym];
     s.acc[q] = seq;
     s.prod_q = static_cast<uint8_t>(q);
     s.prod_seq = seq;
     s.live = true;
-    if (s.refs > 0) {
+    if (refs(u.sym) > 0) {
       s.live_pos = static_cast<uint32_t>(live_.size());
       live_.push_back(u.sym);
       due_heap_.push_back({s.due, u.sym});
       std::push_heap(due_heap_.begin(), due_heap_.end(), std::greater<>());
     }
   }
+  // Fix-up now, while the instruction is in cache: every address field naming a symbol gets
+  // its placed address, and every operand's extent is checked against its buffer.
+  allocator::fixup(instrs_, std::span(refs_).last(reads.size() + writes.size()), table_);
   // Inputs die only now, after the outputs were placed: an output never lands on an input.
   for (const Use& u : reads) {
-    if (!u.consume) continue;
-    Sym& s = syms_[u.sym];
-    if (s.refs > 0 && --s.refs == 0) release(u.sym);
+    if (!u.consume || !syms_[u.sym].live) continue;
+    if (refs(u.sym) > 0 && table_.consume(SymbolId{u.sym})) forget(u.sym);
   }
   // An output nobody reads (fan_out 0: a dead load or result) dies with its producer; its
   // bytes go back at once, and the next owner must wait for this write (hazard-prone reuse).
   for (const Use& u : writes)
-    if (syms_[u.sym].refs == 0 && syms_[u.sym].live) release(u.sym);
+    if (syms_[u.sym].live && refs(u.sym) == 0) release(u.sym);
   return idx;
 }
 
-uint32_t Builder::add_symbol(const allocator::AllocResult& r, uint64_t bytes, uint32_t refs, OpKind kind,
-                             uint8_t depth) {
-  const auto id = static_cast<uint32_t>(syms_.size());
-  Sym& s = syms_.emplace_back();
-  s.node = r.node;
-  s.addr = r.addr.value;
-  s.padded = static_cast<uint32_t>(r.padded.value);
-  s.written = static_cast<uint32_t>(bytes);
-  s.refs = refs;
-  s.origin = id;
+uint32_t Builder::track(SymbolId id, OpKind kind, uint8_t depth, uint32_t from) {
+  Sym& s = syms_.emplace_back();  // syms_ and the table grow together: the same ids
   s.kind = kind;
   s.depth = depth;
   s.due = static_cast<uint32_t>(now() + rng_.range(p_.lifetime.min, p_.lifetime.max));
-  if (node_owner_.size() <= r.node.index) node_owner_.resize(r.node.index + 1024, {0, kNone});
-  node_owner_[r.node.index] = {r.node.generation, id};
-  return id;
+  if (from != kNone) s.due = syms_[from].due;  // a version is due when its chain is
+  return id.value;
 }
 
-uint32_t Builder::new_symbol(uint64_t bytes, uint32_t refs, OpKind kind, uint8_t depth) {
+uint32_t Builder::new_symbol(uint64_t bytes, uint32_t refs, OpKind kind, uint8_t depth, uint32_t from) {
   if (bytes == 0 || bytes > npu_.sram_bytes.value) return kNone;
   for (;;) {
-    const allocator::AllocResult r = placer_->alloc(Bytes{bytes});
-    if (r.ok()) return add_symbol(r, bytes, refs, kind, depth);
+    const allocator::SymbolTable::Defined d = from == kNone
+                                                  ? table_.define_new(Bytes{bytes}, refs)
+                                                  : table_.define_version(SymbolId{from}, Bytes{bytes}, refs);
+    if (d.ok()) return track(d.id, kind, depth, from);
     ++sum_.oom;
-    if (!make_room(r.oom.padded.value)) {
+    if (!make_room(d.alloc.oom.padded.value)) {
       ++sum_.skipped;
       return kNone;
     }
   }
 }
 
-void Builder::inherit(uint32_t id, uint32_t from) {
-  const Sym& old = syms_[from];
-  Sym& s = syms_[id];
-  s.origin = old.origin;
-  s.version = static_cast<uint16_t>(old.version + 1);
-  s.kind = old.kind;
-  s.depth = old.depth;
-  s.due = old.due;
+void Builder::release(uint32_t sym) {
+  table_.release(SymbolId{sym});
+  forget(sym);
 }
 
-void Builder::release(uint32_t sym) {
+void Builder::forget(uint32_t sym) {
   Sym& s = syms_[sym];
-  for (uint64_t a = s.addr / align_, e = (uint64_t(s.addr) + s.padded) / align_; a < e; ++a) shadow_[a] = s.acc;
-  placer_->free(s.node);
+  const allocator::Placement& pl = placement(sym);
+  for (uint64_t a = pl.addr.value / align_, e = (pl.addr.value + pl.padded.value) / align_; a < e; ++a)
+    shadow_[a] = s.acc;
   s.live = false;
-  s.refs = 0;
   if (s.live_pos != kNone) {
     const uint32_t last = live_.back();
     live_[s.live_pos] = last;
@@ -226,10 +194,10 @@ bool Builder::pinned(uint32_t sym) const {
 }
 
 uint32_t Builder::pick_input(uint64_t min_written, bool compute) {
-  auto usable = [&](uint32_t id) {
+  auto usable = [&](uint32_t id) {  // the generator's own record first, the table's last
     const Sym& s = syms_[id];
-    return s.live && s.refs > 0 && s.written >= min_written && !pinned(id) &&
-           (!compute || s.depth < p_.chain_depth);
+    return s.live && (!compute || s.depth < p_.chain_depth) && !pinned(id) && refs(id) > 0 &&
+           written(id) >= min_written;
   };
   // Lifetimes: a symbol past its due point is preferred, so buffers die near their due.
   while (!due_heap_.empty() && !syms_[due_heap_.front().second].live) {
@@ -251,7 +219,7 @@ uint64_t Builder::sample_size(const SizeDist& d) {
   constexpr uint64_t kMaxLen = 0xffffff;  // 24-bit length fields
   if ((u -= d.unit) < 0) return align_;
   if ((u -= d.largest_free) < 0) {
-    const uint64_t lf = placer_->allocator().stats().largest_free.value;
+    const uint64_t lf = table_.allocator().stats().largest_free.value;
     if (lf > 0) return std::min(lf, kMaxLen);
   }
   if ((u -= d.whole_sram) < 0) return std::min(sram, kMaxLen);
@@ -302,8 +270,8 @@ GeneratedProgram Builder::run() {
   } catch (const LengthReached&) {
   }
   // A halt ends every program; it waits for every queue to drain.
-  instrs_.push_back(isa::Instruction::make(*s_.halt));
-  vc_.push_back({0, 0, 0});
+  instrs_.push_back(isa::Instruction::make(roles_.halt()));
+  order_.append(isa::Queue::Control);
 
   GeneratedProgram out;
   out.seed = opt_.seed;
@@ -313,12 +281,12 @@ GeneratedProgram Builder::run() {
                            "isa: {} v{}",
                            opt_.seed, base_name(p_.source), p_.hash, base_name(opt_.npu_source), opt_.npu_hash,
                            isa_.name(), isa_.version());
-  // Fix-up: every address field naming a symbol gets the symbol's placed address.
-  for (const SymRef& r : refs_) instrs_[r.instr].raw[r.slot] = syms_[r.symbol].addr;
   out.symbols.resize(syms_.size());
-  for (size_t i = 0; i < syms_.size(); ++i) {
-    const Sym& s = syms_[i];
-    out.symbols[i] = {s.addr, s.padded, s.written, s.origin, s.version, s.kind};
+  for (uint32_t i = 0; i < syms_.size(); ++i) {
+    const allocator::Placement& pl = placement(i);
+    const SymbolId id{i};
+    out.symbols[i] = {pl.addr.value, static_cast<uint32_t>(pl.padded.value), static_cast<uint32_t>(pl.size.value),
+                      table_.origin(id).value, static_cast<uint16_t>(table_.version(id)), syms_[i].kind};
   }
   // The DDR input image: random bytes from the seed, on a stream of their own.
   Rng ddr_rng(opt_.seed ^ 0xdd2dd2dd2dd2ull);
@@ -328,8 +296,8 @@ GeneratedProgram Builder::run() {
     for (size_t b = 0; b < 8 && i + b < out.ddr_image.size(); ++b) out.ddr_image[i + b] = static_cast<uint8_t>(v >> (8 * b));
   }
   sum_.instructions = instrs_.size();
-  sum_.peak_sram = placer_->allocator().stats().high_water.value;
-  placer_->allocator().set_event_callback({});
+  sum_.peak_sram = table_.allocator().stats().high_water.value;
+  table_.allocator().set_event_callback({});
   out.instrs = std::move(instrs_);
   out.refs = std::move(refs_);
   for (const SymRef& r : out.refs) sum_.buffers += r.write;

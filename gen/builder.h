@@ -1,7 +1,8 @@
 #pragma once
-// Internal to gen/: the state of one generation run, split over builder.cc (symbols,
-// tokens, emission), ops.cc (one function per instruction kind), oom.cc (retire, compact,
-// spill) and directed.cc (directed sequences).
+// Internal to gen/: the state of one generation run, split over builder.cc (symbols through
+// allocator::SymbolTable, tokens through isa::TokenOrderBuilder, emission), ops.cc (one
+// function per instruction template, gen/roles.h), oom.cc (retire, compact, spill) and
+// directed.cc (directed sequences).
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -9,8 +10,11 @@
 #include <vector>
 
 #include "allocator/allocator.h"
+#include "allocator/placer.h"
+#include "allocator/symbol_table.h"
 #include "gen/generator.h"
-#include "gen/placer.h"
+#include "gen/roles.h"
+#include "isa/token_order.h"
 #include "util/rng.h"
 
 namespace npuforge::gen {
@@ -20,38 +24,23 @@ inline constexpr uint32_t kNone = UINT32_MAX;
 // Thrown by emit() when the program has reached its length; caught by run().
 struct LengthReached {};
 
-// Field slots of every instruction kind, bound by name once.
-struct Slots {
-  const isa::InstrSpec *load, *store, *gemm, *im2col, *eltwise, *pool, *move, *nop, *sync, *halt;
-  struct Dma { unsigned dst, src, rows, row_bytes, stride; } ld, st;
-  struct Gemm { unsigned dst, a, b, bias, m, n, k, scale, shift, relu, has_bias; } gm;
-  struct Im2col { unsigned dst, src, h, w, c, kh, kw, stride, pad; } ic;
-  struct Elt { unsigned dst, a, b, len, op, scale, shift, lo, hi; } el;
-  struct Pool { unsigned dst, src, h, w, c, window, stride, mode; } pl;
-  struct Move { unsigned dst, src, len; } mv;
-  explicit Slots(const isa::Isa& isa);
-};
-
 class Builder {
  public:
   Builder(const isa::Isa& isa, const isa::NpuConfig& npu, const Profile& profile, const GenOptions& opt);
   GeneratedProgram run();
 
   // ---- internal API shared by the .cc files ----
+  // What the generator keeps per symbol beside the symbol table (placement, size, pending
+  // reads and versions live there), indexed like it by SymbolId.
   struct Sym {
-    allocator::NodeId node;
-    uint32_t addr = 0, padded = 0, written = 0;
-    uint32_t refs = 0;  // consumers still to come
-    uint32_t origin = 0;
     uint32_t due = 0;   // instruction index when it should have been consumed
     uint32_t live_pos = kNone;
     uint32_t prod_seq = 0;
     std::array<uint32_t, 3> acc{};  // last access (queue sequence number) per queue
-    uint16_t version = 0;
     uint8_t depth = 0;
     uint8_t prod_q = 0;
-    OpKind kind = OpKind::Load;
-    bool live = false;  // placed and produced, refs may be 0 only transiently
+    OpKind kind = OpKind::Load;  // of its origin: names the chain
+    bool live = false;  // produced and not freed; its pending reads may be 0 only transiently
   };
   struct Use {
     uint32_t sym;
@@ -62,18 +51,22 @@ class Builder {
   // builder.cc
   uint32_t emit(isa::Instruction in, std::span<const Use> reads, std::span<const Use> writes,
                 int64_t ddr_dep = -1);
-  // Places a new symbol (OOM policy on failure); kNone when nothing can make room.
-  uint32_t new_symbol(uint64_t bytes, uint32_t refs, OpKind kind, uint8_t depth);
-  // Records a placed node as a new symbol.
-  uint32_t add_symbol(const allocator::AllocResult& r, uint64_t bytes, uint32_t refs, OpKind kind, uint8_t depth);
-  // Makes `id` the next version of `from` (a compaction MOVE or a spill reload).
-  void inherit(uint32_t id, uint32_t from);
-  void release(uint32_t sym);
+  // Places a new symbol, or the next version of `from` (OOM policy on failure); kNone when
+  // nothing can make room.
+  uint32_t new_symbol(uint64_t bytes, uint32_t refs, OpKind kind, uint8_t depth, uint32_t from = kNone);
+  // Starts tracking a symbol the table just placed (a version inherits its chain's due).
+  uint32_t track(SymbolId id, OpKind kind, uint8_t depth, uint32_t from);
+  void release(uint32_t sym);  // frees it now
+  void forget(uint32_t sym);   // the table freed it: remember its accesses, drop it from live_
   uint32_t pick_input(uint64_t min_written, bool compute);
   bool pinned(uint32_t sym) const;
   uint32_t sample_refs() { return static_cast<uint32_t>(rng_.range(p_.fan_out.min, p_.fan_out.max)); }
   uint64_t sample_size(const SizeDist& d);
   uint64_t now() const { return instrs_.size(); }
+  // Bytes its producer writes, pending reads (live symbols only), where it is.
+  uint64_t written(uint32_t sym) const { return table_.placed(SymbolId{sym}).size.value; }
+  uint32_t refs(uint32_t sym) const { return table_.uses(SymbolId{sym}); }
+  const allocator::Placement& placement(uint32_t sym) const { return table_.placed(SymbolId{sym}); }
 
   // ops.cc
   void step();
@@ -99,31 +92,26 @@ class Builder {
   isa::NpuConfig npu_;
   const Profile& p_;
   GenOptions opt_;
-  Slots s_;
+  Roles roles_;  // the ISA's instructions per template
   Rng rng_;
   uint64_t limit_ = 0;  // instructions before the final halt
   uint64_t align_ = 64;
   DdrLayout ddr_;
   uint64_t out_cursor_ = 0;
 
-  std::unique_ptr<allocator::Allocator> own_alloc_;
-  std::unique_ptr<Placer> own_placer_;
-  Placer* placer_ = nullptr;
+  std::unique_ptr<allocator::Allocator> own_alloc_;          // unless opt.placer
+  std::unique_ptr<allocator::AllocatorPlacer> own_placer_;
+  allocator::SymbolTable table_;
 
   std::vector<isa::Instruction> instrs_;
   std::vector<SymRef> refs_;
   std::vector<Sym> syms_;
   std::vector<uint32_t> live_;  // live symbols with refs > 0, any order
   std::vector<std::pair<uint32_t, uint32_t>> due_heap_;  // min-heap of (due, sym)
-  std::vector<std::pair<uint32_t, uint32_t>> node_owner_;  // node index -> (generation, sym)
   std::array<uint32_t, 4> pin_{kNone, kNone, kNone, kNone};
 
-  // Tokens: per-queue tail sequence number, the vector clock each queue's next instruction
-  // starts with, every instruction's vector clock and each queue's instruction indexes.
-  std::array<uint32_t, 3> tail_{};
-  std::array<std::array<uint32_t, 3>, 3> known_{};
-  std::vector<std::array<uint32_t, 3>> vc_;
-  std::array<std::vector<uint32_t>, 3> qinstrs_;
+  // Tokens: the happens-before of the program so far (isa/token_order.h).
+  isa::TokenOrderBuilder order_;
   // Last access per alignment unit of freed bytes (queue sequence numbers), so that a new
   // writer waits for every earlier reader/writer of the bytes it reuses.
   std::vector<std::array<uint32_t, 3>> shadow_;

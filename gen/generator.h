@@ -2,36 +2,33 @@
 // The constrained-random program generator (issue 4): a profile, an NPU config and a seed
 // in; a race-free NPU program, its memory map and its DDR input image out.
 //
-// Generation works on symbols. A producer (LOAD, GEMM, ...) defines a fresh symbol whose
-// size follows from its fields (a GEMM's dst is m*n bytes) and asks the allocator to place
-// it; consumers read live symbols, and a reference count per symbol frees its node after
-// the last consumer. Address fields are left 0 while generating and recorded as SymRefs;
-// the fix-up pass at the end writes every placed address. Dependency tokens are added as
-// each instruction is emitted (see tokens in generator.cc): a consumer waits for its
+// Generation works on symbols, in allocator::SymbolTable. A producer (LOAD, GEMM, ...)
+// defines a fresh symbol whose size follows from its fields (a GEMM's dst is m*n bytes) and
+// the table places it; consumers read live symbols, and the table's reference count frees
+// its node after the last consumer. Operands naming symbols are recorded as SymRefs, and
+// allocator::fixup writes their placed addresses as each instruction is emitted, checking
+// each operand's extent against its buffer. Dependency tokens are added as each
+// instruction is emitted (see builder.cc, isa::TokenOrderBuilder): a consumer waits for its
 // producer in another queue, and a writer waits for the last access of every byte it
-// reuses in another queue.
+// reuses in another queue. Which instructions each template emits, their field slots, enum
+// values and operand sizes come from the ISA's tables (gen/roles.h).
 #include <array>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "allocator/fixup.h"
 #include "allocator/memmap.h"
+#include "allocator/placer.h"
 #include "gen/profile.h"
 #include "isa/instruction.h"
 #include "isa/npu_config.h"
 
 namespace npuforge::gen {
 
-class Placer;
-
-// One address field naming a symbol: instrs[instr].raw[slot] = address of `symbol`.
-struct SymRef {
-  uint32_t instr = 0;
-  uint32_t symbol = 0;
-  uint8_t slot = 0;
-  bool write = false;
-};
+// One address field naming a symbol: instrs[instr] field `field` = address of `symbol`.
+using SymRef = allocator::SymbolField;
 
 // A symbol after generation: where it was placed and how to name it.
 struct SymbolInfo {
@@ -76,7 +73,7 @@ struct GeneratedProgram {
   std::vector<uint8_t> ddr_image;        // DDR from address 0, the initialised part
   GenSummary summary;
 
-  std::string symbol_name(uint32_t symbol) const;  // e.g. "g12", "ld3@1"
+  std::string symbol_name(uint32_t symbol) const;  // e.g. "g12", "ld3@1" (gen::symbol_name)
   allocator::MemMap memmap() const;  // every produced symbol with its lifetime
 };
 
@@ -85,8 +82,12 @@ struct GenOptions {
   int64_t length = 0;            // 0: the profile's length
   std::string npu_source = "<default>";
   uint64_t npu_hash = 0;
-  Placer* placer = nullptr;      // tests only: a different allocator front end
+  allocator::Placer* placer = nullptr;  // tests only: a different allocator front end
 };
+
+// A symbol's name: what produced its chain's origin, the origin's id, "@version" after a
+// move or reload: "g12", "ld3@1".
+std::string symbol_name(OpKind origin_kind, uint32_t origin, uint32_t version);
 
 GeneratedProgram generate(const isa::Isa& isa, const isa::NpuConfig& npu, const Profile& profile,
                           const GenOptions& options);

@@ -5,6 +5,7 @@
 //            buffer becomes a new symbol (name@k) whose producer is the MOVE;
 //   spill:   STORE a live buffer to a DDR spill slot, free it, LOAD it back later.
 #include <algorithm>
+#include <optional>
 
 #include "gen/builder.h"
 
@@ -34,7 +35,7 @@ static uint32_t pick_victim(Builder& b, bool need_exact_factor) {
     const uint32_t id = b.live_[(start + i) % n];
     uint32_t rows, rb;
     if (b.pinned(id)) continue;
-    if (need_exact_factor && !factor_exact(b.syms_[id].written, rows, rb)) continue;
+    if (need_exact_factor && !factor_exact(b.written(id), rows, rb)) continue;
     return id;
   }
   return kNone;
@@ -49,28 +50,30 @@ bool Builder::retire_one() {
 }
 
 bool Builder::compact(uint64_t padded) {
-  allocator::Allocator& a = placer_->allocator();
+  const Bound& mv = roles_.pick(OpKind::Move, rng_);
+  allocator::Allocator& a = table_.allocator();
   const std::vector<allocator::NodeInfo> nodes = a.nodes();
   uint64_t cursor = a.base().value;
   unsigned moves = 0;
   for (const allocator::NodeInfo& n : nodes) {
     if (!n.in_use) continue;
     const uint64_t at = n.addr.value, size = n.size.value;
-    uint32_t sym = kNone;
-    if (n.id.index < node_owner_.size() && node_owner_[n.id.index].first == n.id.generation)
-      sym = node_owner_[n.id.index].second;
+    const std::optional<SymbolId> owner = table_.owner(n.id);
+    const uint32_t sym = owner ? owner->value : kNone;
     // Only a buffer whose new place does not overlap its old one: the static check must
     // never see the source and the copy, both live at the MOVE, share a byte.
-    const bool movable = sym != kNone && syms_[sym].live && syms_[sym].addr == at && !pinned(sym) &&
+    const bool movable = sym != kNone && syms_[sym].live && placement(sym).addr.value == at && !pinned(sym) &&
                          cursor + size <= at && moves < kMaxMovesPerCompaction;
     if (movable) {
-      const allocator::AllocResult r = placer_->alloc_at(SramAddr{static_cast<uint32_t>(cursor)}, n.size);
-      if (r.ok()) {
-        const uint32_t to = add_symbol(r, syms_[sym].written, syms_[sym].refs, syms_[sym].kind, syms_[sym].depth);
-        inherit(to, sym);
-        isa::Instruction in = isa::Instruction::make(*s_.move);
-        in.raw[s_.mv.len] = syms_[sym].written;
-        const Use rd{sym, s_.mv.src, false}, wr{to, s_.mv.dst};
+      // The moved buffer is the next version of its symbol (name@k), produced by the MOVE.
+      const uint64_t len = written(sym);
+      const allocator::SymbolTable::Defined to = table_.define_version_at(
+          SymbolId{sym}, SramAddr{static_cast<uint32_t>(cursor)}, Bytes{len}, refs(sym));
+      if (to.ok()) {
+        const uint32_t id = track(to.id, syms_[sym].kind, syms_[sym].depth, sym);
+        isa::Instruction in = mv.make();
+        in.raw[mv[move::len]] = static_cast<uint32_t>(len);
+        const Use rd{sym, mv[move::src], false}, wr{id, mv[move::dst]};
         emit(in, {&rd, 1}, {&wr, 1});
         release(sym);
         ++sum_.compact_moves;
@@ -93,7 +96,7 @@ bool Builder::spill_one() {
   free_slots_.pop_back();
   const uint64_t ddr = ddr_.spill_base + uint64_t(slot) * ddr_.spill_slot_bytes;
   store_of(v, false, static_cast<int64_t>(ddr), slot_reader_[slot]);
-  spilled_.push_back({v, slot, static_cast<uint32_t>(instrs_.size() - 1), syms_[v].refs});
+  spilled_.push_back({v, slot, static_cast<uint32_t>(instrs_.size() - 1), refs(v)});
   release(v);
   ++sum_.spills;
   return true;
@@ -101,18 +104,19 @@ bool Builder::spill_one() {
 
 void Builder::reload_one() {
   const Spilled e = spilled_[rng_.below(spilled_.size())];
+  const Bound& ld = roles_.pick(OpKind::Load, rng_);
   const Sym old = syms_[e.sym];  // a copy: new_symbol may grow syms_
+  const uint64_t bytes = written(e.sym);
   uint32_t rows = 1, rb = 1;
-  factor_exact(old.written, rows, rb);  // held when it was spilled
-  const uint32_t id = new_symbol(old.written, e.refs, old.kind, old.depth);
+  factor_exact(bytes, rows, rb);  // held when it was spilled
+  const uint32_t id = new_symbol(bytes, e.refs, old.kind, old.depth, e.sym);  // the next version
   if (id == kNone) return;
-  inherit(id, e.sym);
-  isa::Instruction in = isa::Instruction::make(*s_.load);
-  in.raw[s_.ld.src] = static_cast<uint32_t>(ddr_.spill_base + uint64_t(e.slot) * ddr_.spill_slot_bytes);
-  in.raw[s_.ld.rows] = rows;
-  in.raw[s_.ld.row_bytes] = rb;
-  in.raw[s_.ld.stride] = rb;
-  const Use w{id, s_.ld.dst};
+  isa::Instruction in = ld.make();
+  in.raw[ld[dma::ddr]] = static_cast<uint32_t>(ddr_.spill_base + uint64_t(e.slot) * ddr_.spill_slot_bytes);
+  in.raw[ld[dma::rows]] = rows;
+  in.raw[ld[dma::row_bytes]] = rb;
+  in.raw[ld[dma::stride]] = rb;
+  const Use w{id, ld[dma::sram]};
   const uint32_t idx = emit(in, {}, {&w, 1}, e.store);
   // The slot may take the next spill once this LOAD has read it (that STORE waits for it).
   slot_reader_[e.slot] = idx;

@@ -1,6 +1,8 @@
-// One function per instruction kind. Each picks its fields from the profile, reuses live
-// symbols as inputs (fitting its shape to their written size, so every read lies inside
-// bytes its producer wrote) or loads fresh ones, places its output and emits.
+// One function per instruction template (gen/roles.h): each emits an instruction of the
+// ISA that follows its role, bound by field name. It picks the fields from the profile,
+// reuses live symbols as inputs (fitting its shape to their written size, so every read
+// lies inside bytes its producer wrote) or loads fresh ones, sizes operands with the ISA's
+// operand expressions, places its output and emits.
 #include <algorithm>
 
 #include "gen/builder.h"
@@ -33,7 +35,7 @@ void Builder::step() {
   // A buffer well past its due point gets a consumer now, so lifetimes stay bounded.
   if (!due_heap_.empty() && rng_.chance(0.1)) {
     const uint32_t top = due_heap_.front().second;
-    if (syms_[top].live && syms_[top].refs > 0 && due_heap_.front().first + uint64_t(p_.lifetime.max / 2) < now() &&
+    if (syms_[top].live && refs(top) > 0 && due_heap_.front().first + uint64_t(p_.lifetime.max / 2) < now() &&
         !pinned(top)) {
       store_of(top, true);
       return;
@@ -57,14 +59,15 @@ void Builder::step() {
     case OpKind::Eltwise: op_eltwise(); break;
     case OpKind::Pool: op_pool(); break;
     case OpKind::Move: op_move(); break;
-    case OpKind::Nop: emit(isa::Instruction::make(*s_.nop), {}, {}); break;
-    case OpKind::Sync: emit(isa::Instruction::make(*s_.sync), {}, {}); break;
+    case OpKind::Nop: emit(roles_.pick(OpKind::Nop, rng_).make(), {}, {}); break;
+    case OpKind::Sync: emit(roles_.pick(OpKind::Sync, rng_).make(), {}, {}); break;
   }
 }
 
 // LOAD of `bytes` (rounded down to what rows x row_bytes can express unless exact) from the
 // DDR input region into a new symbol with `refs` consumers to come.
 uint32_t Builder::load_fresh(uint64_t bytes, uint32_t refs, bool exact, bool may_die) {
+  const Bound& ld = roles_.pick(OpKind::Load, rng_);
   uint32_t rows = 1, rb = 1;
   if (bytes <= 65535 && rng_.chance(0.6)) {
     rb = static_cast<uint32_t>(bytes);
@@ -81,12 +84,12 @@ uint32_t Builder::load_fresh(uint64_t bytes, uint32_t refs, bool exact, bool may
   const uint64_t extent = (rows - 1) * stride + rb;
   uint64_t src = ddr_.input_base + rng_.below(ddr_.input_bytes - extent + 1);
   if (rng_.chance(0.5)) src = src / align_ * align_;
-  isa::Instruction in = isa::Instruction::make(*s_.load);
-  in.raw[s_.ld.src] = static_cast<uint32_t>(src);
-  in.raw[s_.ld.rows] = rows;
-  in.raw[s_.ld.row_bytes] = rb;
-  in.raw[s_.ld.stride] = static_cast<uint32_t>(stride);
-  const Use w{sym, s_.ld.dst};
+  isa::Instruction in = ld.make();
+  in.raw[ld[dma::ddr]] = static_cast<uint32_t>(src);
+  in.raw[ld[dma::rows]] = rows;
+  in.raw[ld[dma::row_bytes]] = rb;
+  in.raw[ld[dma::stride]] = static_cast<uint32_t>(stride);
+  const Use w{sym, ld[dma::sram]};
   emit(in, {}, {&w, 1});
   return sym;
 }
@@ -94,14 +97,15 @@ uint32_t Builder::load_fresh(uint64_t bytes, uint32_t refs, bool exact, bool may
 // STORE of a symbol's written bytes (or a prefix) to DDR. `ddr_dst` < 0: the next place in
 // the output region. Spills pass consume = false, an exact DDR slot and its last reader.
 bool Builder::store_of(uint32_t sym, bool consume, int64_t ddr_dst, int64_t ddr_dep) {
+  const Bound& st = roles_.pick(OpKind::Store, rng_);
   uint32_t rows = 1, rb = 1;
-  const uint64_t written = syms_[sym].written;
+  const uint64_t bytes = written(sym);
   if (ddr_dst >= 0) {
-    if (!factor_exact(written, rows, rb)) return false;
-  } else if (written <= 65535 && rng_.chance(0.6)) {
-    rb = static_cast<uint32_t>(written);
+    if (!factor_exact(bytes, rows, rb)) return false;
+  } else if (bytes <= 65535 && rng_.chance(0.6)) {
+    rb = static_cast<uint32_t>(bytes);
   } else {
-    factor_floor(written, rows, rb);
+    factor_floor(bytes, rows, rb);
   }
   uint64_t stride = rb;
   if (ddr_dst < 0 && rows > 1 && rng_.chance(0.3)) stride += rng_.below(align_ + 1);
@@ -114,155 +118,163 @@ bool Builder::store_of(uint32_t sym, bool consume, int64_t ddr_dst, int64_t ddr_
     dst = out_cursor_;
     out_cursor_ += (extent + align_ - 1) / align_ * align_;
   }
-  isa::Instruction in = isa::Instruction::make(*s_.store);
-  in.raw[s_.st.dst] = static_cast<uint32_t>(dst);
-  in.raw[s_.st.rows] = rows;
-  in.raw[s_.st.row_bytes] = rb;
-  in.raw[s_.st.stride] = static_cast<uint32_t>(stride);
-  const Use r{sym, s_.st.src, consume};
+  isa::Instruction in = st.make();
+  in.raw[st[dma::ddr]] = static_cast<uint32_t>(dst);
+  in.raw[st[dma::rows]] = rows;
+  in.raw[st[dma::row_bytes]] = rb;
+  in.raw[st[dma::stride]] = static_cast<uint32_t>(stride);
+  const Use r{sym, st[dma::sram], consume};
   emit(in, {&r, 1}, {}, ddr_dep);
   return true;
 }
 
 void Builder::op_gemm() {
+  const Bound& g = roles_.pick(OpKind::Gemm, rng_);
+  isa::Instruction in = g.make();
   int64_t m = rng_.range(p_.gemm_m.min, p_.gemm_m.max);
   int64_t n = rng_.range(p_.gemm_n.min, p_.gemm_n.max);
   int64_t k = rng_.range(p_.gemm_k.min, p_.gemm_k.max);
   uint32_t a = rng_.chance(p_.fan_in) ? pick_input(1, true) : kNone;
   if (a != kNone) {  // fit m x k into what the producer wrote
-    const int64_t w = syms_[a].written;
-    k = std::min<int64_t>(k, std::min<int64_t>(w, 4095));
+    const auto w = static_cast<int64_t>(written(a));
+    k = std::min<int64_t>(k, std::min<int64_t>(w, g.field(gemm::k).max));
     m = std::max<int64_t>(1, std::min<int64_t>(m, w / k));
-  } else if ((a = load_fresh(uint64_t(m * k), sample_refs())) == kNone) {
-    return;
   }
+  in.raw[g[gemm::m]] = static_cast<uint32_t>(m);
+  in.raw[g[gemm::k]] = static_cast<uint32_t>(k);
+  if (a == kNone && (a = load_fresh(operand_bytes(in, g.operand[gemm::a]), sample_refs())) == kNone) return;
   Pin pa(*this, a);
-  uint32_t b = rng_.chance(p_.fan_in) ? pick_input(uint64_t(k), true) : kNone;
-  if (b != kNone) {
-    n = std::max<int64_t>(1, std::min<int64_t>(n, syms_[b].written / k));
-  } else if ((b = load_fresh(uint64_t(k * n), sample_refs())) == kNone) {
-    return;
-  }
+  uint32_t b = rng_.chance(p_.fan_in) ? pick_input(uint64_t(k), true) : kNone;  // at least one column
+  if (b != kNone) n = std::max<int64_t>(1, std::min<int64_t>(n, static_cast<int64_t>(written(b)) / k));
+  in.raw[g[gemm::n]] = static_cast<uint32_t>(n);
+  if (b == kNone && (b = load_fresh(operand_bytes(in, g.operand[gemm::b]), sample_refs())) == kNone) return;
   Pin pb(*this, b);
   uint32_t bias = kNone;
   if (rng_.chance(p_.gemm_bias)) {
-    bias = rng_.chance(p_.fan_in) ? pick_input(uint64_t(4 * n), true) : kNone;
-    if (bias == kNone) bias = load_fresh(uint64_t(4 * n), sample_refs());
+    in.raw[g[gemm::has_bias]] = 1;
+    const uint64_t bytes = operand_bytes(in, g.operand[gemm::bias]);
+    bias = rng_.chance(p_.fan_in) ? pick_input(bytes, true) : kNone;
+    if (bias == kNone) bias = load_fresh(bytes, sample_refs());
   }
+  in.raw[g[gemm::has_bias]] = bias != kNone;
   Pin pc(*this, bias);
   const uint8_t depth = static_cast<uint8_t>(
       1 + std::max({syms_[a].depth, syms_[b].depth, bias == kNone ? uint8_t{0} : syms_[bias].depth}));
-  const uint32_t dst = new_symbol(uint64_t(m * n), sample_refs(), OpKind::Gemm, depth);
+  const uint32_t dst = new_symbol(operand_bytes(in, g.operand[gemm::dst]), sample_refs(), OpKind::Gemm, depth);
   if (dst == kNone) return;
-  isa::Instruction in = isa::Instruction::make(*s_.gemm);
-  in.raw[s_.gm.m] = static_cast<uint32_t>(m);
-  in.raw[s_.gm.n] = static_cast<uint32_t>(n);
-  in.raw[s_.gm.k] = static_cast<uint32_t>(k);
-  in.raw[s_.gm.scale] = static_cast<uint32_t>(rng_.range(1, 255));
-  in.raw[s_.gm.shift] = static_cast<uint32_t>(rng_.range(0, 16));
-  in.raw[s_.gm.relu] = static_cast<uint32_t>(rng_.below(2));
-  in.raw[s_.gm.has_bias] = bias != kNone;
-  Use reads[3] = {{a, s_.gm.a}, {b, s_.gm.b}, {bias, s_.gm.bias}};
-  const Use w{dst, s_.gm.dst};
+  in.raw[g[gemm::scale]] = static_cast<uint32_t>(rng_.range(1, 255));
+  in.raw[g[gemm::shift]] = static_cast<uint32_t>(rng_.range(0, 16));
+  in.raw[g[gemm::relu]] = static_cast<uint32_t>(rng_.below(2));
+  Use reads[3] = {{a, g[gemm::a]}, {b, g[gemm::b]}, {bias, g[gemm::bias]}};
+  const Use w{dst, g[gemm::dst]};
   emit(in, {reads, bias != kNone ? 3u : 2u}, {&w, 1});
 }
 
 void Builder::op_im2col() {
+  const Bound& g = roles_.pick(OpKind::Im2col, rng_);
   const int64_t h = rng_.range(p_.im2col_h.min, p_.im2col_h.max);
   const int64_t w = rng_.range(p_.im2col_w.min, p_.im2col_w.max);
   const int64_t c = rng_.range(p_.im2col_c.min, p_.im2col_c.max);
   const int64_t pad = rng_.range(p_.im2col_pad.min, p_.im2col_pad.max);
-  const int64_t kh = std::min(rng_.range(p_.im2col_kernel.min, p_.im2col_kernel.max), std::min<int64_t>(15, h + 2 * pad));
-  const int64_t kw = std::min(rng_.range(p_.im2col_kernel.min, p_.im2col_kernel.max), std::min<int64_t>(15, w + 2 * pad));
+  const int64_t kh = std::min(rng_.range(p_.im2col_kernel.min, p_.im2col_kernel.max),
+                              std::min<int64_t>(g.field(im2col::kh).max, h + 2 * pad));
+  const int64_t kw = std::min(rng_.range(p_.im2col_kernel.min, p_.im2col_kernel.max),
+                              std::min<int64_t>(g.field(im2col::kw).max, w + 2 * pad));
   const int64_t stride = rng_.range(p_.im2col_stride.min, p_.im2col_stride.max);
-  const uint64_t in_bytes = uint64_t(h * w * c);
+  isa::Instruction in = g.make();
+  in.raw[g[im2col::h]] = static_cast<uint32_t>(h);
+  in.raw[g[im2col::w]] = static_cast<uint32_t>(w);
+  in.raw[g[im2col::c]] = static_cast<uint32_t>(c);
+  in.raw[g[im2col::kh]] = static_cast<uint32_t>(kh);
+  in.raw[g[im2col::kw]] = static_cast<uint32_t>(kw);
+  in.raw[g[im2col::stride]] = static_cast<uint32_t>(stride);
+  in.raw[g[im2col::pad]] = static_cast<uint32_t>(pad);
+  const uint64_t in_bytes = operand_bytes(in, g.operand[im2col::src]);
   uint32_t src = rng_.chance(p_.fan_in) ? pick_input(in_bytes, true) : kNone;
   if (src == kNone && (src = load_fresh(in_bytes, sample_refs())) == kNone) return;
   Pin ps(*this, src);
-  const uint64_t out_bytes = uint64_t(((h + 2 * pad - kh) / stride + 1) * ((w + 2 * pad - kw) / stride + 1) * kh * kw * c);
-  const uint32_t dst = new_symbol(out_bytes, sample_refs(), OpKind::Im2col, static_cast<uint8_t>(syms_[src].depth + 1));
+  const uint32_t dst = new_symbol(operand_bytes(in, g.operand[im2col::dst]), sample_refs(), OpKind::Im2col,
+                                  static_cast<uint8_t>(syms_[src].depth + 1));
   if (dst == kNone) return;
-  isa::Instruction in = isa::Instruction::make(*s_.im2col);
-  in.raw[s_.ic.h] = static_cast<uint32_t>(h);
-  in.raw[s_.ic.w] = static_cast<uint32_t>(w);
-  in.raw[s_.ic.c] = static_cast<uint32_t>(c);
-  in.raw[s_.ic.kh] = static_cast<uint32_t>(kh);
-  in.raw[s_.ic.kw] = static_cast<uint32_t>(kw);
-  in.raw[s_.ic.stride] = static_cast<uint32_t>(stride);
-  in.raw[s_.ic.pad] = static_cast<uint32_t>(pad);
-  const Use r{src, s_.ic.src}, wr{dst, s_.ic.dst};
+  const Use r{src, g[im2col::src]}, wr{dst, g[im2col::dst]};
   emit(in, {&r, 1}, {&wr, 1});
 }
 
 void Builder::op_eltwise() {
-  const auto op = static_cast<uint32_t>(rng_.below(4));  // add, mul, relu, clip
+  const Bound& g = roles_.pick(OpKind::Eltwise, rng_);
+  isa::Instruction in = g.make();
+  const isa::FieldSpec& ops = g.field(eltwise::op);  // add, mul, relu, clip in the reference ISA
+  in.raw[g[eltwise::op]] = enum_value(ops, rng_.below(ops.enum_values.size()));
   uint32_t a = rng_.chance(p_.fan_in) ? pick_input(1, true) : kNone;
   uint64_t len;
   if (a != kNone) {
-    const uint64_t w = syms_[a].written;
+    const uint64_t w = written(a);
     len = rng_.chance(0.7) ? w : 1 + rng_.below(w);
+    in.raw[g[eltwise::len]] = static_cast<uint32_t>(len);
   } else {
     len = sample_size(p_.vector_sizes);
-    if ((a = load_fresh(len, sample_refs())) == kNone) return;
+    in.raw[g[eltwise::len]] = static_cast<uint32_t>(len);
+    if ((a = load_fresh(operand_bytes(in, g.operand[eltwise::a]), sample_refs())) == kNone) return;
   }
   Pin pa(*this, a);
   uint32_t b = kNone;
-  if (op <= 1) {
-    b = rng_.chance(p_.fan_in) ? pick_input(len, true) : kNone;
-    if (b == kNone && (b = load_fresh(len, sample_refs())) == kNone) return;
+  if (const uint64_t b_bytes = operand_bytes(in, g.operand[eltwise::b]); b_bytes > 0) {  // binary ops only
+    b = rng_.chance(p_.fan_in) ? pick_input(b_bytes, true) : kNone;
+    if (b == kNone && (b = load_fresh(b_bytes, sample_refs())) == kNone) return;
   }
   Pin pb(*this, b);
   const uint8_t depth = static_cast<uint8_t>(1 + std::max(syms_[a].depth, b == kNone ? uint8_t{0} : syms_[b].depth));
-  const uint32_t dst = new_symbol(len, sample_refs(), OpKind::Eltwise, depth);
+  const uint32_t dst = new_symbol(operand_bytes(in, g.operand[eltwise::dst]), sample_refs(), OpKind::Eltwise, depth);
   if (dst == kNone) return;
-  isa::Instruction in = isa::Instruction::make(*s_.eltwise);
-  in.raw[s_.el.len] = static_cast<uint32_t>(len);
-  in.raw[s_.el.op] = op;
-  in.raw[s_.el.scale] = static_cast<uint32_t>(rng_.range(1, 255));
-  in.raw[s_.el.shift] = static_cast<uint32_t>(rng_.range(0, 12));
-  const int64_t lo = rng_.range(-128, 127);
-  in.set_value(s_.el.lo, lo);
-  in.set_value(s_.el.hi, rng_.range(lo, 127));
-  Use reads[2] = {{a, s_.el.a}, {b, s_.el.b}};
-  const Use w{dst, s_.el.dst};
+  in.raw[g[eltwise::scale]] = static_cast<uint32_t>(rng_.range(1, 255));
+  in.raw[g[eltwise::shift]] = static_cast<uint32_t>(rng_.range(0, 12));
+  const isa::FieldSpec &lo_f = g.field(eltwise::lo), &hi_f = g.field(eltwise::hi);
+  const int64_t lo = rng_.range(lo_f.min, lo_f.max);
+  in.set_value(g[eltwise::lo], lo);
+  in.set_value(g[eltwise::hi], rng_.range(lo, hi_f.max));
+  Use reads[2] = {{a, g[eltwise::a]}, {b, g[eltwise::b]}};
+  const Use w{dst, g[eltwise::dst]};
   emit(in, {reads, b != kNone ? 2u : 1u}, {&w, 1});
 }
 
 void Builder::op_pool() {
+  const Bound& g = roles_.pick(OpKind::Pool, rng_);
   const int64_t window = rng_.range(p_.pool_window.min, p_.pool_window.max);
   const int64_t h = std::max(window, rng_.range(p_.pool_h.min, p_.pool_h.max));
   const int64_t w = std::max(window, rng_.range(p_.pool_w.min, p_.pool_w.max));
   const int64_t c = rng_.range(p_.pool_c.min, p_.pool_c.max);
   const int64_t stride = rng_.range(p_.pool_stride.min, p_.pool_stride.max);
-  const uint64_t in_bytes = uint64_t(h * w * c);
+  isa::Instruction in = g.make();
+  in.raw[g[pool::h]] = static_cast<uint32_t>(h);
+  in.raw[g[pool::w]] = static_cast<uint32_t>(w);
+  in.raw[g[pool::c]] = static_cast<uint32_t>(c);
+  in.raw[g[pool::window]] = static_cast<uint32_t>(window);
+  in.raw[g[pool::stride]] = static_cast<uint32_t>(stride);
+  const uint64_t in_bytes = operand_bytes(in, g.operand[pool::src]);
   uint32_t src = rng_.chance(p_.fan_in) ? pick_input(in_bytes, true) : kNone;
   if (src == kNone && (src = load_fresh(in_bytes, sample_refs())) == kNone) return;
   Pin ps(*this, src);
-  const uint64_t out_bytes = uint64_t(((h - window) / stride + 1) * ((w - window) / stride + 1) * c);
-  const uint32_t dst = new_symbol(out_bytes, sample_refs(), OpKind::Pool, static_cast<uint8_t>(syms_[src].depth + 1));
+  const uint32_t dst = new_symbol(operand_bytes(in, g.operand[pool::dst]), sample_refs(), OpKind::Pool,
+                                  static_cast<uint8_t>(syms_[src].depth + 1));
   if (dst == kNone) return;
-  isa::Instruction in = isa::Instruction::make(*s_.pool);
-  in.raw[s_.pl.h] = static_cast<uint32_t>(h);
-  in.raw[s_.pl.w] = static_cast<uint32_t>(w);
-  in.raw[s_.pl.c] = static_cast<uint32_t>(c);
-  in.raw[s_.pl.window] = static_cast<uint32_t>(window);
-  in.raw[s_.pl.stride] = static_cast<uint32_t>(stride);
-  in.raw[s_.pl.mode] = static_cast<uint32_t>(rng_.below(2));
-  const Use r{src, s_.pl.src}, wr{dst, s_.pl.dst};
+  const isa::FieldSpec& modes = g.field(pool::mode);  // max, avg in the reference ISA
+  in.raw[g[pool::mode]] = enum_value(modes, rng_.below(modes.enum_values.size()));
+  const Use r{src, g[pool::src]}, wr{dst, g[pool::dst]};
   emit(in, {&r, 1}, {&wr, 1});
 }
 
 void Builder::op_move() {
+  const Bound& g = roles_.pick(OpKind::Move, rng_);
   uint32_t src = pick_input(1, false);
   if (src == kNone && (src = load_fresh(sample_size(p_.vector_sizes), sample_refs(), false)) == kNone) return;
   Pin ps(*this, src);
-  const uint64_t w = syms_[src].written;
+  const uint64_t w = written(src);
   const uint64_t len = rng_.chance(0.7) ? w : 1 + rng_.below(w);
-  const uint32_t dst = new_symbol(len, sample_refs(), OpKind::Move, syms_[src].depth);
+  isa::Instruction in = g.make();
+  in.raw[g[move::len]] = static_cast<uint32_t>(len);
+  const uint32_t dst = new_symbol(operand_bytes(in, g.operand[move::dst]), sample_refs(), OpKind::Move, syms_[src].depth);
   if (dst == kNone) return;
-  isa::Instruction in = isa::Instruction::make(*s_.move);
-  in.raw[s_.mv.len] = static_cast<uint32_t>(len);
-  const Use r{src, s_.mv.src}, wr{dst, s_.mv.dst};
+  const Use r{src, g[move::src]}, wr{dst, g[move::dst]};
   emit(in, {&r, 1}, {&wr, 1});
 }
 

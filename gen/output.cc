@@ -10,12 +10,16 @@
 
 namespace npuforge::gen {
 
-std::string GeneratedProgram::symbol_name(uint32_t symbol) const {
+std::string symbol_name(OpKind origin_kind, uint32_t origin, uint32_t version) {
   static constexpr const char* kPrefix[kNumOpKinds] = {"ld", "st", "g", "ic", "e", "p", "mv", "nop", "sync"};
-  const SymbolInfo& s = symbols[symbol];
-  std::string name = fmt::format("{}{}", kPrefix[static_cast<unsigned>(s.kind)], s.origin);
-  if (s.version > 0) name += fmt::format("@{}", s.version);
+  std::string name = fmt::format("{}{}", kPrefix[static_cast<unsigned>(origin_kind)], origin);
+  if (version > 0) name += fmt::format("@{}", version);
   return name;
+}
+
+std::string GeneratedProgram::symbol_name(uint32_t symbol) const {
+  const SymbolInfo& s = symbols[symbol];
+  return gen::symbol_name(s.kind, s.origin, s.version);
 }
 
 allocator::MemMap GeneratedProgram::memmap() const {
@@ -27,8 +31,9 @@ allocator::MemMap GeneratedProgram::memmap() const {
   std::vector<int64_t> producer(symbols.size(), allocator::kNoProducer);
   std::vector<std::vector<int64_t>> consumers(symbols.size());
   for (const SymRef& r : refs) {
-    if (r.write) producer[r.symbol] = r.instr;
-    else if (consumers[r.symbol].empty() || consumers[r.symbol].back() != r.instr) consumers[r.symbol].push_back(r.instr);
+    const uint32_t sym = r.symbol.value;
+    if (r.write) producer[sym] = r.instr;
+    else if (consumers[sym].empty() || consumers[sym].back() != r.instr) consumers[sym].push_back(r.instr);
   }
   for (uint32_t i = 0; i < symbols.size(); ++i) {
     if (producer[i] == allocator::kNoProducer) continue;  // placed but never produced (length reached)
@@ -56,7 +61,7 @@ std::string to_assembly(const GeneratedProgram& p) {
     for (; r < p.refs.size() && p.refs[r].instr == i; ++r) {
       out += first ? "  ; " : " ";
       first = false;
-      out += fmt::format("{}=%{}", in.spec->fields[p.refs[r].slot].name, p.symbol_name(p.refs[r].symbol));
+      out += fmt::format("{}=%{}", in.spec->fields[p.refs[r].field].name, p.symbol_name(p.refs[r].symbol.value));
     }
     out += '\n';
   }

@@ -37,6 +37,13 @@ std::string_view to_string(Queue q) {
 
 std::string_view to_string(Access a) { return a == Access::Read ? "read" : "write"; }
 
+void InstrSpec::sign_extend(unsigned slot, std::span<int64_t> values) const {
+  const auto bits = static_cast<uint32_t>(values[slot]);
+  const unsigned width = fields[slot].width;
+  const uint32_t sign = 1u << (width - 1);
+  values[slot] = width >= 32 ? int64_t(int32_t(bits)) : int64_t(bits ^ sign) - int64_t(sign);
+}
+
 std::optional<unsigned> InstrSpec::field_index(std::string_view name) const {
   for (unsigned i = 0; i < fields.size(); ++i)
     if (fields[i].name == name) return i;
@@ -217,6 +224,8 @@ class IsaLoader {
       s.fields.insert(s.fields.end(), own.begin(), own.end());
     }
     check_layout(s, n);
+    for (unsigned i = 0; i < s.fields.size(); ++i)
+      if (s.fields[i].is_signed) s.signed_fields |= 1u << i;
     const auto resolver = [&s](std::string_view name) { return s.field_index(name); };
     if (n["operands"]) load_operands(n["operands"], s, resolver);
     if (n["constraints"]) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -64,11 +65,23 @@ struct InstrSpec {
   std::vector<FieldSpec> fields;  // the common fields first (opcode, wait, signal)
   std::vector<OperandSpec> operands;
   std::vector<Expr> constraints;
+  uint32_t signed_fields = 0;  // bit i: fields[i] is signed (set by the loader)
+
+  // Field values as the expressions see them: the raw bits of each field, sign-extended
+  // where the field is signed. `raw` and `out` hold one entry per field. Inline: the
+  // generator's fix-up runs it for every instruction.
+  void field_values(std::span<const uint32_t> raw, std::span<int64_t> out) const {
+    for (size_t i = 0; i < fields.size(); ++i) out[i] = raw[i];
+    for (uint32_t m = signed_fields; m != 0; m &= m - 1) sign_extend(static_cast<unsigned>(__builtin_ctz(m)), out);
+  }
 
   std::optional<unsigned> field_index(std::string_view name) const;
   // Like field_index, but throws npuforge::Error when the field does not exist. For code
   // that binds to a field by name once (semantics, generator) and then uses the slot.
   unsigned require_field(std::string_view name) const;
+
+ private:
+  void sign_extend(unsigned slot, std::span<int64_t> values) const;
 };
 
 // Slots of the common fields, identical in every instruction.

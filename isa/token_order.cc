@@ -5,6 +5,10 @@
 
 #include "isa/token_order.h"
 
+#include <fmt/core.h>
+
+#include "util/error.h"
+
 namespace npuforge::isa {
 namespace {
 
@@ -122,6 +126,39 @@ int64_t TokenOrder::latest_before(size_t i, unsigned q) const {
   uint32_t c = clock_[i][q];
   if (q == queue_[i] && seq_[i] != 0) c = seq_[i] - 1;
   return c == 0 ? -1 : static_cast<int64_t>(by_queue_[q][c - 1]);
+}
+
+void TokenOrderBuilder::reserve(size_t instructions) {
+  clock_.reserve(instructions);
+  queue_.reserve(instructions);
+  for (auto& q : by_queue_) q.reserve(instructions / 2);
+}
+
+void TokenOrderBuilder::add_token(size_t signaller, unsigned q) {
+  const unsigned p = signaller < queue_.size() ? queue_[signaller] : kNumQueues;
+  if (p >= kNumQueues || q >= kNumQueues || p == q)
+    throw Error(fmt::format("token order: no token from instruction {} to queue {}: tokens go between two "
+                            "different queues (load, compute, store)",
+                            signaller, q));
+  if (pending_waits_[q] >> p & 1u)
+    throw Error(fmt::format("token order: the next {} instruction already waits on {}", to_string(Queue(q)),
+                            to_string(Queue(p))));
+  if (int64_t(signaller) <= last_signal_[p][q])
+    throw Error(fmt::format("token order: a signal {}->{} from instruction {} would not pair in program order "
+                            "(instruction {} signals that channel already)",
+                            to_string(Queue(p)), to_string(Queue(q)), signaller, last_signal_[p][q]));
+  last_signal_[p][q] = static_cast<int64_t>(signaller);
+  pending_waits_[q] |= 1u << p;
+  Clock& next = next_[q];
+  const Clock& c = clock_[signaller];
+  for (unsigned r = 0; r < kNumQueues; ++r) next[r] = std::max(next[r], c[r]);
+}
+
+bool TokenOrderBuilder::happens_before(size_t a, size_t b) const {
+  const unsigned qa = queue_[a], qb = queue_[b];
+  if (a == b || qa >= kNumQueues) return false;
+  const uint32_t seq_a = clock_[a][qa];
+  return clock_[b][qa] >= seq_a && (qa != qb || seq_a < clock_[b][qb]);
 }
 
 }  // namespace npuforge::isa

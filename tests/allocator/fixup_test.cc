@@ -101,5 +101,46 @@ TEST(Fixup, AddressMustFitTheField) {
   EXPECT_NE(e.find("does not fit the field"), std::string::npos) << e;
 }
 
+// The id form (the generator's): placements from the table, freed symbols at their last
+// placement, the same extent check, all or nothing, references in any order.
+TEST(Fixup, ByIdUsesLastPlacementsAndChecksExtents) {
+  Allocator a(SramAddr{0}, Bytes{1 << 16}, Bytes{64}, Policy::FirstFit);
+  SymbolTable t(a);
+  t.set_namer([](SymbolId origin) { return "g" + std::to_string(origin.value); });
+  const auto x = t.define_new(Bytes{200}, 1);
+  const auto y = t.define_new(Bytes{256}, 1);
+  auto prog = isa::assemble(isa_(), "move 0x0, 0x0, len=200\nmove 0x0, 0x0, len=256\n", "id.s");
+  const unsigned dst = slot("move", "dst"), src = slot("move", "src");
+  // Out of instruction order, and both symbols freed by the time of the fix-up. The
+  // second move writes 256 bytes into x's 200: inside its padded node.
+  const std::vector<SymbolField> refs = {{1, x.id, uint8_t(dst), true}, {0, x.id, uint8_t(src), false},
+                                         {0, y.id, uint8_t(dst), true}};
+  t.release(x.id);
+  t.release(y.id);
+  fixup(prog.instrs, refs, t);
+  EXPECT_EQ(prog.instrs[0].get(src), x.alloc.addr.value);
+  EXPECT_EQ(prog.instrs[0].get(dst), y.alloc.addr.value);
+  EXPECT_EQ(prog.instrs[1].get(dst), x.alloc.addr.value);
+
+  // 257 bytes into x's 256-byte node: caught, named, and nothing written.
+  auto over = isa::assemble(isa_(), "move 0x0, 0x0, len=64\nmove 0x0, 0x0, len=257\n", "over.s");
+  const auto before = over.instrs;
+  const std::vector<SymbolField> bad = {{0, y.id, uint8_t(dst), true}, {1, x.id, uint8_t(dst), true}};
+  const std::string e = error_of([&] { fixup(over.instrs, bad, t); });
+  EXPECT_NE(e.find("instruction 1 'move', field 'dst', symbol '%g0'"), std::string::npos) << e;
+  EXPECT_NE(e.find("257 bytes"), std::string::npos) << e;
+  EXPECT_NE(e.find("leave the symbol's node"), std::string::npos) << e;
+  EXPECT_EQ(over.instrs, before);
+
+  // A symbol never placed is a use before define.
+  const SymbolId ghost = t.intern("ghost");
+  const std::vector<SymbolField> unplaced = {{0, ghost, uint8_t(src), false}};
+  EXPECT_NE(error_of([&] { fixup(over.instrs, unplaced, t); }).find("'%ghost': use before define"),
+            std::string::npos);
+  const std::vector<SymbolField> missing = {{7, x.id, uint8_t(src), false}};
+  EXPECT_NE(error_of([&] { fixup(over.instrs, missing, t); }).find("instruction 7 field slot"), std::string::npos);
+  EXPECT_EQ(over.instrs, before);
+}
+
 }  // namespace
 }  // namespace npuforge::allocator

@@ -10,6 +10,7 @@
 #include "gen/placer.h"
 #include "gen/program_check.h"
 #include "isa/assembler.h"
+#include "util/error.h"
 
 namespace npuforge::gen {
 namespace {
@@ -20,7 +21,7 @@ Profile profile(const std::string& name) {
   return Profile::load_file(std::string(NPUFORGE_SOURCE_DIR) + "/configs/gen/" + name + ".yaml");
 }
 
-GeneratedProgram gen(const Profile& p, uint64_t seed, int64_t length, Placer* placer = nullptr) {
+GeneratedProgram gen(const Profile& p, uint64_t seed, int64_t length, allocator::Placer* placer = nullptr) {
   GenOptions o;
   o.seed = seed;
   o.length = length;
@@ -129,10 +130,10 @@ TEST(GenGenerator, ProducerSymbolsMatchTheirFields) {
     if (!r.write) continue;
     const isa::Instruction& in = g.instrs[r.instr];
     for (const isa::Extent& e : isa::extents(in)) {
-      if (e.field != r.slot) continue;
-      EXPECT_EQ(e.bytes, g.symbols[r.symbol].written) << "instruction " << r.instr;
-      EXPECT_EQ(g.symbols[r.symbol].padded % 64, 0u);
-      EXPECT_GE(g.symbols[r.symbol].padded, e.bytes);
+      if (e.field != r.field) continue;
+      EXPECT_EQ(e.bytes, g.symbols[r.symbol.value].written) << "instruction " << r.instr;
+      EXPECT_EQ(g.symbols[r.symbol.value].padded % 64, 0u);
+      EXPECT_GE(g.symbols[r.symbol.value].padded, e.bytes);
       ++checked;
     }
   }
@@ -164,6 +165,39 @@ TEST(GenGenerator, WrapperWithoutPlantingIsClean) {
   OverlappingPlacer never(real, 1u << 30);
   const GeneratedProgram g = gen(profile("default"), 3, 300, &never);
   EXPECT_TRUE(planner::check_memmap(g.memmap()).ok());
+}
+
+// The fix-up checks every operand's extent against its buffer: a placer that reports
+// nodes one unit shorter than it reserved (an allocator bug) stops generation with an
+// error naming the instruction, field and symbol.
+class ShortNodePlacer final : public allocator::Placer {
+ public:
+  explicit ShortNodePlacer(allocator::Allocator& a) : a_(a) {}
+  allocator::AllocResult alloc(Bytes size) override {
+    allocator::AllocResult r = a_.alloc(size);
+    if (r.ok() && r.padded.value > a_.alignment().value) r.padded = r.padded - a_.alignment();
+    return r;
+  }
+  allocator::AllocResult alloc_at(SramAddr addr, Bytes size) override { return a_.alloc_at(addr, size); }
+  void free(allocator::NodeId node) override { a_.free(node); }
+  allocator::Allocator& allocator() override { return a_; }
+
+ private:
+  allocator::Allocator& a_;
+};
+
+TEST(GenGenerator, FixupCatchesAnOperandOutsideItsBuffer) {
+  allocator::Allocator real(SramAddr{0}, isa::NpuConfig{}.sram_bytes, isa::NpuConfig{}.alignment);
+  ShortNodePlacer shorter(real);
+  try {
+    gen(profile("default"), 1, 300, &shorter);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("leave the symbol's node"), std::string::npos) << m;
+    EXPECT_NE(m.find("field '"), std::string::npos) << m;
+    EXPECT_NE(m.find("symbol '%"), std::string::npos) << m;
+  }
 }
 
 TEST(GenGenerator, SmallNpuAndTinyLengths) {
