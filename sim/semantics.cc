@@ -20,8 +20,6 @@ constexpr OpName kOps[] = {
     {"sync", Op::Sync},       {"halt", Op::Halt},
 };
 
-int8_t clamp8(int64_t v) { return static_cast<int8_t>(std::clamp<int64_t>(v, -128, 127)); }
-
 }  // namespace
 
 std::string_view to_string(Op op) {
@@ -29,21 +27,6 @@ std::string_view to_string(Op op) {
     if (o.op == op) return o.name;
   }
   return "?";
-}
-
-int8_t requant(int64_t x, const RequantParams& p) {
-  const unsigned shift = std::min(p.shift, 63u);  // a wider shift would be undefined
-  const int64_t round = shift > 0 ? int64_t{1} << (shift - 1) : 0;
-  int64_t v = (x * static_cast<int64_t>(p.scale) + round) >> shift;  // arithmetic (C++20)
-  v = std::clamp<int64_t>(v, -128, 127);
-  if (p.relu) v = std::max<int64_t>(v, 0);
-  return static_cast<int8_t>(v);
-}
-
-int8_t round_div_away(int64_t sum, int64_t count) {
-  // |sum| / count rounded half up, as (2|sum| + count) / (2 count), then the sign back.
-  const int64_t mag = (2 * (sum < 0 ? -sum : sum) + count) / (2 * count);
-  return clamp8(sum < 0 ? -mag : mag);
 }
 
 Semantics::Semantics(const isa::Isa& isa) : isa_(&isa) {

@@ -32,6 +32,7 @@
 
 #include "isa/instruction.h"
 #include "isa/npu_config.h"
+#include "isa/numerics.h"
 #include "sim/memory.h"
 
 namespace npuforge::sim {
@@ -44,15 +45,10 @@ std::string_view to_string(Op);
 enum class EltwiseOp : uint8_t { Add = 0, Mul = 1, Relu = 2, Clip = 3 };
 enum class PoolMode : uint8_t { Max = 0, Avg = 1 };
 
-struct RequantParams {
-  uint32_t scale = 1;
-  uint32_t shift = 0;  // 0..63 accepted; the ISA allows up to 40
-  bool relu = false;
-};
-
-// The numeric kernels, exposed for tests and for models that want them directly.
-int8_t requant(int64_t x, const RequantParams& p);
-int8_t round_div_away(int64_t sum, int64_t count);  // POOL avg rounding, count > 0
+// The ISA's numerics (isa/numerics.h), named here for the kernels and tests.
+using isa::RequantParams;
+using isa::requant;
+using isa::round_div_away;
 
 // Operand buffers for Semantics::compute, indexed like spec->operands (isa::extents order).
 // `in[i]` must hold extents(instr).items[i].bytes bytes for every used read operand `i`;
