@@ -61,6 +61,9 @@ struct QTensor {
   model::Shape storage_shape() const;
 };
 
+// The storage dim that holds model axis `axis` of `t` (HWC: 1 -> 2, 2 -> 0, 3 -> 1).
+int64_t storage_axis(const QTensor& t, int64_t axis);
+
 // Window of a conv or pool, per spatial axis (h = rows, w = columns); 1-D ops use h = 1.
 // Pads are zeros outside the image (conv) or ignored / counted positions (pools).
 struct Window {
