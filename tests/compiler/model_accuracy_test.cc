@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "compiler/drift.h"
 #include "compiler/front.h"
 #include "compiler/qref.h"
 #include "model/interpreter.h"
@@ -95,6 +96,17 @@ int64_t argmax(const model::Tensor& t) {
 // A classifier's output: [1, classes] with more than one class.
 bool is_classifier(const model::Tensor& t) { return t.rank() == 2 && t.shape()[0] == 1 && t.shape()[1] > 1; }
 
+// The per-layer drift, to see where the error enters: the first layers below 0.99.
+void print_drift(const CompileFront& front, const model::TensorMap& in) {
+  int shown = 0;
+  for (const LayerDrift& d : layer_drift(front.graph, front.float_graph, in)) {
+    if (d.cosine >= 0.99 && !std::getenv("NPUFORGE_DRIFT")) continue;
+    std::cout << fmt::format("  drift op {:3} {:50} cos {:.5f} max|err| {:.4g} scale {:.4g}\n", d.op, d.tensor, d.cosine,
+                             d.max_abs, d.scale);
+    if (++shown == 12 && !std::getenv("NPUFORGE_DRIFT")) break;
+  }
+}
+
 class ModelAccuracy : public testing::TestWithParam<ModelEntry> {};
 
 TEST_P(ModelAccuracy, QuantizedReferenceMatchesFloat) {
@@ -117,10 +129,10 @@ TEST_P(ModelAccuracy, QuantizedReferenceMatchesFloat) {
   opts.calibration.seed = 1000;
   opts.calibration.random_lo = m.lo;
   opts.calibration.random_hi = m.hi;
-  const auto t0 = std::chrono::steady_clock::now();
-  const CompileFront front = compile_front(original, opts);
-  const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-
+  if (const char* clip = std::getenv("NPUFORGE_CLIP")) {
+    const std::string c = clip;
+    opts.calibration.method = c == "absmax" ? ClipMethod::kAbsMax : c == "percentile" ? ClipMethod::kPercentile : ClipMethod::kMse;
+  }
   std::vector<fs::path> sets;
   for (const auto& e : fs::directory_iterator(cache_dir() / "inputs" / m.name)) {
     const std::string f = e.path().filename().string();
@@ -128,6 +140,17 @@ TEST_P(ModelAccuracy, QuantizedReferenceMatchesFloat) {
   }
   std::sort(sets.begin(), sets.end());
   ASSERT_FALSE(sets.empty()) << "no inputs for " << m.name << " in the cache";
+  if (std::getenv("NPUFORGE_CALIBRATE_ON_SAMPLES"))
+    for (const fs::path& set0 : sets)
+      for (size_t i = 0; i < m.input_names.size(); ++i) {
+        std::string f = set0.string();
+        f.replace(f.size() - 5, 1, std::to_string(i));
+        opts.calibration.files.push_back(f);
+      }
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const CompileFront front = compile_front(original, opts);
+  const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   double worst = 1;
   int top1_same = 0, top1_total = 0;
@@ -147,7 +170,10 @@ TEST_P(ModelAccuracy, QuantizedReferenceMatchesFloat) {
       ASSERT_EQ(a.shape(), b.shape()) << out;
       const double c = cosine(a, b);
       worst = std::min(worst, c);
+      std::cout << fmt::format("  {} {} '{}': cosine {:.5f}{}\n", m.name, set0.filename().string(), out, c,
+                               is_classifier(b) ? fmt::format(", top-1 {} vs float {}", argmax(a), argmax(b)) : "");
       EXPECT_GE(c, 0.99) << m.name << " output '" << out << "' on " << set0.filename();
+      if (c < 0.99 || std::getenv("NPUFORGE_DRIFT")) print_drift(front, in);
       if (is_classifier(b)) {
         ++top1_total;
         const bool same = argmax(a) == argmax(b);
