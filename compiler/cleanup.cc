@@ -60,6 +60,15 @@ std::optional<std::string> noop_source(const Graph& g, const Node& n) {
     if (n.input(2).empty() || (training && training->numel() == 1 && training->int_at(0) == 0)) return x;
     return std::nullopt;
   }
+  // x op c with a scalar constant c that changes nothing (either operand order for Mul/Add).
+  if (op == "Mul" || op == "Add") {
+    const double unit = op == "Mul" ? 1.0 : 0.0;
+    for (size_t i = 0; i < 2; ++i) {
+      const std::string& v = n.input(1 - i);
+      if (is_scalar_value(constant_input(g, n, i), unit) && !g.is_constant(v) && same_shape(g, v, y)) return v;
+    }
+    return std::nullopt;
+  }
   if (!same_shape(g, x, y)) return std::nullopt;
   if (op == "Cast" || op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Expand")
     return x;
@@ -77,13 +86,6 @@ std::optional<std::string> noop_source(const Graph& g, const Node& n) {
     for (int64_t v : p)
       if (v != 0) return std::nullopt;
     return x;
-  }
-  // x op c with a scalar constant c that changes nothing (either operand order for Mul/Add).
-  if (op == "Mul" || op == "Add") {
-    const double unit = op == "Mul" ? 1.0 : 0.0;
-    if (is_scalar_value(constant_input(g, n, 1), unit) && !g.is_constant(n.input(0))) return n.input(0);
-    if (is_scalar_value(constant_input(g, n, 0), unit) && !g.is_constant(n.input(1)) && same_shape(g, n.input(1), y))
-      return n.input(1);
   }
   if ((op == "Div" && is_scalar_value(constant_input(g, n, 1), 1.0)) ||
       (op == "Sub" && is_scalar_value(constant_input(g, n, 1), 0.0)))
