@@ -14,7 +14,7 @@ struct SvgOptions {
   bool inclusive = false;  // label lifetimes as [first, last] (memory maps)
   std::string title;       // shown at the top (e.g. the file name)
   // Buffer ids filled red (e.g. the buffers a simulator finding names), besides overlaps.
-  std::vector<std::string> highlight;
+  std::vector<std::string> highlight = {};
 };
 
 // Buffers without an offset are not drawn. `check` may come from check_plan on the same
