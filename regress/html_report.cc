@@ -136,7 +136,7 @@ std::string failure_card(const SeedResult& r, const fs::path& out, bool timeline
     try {
       const auto hot = finding_symbols(r.finding);
       h += "<figure class='timeline'>" + memory_timeline_svg(memmap, r.job.id(), hot);
-      h += "<figcaption>Memory timeline: instruction on x, SRAM address on y. Filled red: ";
+      h += "<figcaption>Memory timeline: instruction on x, SRAM address on y (up to the peak). Filled red: ";
       std::string names;
       for (const auto& s : hot) names += (names.empty() ? "%" : ", %") + s;
       h += esc(names.empty() ? "(the finding names no buffer)" : names);
@@ -277,8 +277,10 @@ std::vector<std::string> finding_symbols(const std::string& finding) {
 
 std::string memory_timeline_svg(const fs::path& memmap, const std::string& title,
                                 const std::vector<std::string>& highlight) {
-  const planner::PlanProblem plan = planner::problem_from_memmap(allocator::MemMap::load_file(memmap));
+  planner::PlanProblem plan = planner::problem_from_memmap(allocator::MemMap::load_file(memmap));
   const planner::PlanCheckResult check = planner::check_plan(plan);
+  // Drawn up to the peak, not the whole SRAM: the buffers would be a sliver at the bottom.
+  plan.capacity.reset();
   planner::SvgOptions opt;
   opt.inclusive = true;
   opt.title = title;

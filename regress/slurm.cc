@@ -97,7 +97,8 @@ SeedProgress seed_progress(const SlurmOptions& o) {
   for (unsigned k = 1; k <= o.shards; ++k) {
     const fs::path f = fs::path(shard_dir(o, k)) / "progress.txt";
     if (!fs::exists(f)) continue;
-    for (auto line : split(util::read_file(f), '\n')) {
+    const std::string text = util::read_file(f);  // split() returns views into it
+    for (auto line : split(text, '\n')) {
       ++p.done;
       if (line.ends_with(" pass")) ++p.pass;
       else if (line.ends_with(" fail")) ++p.fail;
@@ -297,7 +298,7 @@ int run_on_slurm(const SlurmOptions& o, std::FILE* log) {
     ++bad_tasks;
     if (!log) continue;
     if (it == by_task.end()) {
-      fmt::print(log, "slurm task {}_{} (shard {}): no state known (purged from the controller)\n", job, k, k);
+      fmt::print(log, "slurm task {}_{} (shard {}): gone from the controller (cancelled before it started, or purged)\n", job, k, k);
     } else {
       const TaskState& t = it->second;
       fmt::print(log, "slurm task {}_{} (shard {}): {}{}{}, log {}\n", job, k, k, t.state,
