@@ -173,7 +173,7 @@ std::string coverage_section(const Coverage& cov) {
     h += fmt::format("<div class='group {}'><div class='gname'>{}</div><div class='bar'><span style='width:{:.1f}%'></span></div>"
                      "<div class='gnum'>{}/{} ({:.0f}%)</div><div class='closed'>{}</div><div class='bins'>",
                      g.complete() ? "done" : "open", esc(g.name), pct, covered, g.bins.size(), pct,
-                     g.complete() ? fmt::format("closed after {} seeds", g.complete_after)
+                     g.complete() ? fmt::format("closed after {} seed{}", g.complete_after, g.complete_after == 1 ? "" : "s")
                                   : fmt::format("{} hole{}", g.bins.size() - covered, g.bins.size() - covered == 1 ? "" : "s"));
     for (const auto& [bin, n] : g.bins) {
       h += fmt::format("<span class='bin {}' title='{}.{}: {} hits'>{} <b>{}</b></span>", n ? "hit" : "hole", esc(g.name),
