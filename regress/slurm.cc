@@ -252,6 +252,7 @@ int run_on_slurm(const SlurmOptions& o, std::FILE* log) {
   auto last_print = t0 - std::chrono::hours(1);
   std::string last_line;
   std::vector<TaskState> tasks;
+  std::map<unsigned, TaskState> last_seen;
   bool seen = false;  // the job was listed at least once
   for (;;) {
     const Captured q = capture(o, {"squeue", "-h", "-r", "-t", "all", "-j", job, "-o", "%K %T %r"}, 60);
@@ -266,6 +267,7 @@ int run_on_slurm(const SlurmOptions& o, std::FILE* log) {
     } else {
       last_ok = Clock::now();
       tasks = parse_squeue(q.out);
+      for (const auto& t : tasks) last_seen[t.task] = t;  // tasks vanish MinJobAge after they end
       const SeedProgress p = seed_progress(o);
       const std::string line = fmt::format("slurm job {}: {} | seeds done {}: pass {} fail {} error {} | {:.0f} s", job,
                                            state_counts(tasks), p.done, p.pass, p.fail, p.error, elapsed);
@@ -285,23 +287,29 @@ int run_on_slurm(const SlurmOptions& o, std::FILE* log) {
   print_progress(log, tty, last_line, true);
   // Final states with exit codes; squeue's view when scontrol no longer knows the job.
   const Captured sc = capture(o, {"scontrol", "-o", "show", "job", job}, 60);
-  std::vector<TaskState> final_states = sc.proc.exit_code == 0 ? parse_scontrol(sc.out) : std::vector<TaskState>{};
-  if (final_states.empty()) final_states = tasks;
-  std::map<unsigned, TaskState> by_task;
-  for (const auto& t : final_states) by_task[t.task] = t;
+  std::map<unsigned, TaskState> by_task = last_seen;
+  if (sc.proc.exit_code == 0) {
+    for (const auto& t : parse_scontrol(sc.out)) by_task[t.task] = t;
+  }
   unsigned bad_tasks = 0;
   for (unsigned k = 1; k <= o.shards; ++k) {
     const auto it = by_task.find(k);
     const bool finished = fs::exists(fs::path(shard_dir(o, k)) / "results.jsonl");
-    // A shard with failing seeds exits 1 (state FAILED) after writing its results: not a task failure.
-    if (it != by_task.end() && (it->second.state == "COMPLETED" || (finished && it->second.exit_code == 1))) continue;
+    // A shard with failing seeds exits 1 (state FAILED) after writing its results: not a task
+    // failure. squeue gives no exit code, so a FAILED task counts as such only with results.
+    if (it != by_task.end() && (it->second.state == "COMPLETED" ||
+                                (finished && it->second.state == "FAILED" && it->second.exit_code <= 1))) {
+      continue;
+    }
     ++bad_tasks;
     if (!log) continue;
     if (it == by_task.end()) {
       fmt::print(log, "slurm task {}_{} (shard {}): gone from the controller (cancelled before it started, or purged)\n", job, k, k);
     } else {
       const TaskState& t = it->second;
-      fmt::print(log, "slurm task {}_{} (shard {}): {}{}{}, log {}\n", job, k, k, t.state,
+      // Not terminal: it left the controller's list while pending or running (cancelled).
+      fmt::print(log, "slurm task {}_{} (shard {}): {}{}{}{}, log {}\n", job, k, k,
+                 is_terminal(t.state) ? "" : "gone from the controller while ", t.state,
                  t.exit_code >= 0 ? fmt::format(", exit code {}:{}", t.exit_code, t.signal) : "",
                  t.reason.empty() || t.reason == "None" ? "" : ", reason " + t.reason,
                  (fs::path(o.out) / "slurm" / fmt::format("shard-{}.log", k)).string());
@@ -318,7 +326,12 @@ int run_on_slurm(const SlurmOptions& o, std::FILE* log) {
   const RegressReport& rep = res.report;
   if (log) {
     fmt::print(log, "{}", summary_table(rep.results, rep.totals));
+    fmt::print(log, "{}", rep.coverage.report(false));
+    for (const auto& r : rep.results) {
+      if (r.status != Status::Pass) fmt::print(log, "{} {} {}\n  reproduce: {}\n", to_string(r.status), r.job.id(), r.finding, r.repro);
+    }
     for (const auto& p : rep.problems) fmt::print(log, "merge: {}\n", p);
+    fmt::print(log, "reports: {0}/junit.xml {0}/summary.json {0}/coverage.json {0}/failures.txt {0}/index.html\n", o.out);
   }
   return rep.problems.empty() && bad_tasks == 0 && rep.totals.fail + rep.totals.error == 0 ? 0 : 1;
 }
