@@ -5,17 +5,33 @@
 #   scripts/slurm-local.sh up DIR     start it; prints "export SLURM_CONF=DIR/etc/slurm.conf"
 #   scripts/slurm-local.sh down DIR   cancel its jobs, stop the daemons it started (by pid)
 #
-# Needs root and Debian's slurmctld slurmd slurm-client munge (scripts/install-slurm.sh).
-# `up` exits 3 when Slurm cannot start here (not root, packages missing, a daemon dies, the
-# node does not come up in 30 s), with the reason on stderr. It wipes DIR first and picks
-# the first free port pair from 6817/6818 upward, so several clusters can coexist.
+# Needs root and Debian's slurmctld slurmd slurm-client munge (scripts/install-ci-extras.sh).
+# `up` fails with the reason on stderr, having stopped whatever it started:
+#   exit 3  Slurm cannot run here: not root, or a program is missing;
+#   exit 4  it should run but did not come up: munge fails, a daemon dies, or the controller
+#           or the node is not up within SLURM_LOCAL_TIMEOUT seconds (default 30).
+# It wipes DIR first and picks the first free port pair from 6817/6818 upward, so several
+# clusters can coexist.
 set -uo pipefail
 
-# Stops whatever this `up` started, then fails with the reason.
-die() {
+# Stops whatever this `up` started, then fails with the reason (exit code $1).
+die_code() {
+  local code=$1
+  shift
   echo "slurm-local: $*" >&2
   [ -n "${D:-}" ] && down "$D"
-  exit 3
+  exit "$code"
+}
+cannot_run() { die_code 3 "$@"; }
+die() { die_code 4 "$@"; }
+
+# A Slurm client call in a wait loop: at most 3 s and the time left before the deadline. A
+# client retries ~9 s while slurmctld does not answer; the loop re-checks the daemons between.
+bounded() {
+  local left=$((deadline - SECONDS))
+  [ "$left" -lt 1 ] && left=1
+  [ "$left" -gt 3 ] && left=3
+  timeout "$left" "$@"
 }
 
 # A process is gone when /proc/PID/stat is missing or says zombie (kill -0 sees zombies).
@@ -40,7 +56,9 @@ stop_pid() {
 down() {
   local d=$1 f
   [ -d "$d" ] || return 0
-  if [ -f "$d/etc/slurm.conf" ] && [ -f "$d/pids/slurmctld.pid" ] && alive "$(cat "$d/pids/slurmctld.pid")"; then
+  # Only a controller that answers (a hung one would block each client call ~9 s).
+  if [ -f "$d/etc/slurm.conf" ] && [ -f "$d/pids/slurmctld.pid" ] && alive "$(cat "$d/pids/slurmctld.pid")" &&
+    SLURM_CONF=$d/etc/slurm.conf timeout 3 scontrol ping 2>/dev/null | grep -q "is UP"; then
     SLURM_CONF=$d/etc/slurm.conf timeout 10 squeue -h -o %A 2>/dev/null | sort -u |
       SLURM_CONF=$d/etc/slurm.conf xargs -r timeout 10 scancel 2>/dev/null
   fi
@@ -52,11 +70,16 @@ down() {
 }
 
 up() {
-  local d=$1 node port cpus deadline state
-  [ "$(id -u)" = 0 ] || die "needs root (munged and slurmd run as root here)"
-  for b in munged mungekey slurmctld slurmd sbatch squeue scontrol sinfo; do
-    command -v "$b" >/dev/null || die "'$b' not found: install slurmctld slurmd slurm-client munge (scripts/install-slurm.sh)"
+  local d=$1 node port cpus state timeout_s
+  [ "$(id -u)" = 0 ] || cannot_run "needs root (munged and slurmd run as root here)"
+  for b in munged mungekey munge unmunge slurmctld slurmd sbatch squeue scontrol sinfo scancel; do
+    command -v "$b" >/dev/null ||
+      cannot_run "'$b' not found: install slurmctld slurmd slurm-client munge (scripts/install-ci-extras.sh)"
   done
+  timeout_s=${SLURM_LOCAL_TIMEOUT:-30}
+  # slurmd 22.05 initializes its cgroup plugin even with proctrack/linuxproc and task/none.
+  mountpoint -q /sys/fs/cgroup ||
+    cannot_run "no cgroup filesystem on /sys/fs/cgroup (slurmd needs one even without cgroup plugins)"
   down "$d"
   node=$(hostname -s)
   port=6817
@@ -71,10 +94,10 @@ up() {
   chmod 0755 "$d" && chmod 0711 "$d/munge"
   mungekey -c -k "$d/munge/munge.key" >/dev/null 2>&1 || die "mungekey failed"
   chmod 0400 "$d/munge/munge.key"
-  munged --socket="$d/munge/munge.socket" --key-file="$d/munge/munge.key" --pid-file="$d/munge/munged.pid" \
+  timeout 20 munged --socket="$d/munge/munge.socket" --key-file="$d/munge/munge.key" --pid-file="$d/munge/munged.pid" \
     --log-file="$d/munge/munged.log" --seed-file="$d/munge/munged.seed" ||
     die "munged failed: $(tail -3 "$d/munge/munged.log" 2>/dev/null)"
-  munge -S "$d/munge/munge.socket" -n | unmunge -S "$d/munge/munge.socket" >/dev/null 2>&1 ||
+  timeout 10 munge -S "$d/munge/munge.socket" -n | timeout 10 unmunge -S "$d/munge/munge.socket" >/dev/null 2>&1 ||
     die "munge does not authenticate: $(tail -3 "$d/munge/munged.log" 2>/dev/null)"
   cat > "$d/etc/slurm.conf" <<EOF
 ClusterName=npuforge
@@ -114,22 +137,23 @@ EOF
   # -D keeps them in the foreground so that $! is the daemon; their output would hold a pipe.
   slurmctld -D -i -f "$SLURM_CONF" >/dev/null 2>&1 &
   echo $! > "$d/pids/slurmctld.pid"
-  deadline=$((SECONDS + 30))
-  until timeout 10 scontrol ping 2>/dev/null | grep -q "is UP"; do
-    alive "$(cat "$d/pids/slurmctld.pid")" || die "slurmctld died: $(tail -5 "$d/log/slurmctld.log" 2>/dev/null)"
-    [ "$SECONDS" -lt "$deadline" ] || die "slurmctld not up after 30 s: $(tail -5 "$d/log/slurmctld.log")"
+  deadline=$((SECONDS + timeout_s))
+  until bounded scontrol ping 2>/dev/null | grep -q "is UP"; do
+    alive "$(cat "$d/pids/slurmctld.pid")" || die "slurmctld died (log $d/log/slurmctld.log): $(tail -5 "$d/log/slurmctld.log" 2>/dev/null)"
+    [ "$SECONDS" -lt "$deadline" ] ||
+      die "slurmctld not up after $timeout_s s (log $d/log/slurmctld.log): $(tail -5 "$d/log/slurmctld.log" 2>/dev/null)"
     sleep 0.1
   done
   slurmd -D -f "$SLURM_CONF" >/dev/null 2>&1 &
   echo $! > "$d/pids/slurmd.pid"
   while :; do
-    state=$(timeout 10 sinfo -h -n "$node" -o %T 2>/dev/null)
+    state=$(bounded sinfo -h -n "$node" -o %T 2>/dev/null)
     case $state in
       idle*) break ;;
-      *inval*|*drain*|*down*) die "node $node is $state: $(tail -5 "$d/log/slurmd.log" 2>/dev/null)" ;;
+      *inval*|*drain*|*down*) die "node $node is $state (log $d/log/slurmd.log): $(tail -5 "$d/log/slurmd.log" 2>/dev/null)" ;;
     esac
-    alive "$(cat "$d/pids/slurmd.pid")" || die "slurmd died: $(tail -5 "$d/log/slurmd.log" 2>/dev/null)"
-    [ "$SECONDS" -lt "$deadline" ] || die "node $node not idle after 30 s (state '$state')"
+    alive "$(cat "$d/pids/slurmd.pid")" || die "slurmd died (log $d/log/slurmd.log): $(tail -5 "$d/log/slurmd.log" 2>/dev/null)"
+    [ "$SECONDS" -lt "$deadline" ] || die "node $node not idle after $timeout_s s (state '$state')"
     sleep 0.1
   done
   echo "export SLURM_CONF=$SLURM_CONF"
