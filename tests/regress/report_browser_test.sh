@@ -32,7 +32,7 @@ rc=$?
 repro=$(cat "$d/results/failures.txt")
 
 chrome() {
-  timeout 120 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run \
+  timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars --no-first-run \
     --user-data-dir="$d/profile" "$@" "file://$d/results/index.html" 2> "$d/chrome.err"
 }
 chrome --window-size=1300,2400 --screenshot="$d/report.png" > /dev/null || { tail "$d/chrome.err"; fail "screenshot failed"; }
