@@ -271,8 +271,12 @@ int run_on_slurm(const SlurmOptions& o, std::FILE* log) {
       const SeedProgress p = seed_progress(o);
       const std::string line = fmt::format("slurm job {}: {} | seeds done {}: pass {} fail {} error {} | {:.0f} s", job,
                                            state_counts(tasks), p.done, p.pass, p.fail, p.error, elapsed);
-      const bool changed = line.substr(0, line.rfind('|')) != last_line.substr(0, last_line.rfind('|'));
-      if (tty || (changed && std::chrono::duration<double>(Clock::now() - last_print).count() >= 5)) {
+      // In a log (no tty): a line when the tasks' states change, else one per 30 s of progress.
+      const auto part = [](const std::string& l, bool seeds) { return l.substr(0, seeds ? l.rfind('|') : l.find('|')); };
+      const double since = std::chrono::duration<double>(Clock::now() - last_print).count();
+      const bool states_changed = part(line, false) != part(last_line, false);
+      const bool seeds_changed = part(line, true) != part(last_line, true);
+      if (tty || states_changed || (seeds_changed && since >= 30)) {
         print_progress(log, tty, line, false);
         last_print = Clock::now();
       }
