@@ -60,6 +60,9 @@ std::string plan_svg(const PlanProblem& plan, const PlanCheckResult* check,
   if (check)
     for (const auto& f : check->findings)
       if (f.outcome == PlanOutcome::kOverlap && f.other) bad[f.buffer] = bad[*f.other] = true;
+  auto highlighted = [&](const std::string& id) {
+    return std::find(options.highlight.begin(), options.highlight.end(), id) != options.highlight.end();
+  };
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     const PlanBuffer& b = plan.buffers[i];
     if (!b.offset) continue;
@@ -70,9 +73,11 @@ std::string plan_svg(const PlanProblem& plan, const PlanCheckResult* check,
                                  : fmt::format("[{}, {})", b.lifespan.lower, b.lifespan.upper);
     out += fmt::format(
         "<g><title>{} bytes [{:#x}, {:#x}) live {}</title><rect x='{:.1f}' y='{:.1f}' width='{:.1f}' "
-        "height='{:.1f}' fill='hsl({},55%,75%)' stroke='{}' stroke-width='{}'/>",
+        "height='{:.1f}' fill='{}' stroke='{}' stroke-width='{}'/>",
         escape(b.id), *b.offset, *b.offset + b.size.value, life, x0, y0, std::max(0.5, x1 - x0),
-        std::max(0.5, y1 - y0), (i * 47) % 360, bad[i] ? "red" : "#333", bad[i] ? 2 : 0.5);
+        std::max(0.5, y1 - y0),
+        highlighted(b.id) ? std::string("#e53935") : fmt::format("hsl({},55%,75%)", (i * 47) % 360),
+        bad[i] || highlighted(b.id) ? "red" : "#333", bad[i] || highlighted(b.id) ? 2 : 0.5);
     if (x1 - x0 > 8.0 * double(b.id.size()) && y1 - y0 > 12)
       out += fmt::format("<text x='{:.1f}' y='{:.1f}' font-size='10'>{}</text>", x0 + 2,
                          (y0 + y1) / 2 + 4, escape(b.id));

@@ -34,6 +34,11 @@ std::string resolve(const std::filesystem::path& list, const std::string& p) {
 }  // namespace
 
 std::string Job::id() const { return fmt::format("{}:{}", run, seed); }
+std::string Job::name() const { return fmt::format("{}-{}", run, seed); }
+
+void number_jobs(std::vector<Job>& jobs) {
+  for (size_t i = 0; i < jobs.size(); ++i) jobs[i].index = i;
+}
 
 std::vector<uint64_t> parse_seeds(std::string_view spec) {
   std::vector<uint64_t> out;

@@ -26,7 +26,9 @@ struct Job {
   int64_t length = 0;   // 0: the profile's length
   bool rtl = false;     // simulate with the Verilated RTL scratchpad
   uint32_t plant_overlap = 0;  // test hook: every N-th allocation overlaps a live buffer
+  uint64_t index = 0;          // position in the whole list before --shard (merge order)
   std::string id() const;      // "run:seed" (unique within a regression)
+  std::string name() const;    // "run-seed": the stem of its files
 };
 
 // "1-1000", "7", "1-10,20,30-32" (inclusive ranges). Throws npuforge::Error naming the
@@ -45,5 +47,8 @@ std::vector<Job> select_shard(const std::vector<Job>& jobs, Shard shard);
 
 // Loads a regression list; throws npuforge::Error naming the file, entry and key.
 std::vector<Job> load_list(const std::filesystem::path& path);
+
+// Numbers the jobs 0, 1, ... (Job::index): call on the whole list, before select_shard.
+void number_jobs(std::vector<Job>& jobs);
 
 }  // namespace npuforge::regress

@@ -41,10 +41,11 @@ Totals count(const std::vector<SeedResult>& results) {
   return t;
 }
 
-std::string junit_xml(const std::vector<SeedResult>& results, const Totals& totals) {
+std::string junit_xml(const std::vector<SeedResult>& results, const Totals& totals,
+                      const std::vector<std::string>& problems) {
   std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   x += fmt::format("<testsuites name=\"npuforge regress\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.3f}\">\n",
-                   results.size(), totals.fail, totals.error, totals.seconds);
+                   results.size() + problems.size(), totals.fail, totals.error + problems.size(), totals.seconds);
   for (const auto& [run, items] : by_run(results)) {
     const Totals t = [&] {
       Totals c;
@@ -74,10 +75,21 @@ std::string junit_xml(const std::vector<SeedResult>& results, const Totals& tota
     }
     x += "  </testsuite>\n";
   }
+  if (!problems.empty()) {
+    x += fmt::format("  <testsuite name=\"merge\" tests=\"{0}\" failures=\"0\" errors=\"{0}\" time=\"0\">\n",
+                     problems.size());
+    for (size_t i = 0; i < problems.size(); ++i) {
+      x += fmt::format("    <testcase classname=\"npuforge.merge\" name=\"problem {}\" time=\"0\">\n"
+                       "      <error message=\"{}\" type=\"merge/missing-shard\">{}</error>\n    </testcase>\n",
+                       i + 1, util::xml_escape(problems[i]), util::xml_escape(problems[i]));
+    }
+    x += "  </testsuite>\n";
+  }
   return x + "</testsuites>\n";
 }
 
-std::string summary_json(const std::vector<SeedResult>& results, const Totals& totals) {
+std::string summary_json(const std::vector<SeedResult>& results, const Totals& totals,
+                         const std::vector<std::string>& problems) {
   std::string j = "{\n";
   j += fmt::format("  \"seeds\": {}, \"pass\": {}, \"fail\": {}, \"error\": {},\n", results.size(),
                    totals.pass, totals.fail, totals.error);
@@ -97,7 +109,10 @@ std::string summary_json(const std::vector<SeedResult>& results, const Totals& t
         util::json_quote(r.finding), r.findings, util::json_quote(r.job.profile), r.job.rtl ? "true" : "false",
         util::json_quote(r.prefix), util::json_quote(r.repro), util::json_quote(r.shrunk));
   }
-  j += first ? "]\n" : "\n  ]\n";
+  j += first ? "],\n" : "\n  ],\n";
+  j += "  \"problems\": [";
+  for (size_t i = 0; i < problems.size(); ++i) j += (i ? ", " : "") + util::json_quote(problems[i]);
+  j += "]\n";
   return j + "}\n";
 }
 

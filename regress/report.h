@@ -38,9 +38,13 @@ struct Totals {
 };
 Totals count(const std::vector<SeedResult>& results);
 
-// JUnit XML: one <testsuite> per run name, one <testcase name="seed N"> per seed.
-std::string junit_xml(const std::vector<SeedResult>& results, const Totals& totals);
-std::string summary_json(const std::vector<SeedResult>& results, const Totals& totals);
+// JUnit XML: one <testsuite> per run name, one <testcase name="seed N"> per seed. Each of
+// `problems` (a shard missing from a merge) becomes an <error> in a suite "merge", so that no
+// lost shard passes unnoticed.
+std::string junit_xml(const std::vector<SeedResult>& results, const Totals& totals,
+                      const std::vector<std::string>& problems = {});
+std::string summary_json(const std::vector<SeedResult>& results, const Totals& totals,
+                         const std::vector<std::string>& problems = {});
 // A fixed-width table: per run, seeds / pass / fail / error / seeds per second.
 std::string summary_table(const std::vector<SeedResult>& results, const Totals& totals);
 // One row per seed: status, instructions, buffers, peak SRAM, cycles, findings, first finding.

@@ -15,6 +15,7 @@
 #include "util/file_io.h"
 #include "isa/instruction.h"
 #include "regress/proc.h"
+#include "regress/results.h"
 #include "regress/shrink.h"
 #include "util/text.h"
 #include "sim/program.h"
@@ -27,8 +28,6 @@ using Clock = std::chrono::steady_clock;
 
 // A missing file reads as empty: a worker that died wrote nothing.
 std::string slurp(const fs::path& p) { return fs::exists(p) ? util::read_file(p) : std::string(); }
-
-void write_text(const fs::path& path, const std::string& text) { util::write_file(path, text); }
 
 std::string abs_path(const std::string& p) { return p.empty() ? p : fs::absolute(p).lexically_normal().string(); }
 
@@ -105,7 +104,7 @@ void shrink_failure(SeedResult& r, const RegressOptions& o, const std::string& e
   const isa::NpuConfig npu = r.job.npu.empty() ? isa::NpuConfig{} : isa::NpuConfig::load_file(r.job.npu);
   const sim::Program prog = sim::Program::load(isa, r.prefix + ".bin", r.prefix + ".memmap.yaml", r.prefix + ".ddr.bin", npu);
   ShrinkProgram p{prog.instrs, *prog.memmap, prog.ddr_init};
-  const std::string name = fmt::format("{}-{}", r.job.run, r.job.seed);
+  const std::string name = r.job.name();
   const fs::path work = fs::path(o.out) / "shrink-work" / name;
   const ShrinkResult s = shrink(p, sim_oracle(exe, isa, work, r.job.rtl, r.job.npu));
   fs::create_directories(fs::path(o.out) / "shrunk");
@@ -131,17 +130,31 @@ std::string repro_command(const std::string& exe, const Job& j, const std::strin
   return util::shell_join(a);
 }
 
+void write_outcome(const std::string& out, const RegressOutcome& res) {
+  RegressReport rep;
+  rep.results = res.results;
+  rep.totals = res.totals;
+  rep.coverage = res.coverage;
+  rep.title = fmt::format("npuforge regression {}", out);
+  write_reports(out, rep);
+}
+
 RegressOutcome run_regression(const RegressOptions& o, std::FILE* log) {
   const std::string exe = o.exe.empty() ? self_exe() : o.exe;
   const fs::path out = o.out;
   fs::create_directories(out / "seeds");
   fs::create_directories(out / "coverage");
+  // shard.json first: a shard killed before it finishes can still be named by the merge.
+  RunInfo info{o.shard, o.list_jobs ? o.list_jobs : o.jobs.size(), o.jobs.size(), exe, unix_now(), 0};
+  for (const char* stale : {"summary.json", "results.jsonl", "junit.xml", "index.html"}) fs::remove(out / stale);
+  util::write_file(out / "shard.json", run_info_json(info));
+  std::ofstream progress_file(out / "progress.txt", std::ios::trunc);
   RegressOutcome res;
   res.results.resize(o.jobs.size());
   std::vector<Task> tasks;
   for (size_t i = 0; i < o.jobs.size(); ++i) {
     const Job& j = o.jobs[i];
-    const std::string name = fmt::format("{}-{}", j.run, j.seed);
+    const std::string name = j.name();
     SeedResult& r = res.results[i];
     r.job = j;
     r.prefix = (out / "seeds" / name).string();
@@ -160,6 +173,7 @@ RegressOutcome run_regression(const RegressOptions& o, std::FILE* log) {
              r.seconds = p.seconds;
              read_result(r, p, tasks[i].out_path);
              (r.status == Status::Pass ? running.pass : r.status == Status::Fail ? running.fail : running.error)++;
+             progress_file << r.job.id() << ' ' << to_string(r.status) << std::endl;  // read by --slurm
              if (r.status == Status::Pass && !o.keep) {
                for (const char* ext : {".s", ".bin", ".hex", ".memmap.yaml", ".ddr.bin", ".log", ".sim.log", ".result.json"}) {
                  fs::remove(r.prefix + ext);
@@ -173,7 +187,7 @@ RegressOutcome run_regression(const RegressOptions& o, std::FILE* log) {
   progress.update(res.totals, true);
   // Coverage merged in job order, so "complete after N seeds" is exact.
   for (const Job& j : o.jobs) {
-    const fs::path p = out / "coverage" / fmt::format("{}-{}.json", j.run, j.seed);
+    const fs::path p = out / "coverage" / (j.name() + ".json");
     if (fs::exists(p)) res.coverage.merge(Coverage::from_json(slurp(p), p.string()));
   }
   size_t shrunk = 0;
@@ -186,14 +200,9 @@ RegressOutcome run_regression(const RegressOptions& o, std::FILE* log) {
       if (log) fmt::print(log, "shrink {}: {}\n", r.job.id(), e.what());
     }
   }
-  write_text(out / "junit.xml", junit_xml(res.results, res.totals));
-  write_text(out / "summary.json", summary_json(res.results, res.totals));
-  write_text(out / "coverage.json", res.coverage.to_json());
-  std::string failures;
-  for (const auto& r : res.results) {
-    if (r.status != Status::Pass) failures += r.repro + "\n";
-  }
-  write_text(out / "failures.txt", failures);
+  write_outcome(o.out, res);
+  info.finished = unix_now();
+  util::write_file(out / "shard.json", run_info_json(info));
   return res;
 }
 

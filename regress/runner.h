@@ -4,8 +4,9 @@
 // SystemC elaborates once per process), a progress line, the reports and reproduction
 // commands, optional shrinking of each failure.
 //
-// Output directory layout:
+// Output directory layout (see regress/results.h for the files a merge reads):
 //   junit.xml  summary.json  coverage.json (merged)  failures.txt (one repro per line)
+//   index.html (the report for a browser)  results.jsonl  shard.json  progress.txt
 //   seeds/<run>-<seed>.{s,bin,hex,memmap.yaml,ddr.bin,log,sim.log,result.json} (failures
 //   only unless --keep)   coverage/<run>-<seed>.json (every seed)   shrunk/<run>-<seed>.*
 #include <cstdio>
@@ -27,6 +28,8 @@ struct RegressOptions {
   bool keep = false;      // keep the files of passing seeds
   double timeout_s = 600; // per seed
   std::string exe;        // the npuforge binary (default: this one)
+  Shard shard;            // which slice of the list `jobs` is (recorded for merge)
+  uint64_t list_jobs = 0; // jobs in the whole list; 0: jobs.size()
 };
 
 struct RegressOutcome {
@@ -34,6 +37,9 @@ struct RegressOutcome {
   Totals totals;
   Coverage coverage;
 };
+
+// Writes the reports of a finished run (junit.xml ... index.html, see regress/results.h).
+void write_outcome(const std::string& out, const RegressOutcome& outcome);
 
 // Runs the jobs; progress and the summary go to `log` (a live line when it is a tty).
 RegressOutcome run_regression(const RegressOptions& options, std::FILE* log);

@@ -7,7 +7,10 @@
 #include "util/error.h"
 #include "regress/proc.h"
 #include "regress/runner.h"
+#include "regress/slurm.h"
+#include "util/text.h"
 #include "tools/command.h"
+#include "util/file_io.h"
 
 namespace npuforge::tools {
 namespace {
@@ -20,7 +23,57 @@ struct RegressOpts {
   size_t shrink_max = 3;
   double timeout = 600;
   bool rtl = false, shrink = false, keep = false, quiet = false, per_seed = false;
+  // --slurm
+  bool slurm = false, dry_run = false;
+  std::string partition;
+  unsigned shards = 8;
+  std::vector<std::string> sbatch_args;
+  double poll = 0.5;
 };
+
+std::string absolute(const std::string& p) { return std::filesystem::absolute(p).lexically_normal().string(); }
+
+// What every shard of a --slurm run is given: the same jobs, the same per-seed options.
+std::vector<std::string> shard_args(const RegressOpts& o) {
+  std::vector<std::string> a;
+  for (const auto& l : o.lists) a.push_back(absolute(l));
+  if (!o.profile.empty()) {
+    a.insert(a.end(), {"--profile", absolute(o.profile), "--seeds", o.seeds});
+    if (!o.npu.empty()) a.insert(a.end(), {"--npu", absolute(o.npu)});
+    if (o.length > 0) a.insert(a.end(), {"--length", std::to_string(o.length)});
+    if (!o.run.empty()) a.insert(a.end(), {"--run", o.run});
+    if (o.rtl) a.push_back("--rtl");
+    if (o.plant_overlap > 0) a.insert(a.end(), {"--plant-overlap", std::to_string(o.plant_overlap)});
+  }
+  a.insert(a.end(), {"--timeout", fmt::format("{}", o.timeout)});
+  if (o.keep) a.push_back("--keep");
+  if (o.shrink) a.insert(a.end(), {"--shrink", "--shrink-max", std::to_string(o.shrink_max)});
+  return a;
+}
+
+int run_slurm(const RegressOpts& o) {
+  using namespace regress;
+  if (!o.shard.empty()) throw Error("regress --slurm: --shard is set per task; give --shards N instead");
+  if (o.shards == 0) throw Error("regress --slurm: --shards must be at least 1");
+  SlurmOptions s;
+  s.out = absolute(o.out);
+  s.shards = o.shards;
+  s.partition = o.partition;
+  s.cpus_per_task = o.jobs ? o.jobs : 1;
+  s.shard_args = shard_args(o);
+  s.sbatch_args = o.sbatch_args;
+  s.exe = self_exe();
+  s.workdir = std::filesystem::current_path().string();
+  s.poll_s = o.poll;
+  if (o.dry_run) {
+    std::filesystem::create_directories(std::filesystem::path(s.out) / "slurm");
+    util::write_file(script_path(s), sbatch_script(s));
+    fmt::print("wrote {}\nsubmit:  sbatch {}\nthen:    {}\n", script_path(s), util::shell_quote(script_path(s)),
+               merge_command(s));
+    return kExitOk;
+  }
+  return run_on_slurm(s, o.quiet ? nullptr : stderr) == 0 ? kExitOk : kExitFinding;
+}
 
 int run_regress(const RegressOpts& o) {
   using namespace regress;
@@ -43,8 +96,14 @@ int run_regress(const RegressOpts& o) {
     }
   }
   if (jobs.empty()) throw Error("regress: nothing to run (give --profile or a regression list)");
-  if (!o.shard.empty()) jobs = select_shard(jobs, parse_shard(o.shard));
+  if (o.slurm) return run_slurm(o);
+  number_jobs(jobs);
   RegressOptions ro;
+  ro.list_jobs = jobs.size();
+  if (!o.shard.empty()) {
+    ro.shard = parse_shard(o.shard);
+    jobs = select_shard(jobs, ro.shard);
+  }
   ro.jobs = std::move(jobs);
   ro.out = o.out;
   ro.workers = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
@@ -61,7 +120,7 @@ int run_regress(const RegressOpts& o) {
     fmt::print("{} {} {}\n  reproduce: {}\n", to_string(r.status), r.job.id(), r.finding, r.repro);
     if (!r.shrunk.empty()) fmt::print("  shrunk: {}\n", r.shrunk);
   }
-  fmt::print("reports: {0}/junit.xml {0}/summary.json {0}/coverage.json {0}/failures.txt\n", o.out);
+  fmt::print("reports: {0}/junit.xml {0}/summary.json {0}/coverage.json {0}/failures.txt {0}/index.html\n", o.out);
   return res.totals.fail + res.totals.error > 0 ? kExitFinding : kExitOk;
 }
 
@@ -88,7 +147,7 @@ void add_regress_command(CLI::App& app, Runner& run) {
   sub->add_option("--length", opts->length, "instructions per program (default: the profile's)");
   sub->add_option("--run", opts->run, "name of the --profile run in reports (default: profile stem)");
   sub->add_flag("--rtl", opts->rtl, "simulate --profile seeds with the Verilated RTL scratchpad");
-  sub->add_option("-j,--jobs", opts->jobs, "worker processes (default: the cores)");
+  sub->add_option("-j,--jobs", opts->jobs, "worker processes (default: the cores; with --slurm: per shard and its --cpus-per-task, default 1)");
   sub->add_option("--shard", opts->shard, "run only the K-th of N interleaved slices: K/N");
   sub->add_option("-o,--out", opts->out, "output directory (default results)");
   sub->add_flag("--shrink", opts->shrink, "shrink failing programs (see --shrink-max)");
@@ -99,6 +158,13 @@ void add_regress_command(CLI::App& app, Runner& run) {
   sub->add_flag("--per-seed", opts->per_seed, "print a table with one row per seed");
   sub->add_option("--plant-overlap", opts->plant_overlap,
                   "test hook: every N-th allocation overlaps a live buffer by one unit (a planted allocator bug)");
+  sub->add_flag("--slurm", opts->slurm,
+                "run the shards as a Slurm job array (sbatch), follow it with squeue, then merge into --out");
+  sub->add_option("--shards", opts->shards, "with --slurm: array tasks, one shard each (default 8)");
+  sub->add_option("--partition", opts->partition, "with --slurm: the Slurm partition (default: the cluster's)");
+  sub->add_option("--sbatch-arg", opts->sbatch_args, "with --slurm: an extra #SBATCH option, e.g. --time=60 (repeatable)");
+  sub->add_option("--poll", opts->poll, "with --slurm: seconds between squeue calls (default 0.5)");
+  sub->add_flag("--dry-run", opts->dry_run, "with --slurm: only write DIR/slurm/regress.sbatch");
   bind_runner(sub, opts, run, &run_regress);
 
   auto wopts = std::make_shared<WorkerOpts>();

@@ -34,6 +34,7 @@ void add_check_plan_command(CLI::App& app, Runner& run);
 void add_regress_command(CLI::App& app, Runner& run);
 void add_shrink_command(CLI::App& app, Runner& run);
 void add_cover_command(CLI::App& app, Runner& run);
+void add_merge_command(CLI::App& app, Runner& run);
 void add_run_model_command(CLI::App& app, Runner& run);
 void add_model_info_command(CLI::App& app, Runner& run);
 

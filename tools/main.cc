@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   add_regress_command(app, run);
   add_shrink_command(app, run);
   add_cover_command(app, run);
+  add_merge_command(app, run);
   add_run_model_command(app, run);
   add_model_info_command(app, run);
   try {

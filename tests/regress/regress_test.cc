@@ -129,7 +129,7 @@ TEST(Shard, EverySeedExactlyOnce) {
 }
 
 TEST(List, ShippedListsLoad) {
-  for (const char* name : {"nightly.yaml", "smoke.yaml"}) {
+  for (const char* name : {"nightly.yaml", "nightly-2k.yaml", "smoke.yaml"}) {
     const auto jobs = load_list(fs::path(NPUFORGE_SOURCE_DIR) / "configs/regress" / name);
     EXPECT_FALSE(jobs.empty()) << name;
     std::set<std::string> ids;

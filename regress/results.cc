@@ -1,0 +1,142 @@
+#include "regress/results.h"
+
+#include <chrono>
+
+#include <fmt/core.h>
+#include <yaml-cpp/yaml.h>
+
+#include "regress/html_report.h"
+#include "util/error.h"
+#include "util/file_io.h"
+#include "util/text.h"
+
+namespace npuforge::regress {
+namespace {
+
+// Reads one field of a JSON object parsed by yaml-cpp, naming the source on a bad value.
+template <typename T>
+T field(const YAML::Node& n, const char* key, std::string_view source) {
+  const YAML::Node v = n[key];
+  if (!v) throw Error(fmt::format("{}: missing field '{}'", source, key));
+  try {
+    return v.as<T>();
+  } catch (const YAML::Exception&) {
+    throw Error(fmt::format("{}: bad value for '{}'", source, key));
+  }
+}
+
+YAML::Node parse_object(std::string_view text, std::string_view source) {
+  YAML::Node n;
+  try {
+    n = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    throw Error(fmt::format("{}: not valid JSON: {}", source, e.msg));
+  }
+  if (!n.IsMap()) throw Error(fmt::format("{}: expected a JSON object", source));
+  return n;
+}
+
+Status parse_status(const std::string& s, std::string_view source) {
+  if (s == "pass") return Status::Pass;
+  if (s == "fail") return Status::Fail;
+  if (s == "error") return Status::Error;
+  throw Error(fmt::format("{}: status '{}' (expected pass, fail or error)", source, s));
+}
+
+}  // namespace
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string run_info_json(const RunInfo& i) {
+  return fmt::format(
+      "{{\"shard\": \"{}/{}\", \"list_jobs\": {}, \"shard_jobs\": {}, \"exe\": {}, \"started\": {:.3f}, "
+      "\"finished\": {:.3f}}}\n",
+      i.shard.k, i.shard.n, i.list_jobs, i.shard_jobs, util::json_quote(i.exe), i.started, i.finished);
+}
+
+RunInfo parse_run_info(std::string_view text, std::string_view source) {
+  const YAML::Node n = parse_object(text, source);
+  RunInfo i;
+  i.shard = parse_shard(field<std::string>(n, "shard", source));
+  i.list_jobs = field<uint64_t>(n, "list_jobs", source);
+  i.shard_jobs = field<uint64_t>(n, "shard_jobs", source);
+  i.exe = field<std::string>(n, "exe", source);
+  i.started = field<double>(n, "started", source);
+  i.finished = field<double>(n, "finished", source);
+  return i;
+}
+
+std::string result_json(const SeedResult& r) {
+  const Job& j = r.job;
+  return fmt::format(
+      "{{\"index\": {}, \"run\": {}, \"seed\": {}, \"profile\": {}, \"npu\": {}, \"length\": {}, \"rtl\": {}, "
+      "\"plant_overlap\": {}, \"status\": \"{}\", \"kind\": {}, \"finding\": {}, \"findings\": {}, "
+      "\"instructions\": {}, \"buffers\": {}, \"peak_sram\": {}, \"sram_bytes\": {}, \"cycles\": {}, "
+      "\"seconds\": {:.4f}, \"prefix\": {}, \"repro\": {}, \"shrunk\": {}}}",
+      j.index, util::json_quote(j.run), j.seed, util::json_quote(j.profile), util::json_quote(j.npu), j.length,
+      j.rtl ? "true" : "false", j.plant_overlap, to_string(r.status), util::json_quote(r.kind),
+      util::json_quote(r.finding), r.findings, r.instructions, r.buffers, r.peak_sram, r.sram_bytes, r.cycles,
+      r.seconds, util::json_quote(r.prefix), util::json_quote(r.repro), util::json_quote(r.shrunk));
+}
+
+std::string results_jsonl(const std::vector<SeedResult>& results) {
+  std::string s;
+  for (const auto& r : results) s += result_json(r) + "\n";
+  return s;
+}
+
+std::vector<SeedResult> parse_results(std::string_view text, std::string_view source) {
+  std::vector<SeedResult> out;
+  size_t line_no = 0, pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    const std::string where = fmt::format("{}:{}", source, line_no);
+    const YAML::Node n = parse_object(line, where);
+    SeedResult r;
+    r.job.index = field<uint64_t>(n, "index", where);
+    r.job.run = field<std::string>(n, "run", where);
+    r.job.seed = field<uint64_t>(n, "seed", where);
+    r.job.profile = field<std::string>(n, "profile", where);
+    r.job.npu = field<std::string>(n, "npu", where);
+    r.job.length = field<int64_t>(n, "length", where);
+    r.job.rtl = field<bool>(n, "rtl", where);
+    r.job.plant_overlap = field<uint32_t>(n, "plant_overlap", where);
+    r.status = parse_status(field<std::string>(n, "status", where), where);
+    r.kind = field<std::string>(n, "kind", where);
+    r.finding = field<std::string>(n, "finding", where);
+    r.findings = field<uint64_t>(n, "findings", where);
+    r.instructions = field<uint64_t>(n, "instructions", where);
+    r.buffers = field<uint64_t>(n, "buffers", where);
+    r.peak_sram = field<uint64_t>(n, "peak_sram", where);
+    r.sram_bytes = field<uint64_t>(n, "sram_bytes", where);
+    r.cycles = field<uint64_t>(n, "cycles", where);
+    r.seconds = field<double>(n, "seconds", where);
+    r.prefix = field<std::string>(n, "prefix", where);
+    r.repro = field<std::string>(n, "repro", where);
+    r.shrunk = field<std::string>(n, "shrunk", where);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+void write_reports(const std::filesystem::path& out, const RegressReport& rep) {
+  util::write_file(out / "junit.xml", junit_xml(rep.results, rep.totals, rep.problems));
+  util::write_file(out / "summary.json", summary_json(rep.results, rep.totals, rep.problems));
+  util::write_file(out / "coverage.json", rep.coverage.to_json());
+  std::string failures;
+  for (const auto& r : rep.results) {
+    if (r.status != Status::Pass) failures += r.repro + "\n";
+  }
+  util::write_file(out / "failures.txt", failures);
+  util::write_file(out / "results.jsonl", results_jsonl(rep.results));
+  util::write_file(out / "index.html", html_report(rep, out));
+}
+
+}  // namespace npuforge::regress
