@@ -110,9 +110,14 @@ void GapIndex::occupied(Lifespan life, std::vector<Segment>& out) const {
   out.clear();
   const auto [first, last] = slots(life);
   if (first >= last) return;
+  // Every set is sorted: gather them as runs and merge the runs pairwise (N log runs, where
+  // a sort of the lot would be N log N).
   scratch_.clear();
+  runs_.clear();
   auto take = [&](int32_t set) {
-    if (set >= 0) scratch_.insert(scratch_.end(), pool_[size_t(set)].begin(), pool_[size_t(set)].end());
+    if (set < 0 || pool_[size_t(set)].empty()) return;
+    scratch_.insert(scratch_.end(), pool_[size_t(set)].begin(), pool_[size_t(set)].end());
+    runs_.push_back(scratch_.size());
   };
   for (size_t lo = first + leaves_, hi = last + leaves_; lo < hi; lo >>= 1, hi >>= 1) {
     if (lo & 1) take(cover_[lo]), take(below_[lo]), ++lo;
@@ -123,8 +128,23 @@ void GapIndex::occupied(Lifespan life, std::vector<Segment>& out) const {
     if (!inside(v, height, first, last)) take(cover_[v]);
     if (w != v && !inside(w, height, first, last)) take(cover_[w]);
   }
-  std::sort(scratch_.begin(), scratch_.end(), [](const Segment& a, const Segment& b) { return a.lo < b.lo; });
-  for (const Segment& s : scratch_) {
+  auto by_lo = [](const Segment& a, const Segment& b) { return a.lo < b.lo; };
+  std::vector<Segment>* from = &scratch_;
+  std::vector<Segment>* to = &merged_;
+  while (runs_.size() > 1) {
+    to->resize(from->size());
+    size_t begin = 0, kept = 0;
+    for (size_t r = 0; r < runs_.size(); r += 2) {
+      const size_t mid = runs_[r], end = r + 1 < runs_.size() ? runs_[r + 1] : mid;
+      std::merge(from->begin() + long(begin), from->begin() + long(mid), from->begin() + long(mid),
+                 from->begin() + long(end), to->begin() + long(begin), by_lo);
+      runs_[kept++] = end;
+      begin = end;
+    }
+    runs_.resize(kept);
+    std::swap(from, to);
+  }
+  for (const Segment& s : *from) {
     if (!out.empty() && s.lo <= out.back().hi) out.back().hi = std::max(out.back().hi, s.hi);
     else out.push_back(s);
   }

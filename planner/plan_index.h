@@ -67,7 +67,8 @@ class GapIndex {
   std::vector<int32_t> cover_;      // node -> set of buffers spanning the node's whole range
   std::vector<int32_t> below_;      // node -> union of the cover sets strictly below it
   std::vector<Set> pool_;           // the sets, allocated on first use
-  mutable std::vector<Segment> scratch_;
+  mutable std::vector<Segment> scratch_, merged_;  // occupied(): the gathered sets
+  mutable std::vector<size_t> runs_;                // ends of the sorted runs in scratch_
 };
 
 // ---------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@
 
 #include "planner/planner.h"
 #include "planner/planner_util.h"
+#include "util/error.h"
 
 namespace npuforge::planner {
 namespace {
@@ -284,13 +285,19 @@ Status solve_within(const std::vector<PlanBuffer>& b, const Sweep& sw, uint64_t 
   }
 }
 
-// Cheap placements the search can start from: greedy by size and the allocator replays.
+// Cheap placements the search can start from: greedy by size and the allocator replays
+// (which the allocator refuses for alignments that are not powers of two, or beyond its
+// 32-bit range: then they are no candidates).
 std::vector<PlanResult> heuristic_plans(const PlanProblem& problem) {
   std::vector<PlanResult> out;
   out.push_back(plan_greedy_size(problem));
   out.back().note = "greedy-size";
   for (ListFit fit : {ListFit::kFirst, ListFit::kBest}) {
-    out.push_back(plan_linked_list(problem, fit));
+    try {
+      out.push_back(plan_linked_list(problem, fit));
+    } catch (const Error&) {
+      continue;
+    }
     out.back().note = fit == ListFit::kFirst ? "linked-list" : "linked-list-best";
   }
   return out;

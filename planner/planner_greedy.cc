@@ -6,6 +6,7 @@
 // placed ranges merge well, instead of a scan of every earlier buffer).
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include "planner/plan_index.h"
 #include "planner/planner.h"
@@ -32,7 +33,9 @@ PlanResult plan_greedy_size(const PlanProblem& problem) {
   GapIndex gaps(bufs);
   // A buffer with an empty lifetime [t, t) still meets the placed buffers live across t
   // (Lifespan::intersects); those are listed one by one (rare, and no union fits them).
-  LiveIndex live(bufs);
+  std::optional<LiveIndex> live;
+  for (const auto& b : bufs)
+    if (!live && !b.offset && b.lifespan.lower >= b.lifespan.upper) live.emplace(bufs);
   std::vector<Offset> offsets(bufs.size(), 0);
   std::vector<Segment> used;
   for (size_t i : order) {
@@ -45,7 +48,7 @@ PlanResult plan_greedy_size(const PlanProblem& problem) {
         gaps.occupied(b.lifespan, used);
       } else {
         used.clear();
-        live.for_each_meeting(b.lifespan, [&](int j) { used.push_back({offsets[j], offsets[j] + bufs[j].size.value}); });
+        live->for_each_meeting(b.lifespan, [&](int j) { used.push_back({offsets[j], offsets[j] + bufs[j].size.value}); });
         std::sort(used.begin(), used.end(), [](const Segment& x, const Segment& y) { return x.lo < y.lo; });
       }
       const uint64_t size = b.size.value, align = b.alignment.value;
@@ -62,7 +65,7 @@ PlanResult plan_greedy_size(const PlanProblem& problem) {
     }
     if (nonempty && b.size.value > 0) {
       gaps.insert(b.lifespan, {offsets[i], offsets[i] + b.size.value});
-      live.activate(int(i));
+      if (live) live->activate(int(i));
     }
   }
   return finish(problem, std::move(offsets), problem.capacity);
