@@ -2,8 +2,13 @@
 // decomposes into independent time windows, and says "optimal" only with a proof.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <functional>
 
+#include "gen/generator.h"
+#include "gen/profile.h"
+#include "isa/isa.h"
+#include "isa/npu_config.h"
 #include "planner/plan_check.h"
 #include "planner/plan_synth.h"
 #include "planner/planner.h"
@@ -20,8 +25,27 @@ constexpr double kSlow = 1;
 constexpr double kSlow = 15;  // Debug and sanitizer builds: the same work takes this much longer
 #endif
 
+// The generator's memory maps (every profile, two seeds), offsets cleared so that the
+// planners place them afresh: the instances the regressions hand to the planners.
+std::vector<PlanProblem> generated_maps() {
+  std::vector<PlanProblem> maps;
+  const std::filesystem::path dir = std::filesystem::path(NPUFORGE_SOURCE_DIR) / "configs/gen";
+  for (const char* name : {"default", "near-full", "stress-fragment", "tiny-buffers"})
+    for (uint64_t seed = 1; seed <= 2; ++seed) {
+      gen::GenOptions opt;
+      opt.seed = seed;
+      opt.length = kSlow > 1 ? 200 : 1000;
+      const auto profile = gen::Profile::load_file(dir / (std::string(name) + ".yaml"));
+      PlanProblem p = problem_from_memmap(gen::generate(isa::builtin_isa(), isa::NpuConfig{}, profile, opt).memmap());
+      for (auto& b : p.buffers) b.offset.reset();
+      maps.push_back(std::move(p));
+    }
+  return maps;
+}
+
 // The random and generated sets of the issue: small random problems, uniform random
-// intervals, and trace-like sets (many short-lived small buffers, a few long-lived large).
+// intervals, trace-like sets (many short-lived small buffers, a few long-lived large) and
+// the generator's memory maps.
 std::vector<PlanProblem> random_and_generated_sets() {
   std::vector<PlanProblem> sets;
   Rng rng(31);
@@ -33,6 +57,7 @@ std::vector<PlanProblem> random_and_generated_sets() {
     sets.push_back(random_intervals_problem(n, seed));
     sets.push_back(trace_like_problem(n, seed));
   }
+  for (PlanProblem& p : generated_maps()) sets.push_back(std::move(p));
   return sets;
 }
 
