@@ -73,8 +73,10 @@ void consider(Window& w, PlanResult r, const std::string& planner) {
   w.proven = w.result.peak <= w.lower_bound;
 }
 
-// One more step of improvement for window w; false when nothing is left to try.
-bool improve(Window& w, Clock::time_point deadline) {
+// One more step of improvement for window w; false when nothing is left to try. `share` of
+// the time left goes to the window's last planner (exact, or lifetime-aware when the window
+// is too large for exact): all of it when no other window may need time afterwards.
+bool improve(Window& w, Clock::time_point deadline, double share) {
   const size_t n = w.problem.buffers.size();
   if (w.stage == 0) {
     w.stage = 1;
@@ -86,9 +88,9 @@ bool improve(Window& w, Clock::time_point deadline) {
         }
       }
     if (!w.proven) {
-      PlannerOptions o;
-      o.time_limit_s = std::max(0.0, seconds_left(deadline) / 2);
-      consider(w, plan_lifetime_aware(w.problem, o), "lifetime-aware");
+      PlannerOptions o;  // all the time left when exact will not follow
+      o.time_limit_s = std::max(0.0, seconds_left(deadline) * (n > kExactUpTo ? share : 0.5));
+      consider(w, lifetime_aware_replays(w.problem, o), "lifetime-aware");  // greedy's is w.result
     }
     return true;
   }
@@ -96,7 +98,7 @@ bool improve(Window& w, Clock::time_point deadline) {
     w.stage = 2;
     if (n > kExactUpTo) return false;
     PlannerOptions o;
-    o.time_limit_s = std::max(0.0, seconds_left(deadline) / 2);
+    o.time_limit_s = std::max(0.0, seconds_left(deadline) * share);
     PlanResult r = plan_exact(w.problem, o);
     w.lower_bound = std::max(w.lower_bound, r.lower_bound);
     consider(w, std::move(r), "exact");
@@ -133,7 +135,7 @@ PlanResult plan_best(const PlanProblem& problem, const PlannerOptions& options) 
     Window& top = *std::max_element(windows.begin(), windows.end(), [](const Window& a, const Window& b) {
       return a.result.peak < b.result.peak;
     });
-    if (top.proven || !improve(top, deadline)) break;
+    if (top.proven || !improve(top, deadline, windows.size() == 1 ? 1.0 : 0.5)) break;
   }
   std::vector<Offset> offsets(problem.buffers.size(), 0);
   size_t top = 0;

@@ -289,12 +289,12 @@ std::vector<std::vector<int>> replay_orders(const std::vector<PlanBuffer>& b) {
 
 }  // namespace
 
-PlanResult plan_lifetime_aware(const PlanProblem& problem, const PlannerOptions& options) {
+PlanResult lifetime_aware_replays(const PlanProblem& problem, const PlannerOptions& options) {
   reject_fixed_offsets(problem, "lifetime-aware");
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(options.time_limit_s));
   PlanResult best;
-  bool first = true;
+  best.found = false;
   int replays = 0, skipped = 0;
   const std::vector<std::vector<int>> orders = replay_orders(problem.buffers);
   for (size_t o = 0; o < orders.size(); ++o)
@@ -308,25 +308,33 @@ PlanResult plan_lifetime_aware(const PlanProblem& problem, const PlannerOptions&
       }
       ++replays;
       PlanResult r = finish(problem, std::move(*offsets), problem.capacity);
-      if (first || r.peak < best.peak) {
+      if (!best.found || r.peak < best.peak) {
         best = std::move(r);
-        best.note += fmt::format("{}replay order: {}, weight set {}", best.note.empty() ? "" : "; ",
+        best.note = fmt::format("replay order: {}, weight set {}",
                                 kWindows[o] ? fmt::format("{} time windows by size", kWindows[o])
                                             : std::string("time order"), w);
       }
-      first = false;
     }
+  if (skipped)
+    best.note += fmt::format("{}{} of {} replays cut by the {} s budget", best.note.empty() ? "" : "; ", skipped,
+                             skipped + replays, options.time_limit_s);
+  best.winner = "lifetime-aware";
+  return best;
+}
+
+PlanResult plan_lifetime_aware(const PlanProblem& problem, const PlannerOptions& options) {
+  PlanResult best = lifetime_aware_replays(problem, options);
   // greedy-size is a candidate too: it wins only when strictly lower than every replay.
   PlanResult greedy = plan_greedy_size(problem);
-  if (first || greedy.peak < best.peak) {
+  if (!best.found || greedy.peak < best.peak) {
+    const std::string replays = best.note;
+    greedy.note = best.found ? "greedy-size's placement (lower than every replay)" : "greedy-size's placement";
+    if (!replays.empty() && !best.found) greedy.note += "; " + replays;
+    else if (replays.find("cut by") != std::string::npos)
+      greedy.note += replays.substr(replays.find(';'));
     best = std::move(greedy);
-    best.note += std::string(best.note.empty() ? "" : "; ") +
-                 (replays ? "greedy-size's placement (lower than every replay)" : "greedy-size's placement");
+    best.winner = "greedy-size";
   }
-  if (skipped)
-    best.note += fmt::format("; {} of {} replays cut by the {} s budget", skipped, skipped + replays,
-                             options.time_limit_s);
-  best.winner = best.note.find("greedy-size's placement") != std::string::npos ? "greedy-size" : "lifetime-aware";
   return best;
 }
 
