@@ -12,7 +12,7 @@ namespace npuforge::planner {
 
 const std::vector<std::string>& planner_names() {
   static const std::vector<std::string> kNames = {
-      "naive", "linked-list", "linked-list-best", "greedy-size", "lifetime-aware", "exact"};
+      "naive", "linked-list", "linked-list-best", "greedy-size", "lifetime-aware", "exact", "best"};
   return kNames;
 }
 
@@ -64,6 +64,7 @@ PlanResult run_planner(std::string_view name, const PlanProblem& problem,
   if (name == "greedy-size") return plan_greedy_size(problem);
   if (name == "lifetime-aware") return plan_lifetime_aware(problem, options);
   if (name == "exact") return plan_exact(problem, options);
+  if (name == "best") return plan_best(problem, options);
   std::string names;
   for (const auto& n : planner_names()) names += (names.empty() ? "" : ", ") + n;
   throw Error(fmt::format("unknown planner '{}' (expected one of: {})", name, names));

@@ -11,6 +11,10 @@
 //                   bounded free-memory movement, pool expansion at the best gap
 //   exact           branch and bound (canonical placement order, section inference,
 //                   dominance pruning) under a time budget
+//   best            a portfolio under a time budget: the problem split into independent time
+//                   windows, each planned by the heuristics in order of cost and, where it is
+//                   small enough, by exact; reports which planner won and proves optimality
+//                   where it can (deterministic whenever the budget is not reached)
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,7 +27,9 @@ namespace npuforge::planner {
 struct PlannerOptions {
   // Only `exact` searches within a capacity; it defaults to problem.capacity.
   std::optional<Bytes> capacity;
-  double time_limit_s = 60.0;  // exact: wall-clock budget
+  // Wall-clock budget of exact, lifetime-aware (its replays) and best. A planner that runs out
+  // returns the best placement it has (exact may have none within a capacity).
+  double time_limit_s = 60.0;
   // lifetime-aware: attempts at free-memory movement per buffer that fits no gap.
   int max_move_attempts = 8;
 };
@@ -36,13 +42,18 @@ struct PlanResult {
   bool proven_optimal = false;  // exact: no smaller peak exists (or peak == lower bound)
   bool timed_out = false;       // exact: the budget ran out before the search finished
   std::string note;             // what happened, for the command line
+  std::string winner;           // best, lifetime-aware: the planner whose placement was kept
+  // A lower bound on every placement's peak that the planner proved: at least the load bound
+  // (lower_bound(problem)) for exact and best, higher when a search proved more; 0 if unset.
+  Bytes lower_bound{0};
 };
 
 // The planner names accepted by run_planner, in presentation order.
 const std::vector<std::string>& planner_names();
 
 // Runs the named planner; throws npuforge::Error for an unknown name or for fixed offsets
-// given to a planner that cannot keep them (only naive and greedy-size can).
+// given to a planner that cannot keep them (naive and greedy-size keep them; best then
+// falls back to greedy-size).
 PlanResult run_planner(std::string_view name, const PlanProblem& problem,
                        const PlannerOptions& options = {});
 
@@ -50,6 +61,7 @@ PlanResult plan_naive(const PlanProblem& problem);
 PlanResult plan_greedy_size(const PlanProblem& problem);
 PlanResult plan_lifetime_aware(const PlanProblem& problem, const PlannerOptions& options = {});
 PlanResult plan_exact(const PlanProblem& problem, const PlannerOptions& options = {});
+PlanResult plan_best(const PlanProblem& problem, const PlannerOptions& options = {});
 enum class ListFit { kFirst, kBest };
 PlanResult plan_linked_list(const PlanProblem& problem, ListFit fit);
 

@@ -26,6 +26,7 @@
 
 #include "planner/planner.h"
 #include "planner/planner_util.h"
+#include "util/error.h"
 
 namespace npuforge::planner {
 namespace {
@@ -284,13 +285,19 @@ Status solve_within(const std::vector<PlanBuffer>& b, const Sweep& sw, uint64_t 
   }
 }
 
-// Cheap placements the search can start from: greedy by size and the allocator replays.
+// Cheap placements the search can start from: greedy by size and the allocator replays
+// (which the allocator refuses for alignments that are not powers of two, or beyond its
+// 32-bit range: then they are no candidates).
 std::vector<PlanResult> heuristic_plans(const PlanProblem& problem) {
   std::vector<PlanResult> out;
   out.push_back(plan_greedy_size(problem));
   out.back().note = "greedy-size";
   for (ListFit fit : {ListFit::kFirst, ListFit::kBest}) {
-    out.push_back(plan_linked_list(problem, fit));
+    try {
+      out.push_back(plan_linked_list(problem, fit));
+    } catch (const Error&) {
+      continue;
+    }
     out.back().note = fit == ListFit::kFirst ? "linked-list" : "linked-list-best";
   }
   return out;
@@ -319,6 +326,7 @@ PlanResult plan_exact(const PlanProblem& problem, const PlannerOptions& options)
         PlanResult r = h;
         r.fits = true;
         r.proven_optimal = r.peak.value == lb;
+        r.lower_bound = Bytes{lb};
         r.note = "a heuristic placement (" + r.note + ") already fits the capacity; no search needed";
         return r;
       }
@@ -331,11 +339,13 @@ PlanResult plan_exact(const PlanProblem& problem, const PlannerOptions& options)
       r.note = r.timed_out ? fmt::format("no placement within capacity {} found in {} s",
                                          capacity->value, options.time_limit_s)
                            : fmt::format("proved: no placement fits capacity {}", capacity->value);
+      r.lower_bound = Bytes{r.timed_out ? lb : std::max(lb, capacity->value + 1)};
       return r;
     }
     for (int i : ids) found[i] = out[i];
     PlanResult r = finish(problem, std::move(found), capacity);
     r.proven_optimal = r.peak.value == lb;
+    r.lower_bound = Bytes{lb};
     return r;
   }
   // No capacity: shrink from the best heuristic peak; every "infeasible" below is a proof.
@@ -343,6 +353,7 @@ PlanResult plan_exact(const PlanProblem& problem, const PlannerOptions& options)
   for (const PlanResult& h : heuristic_plans(problem))
     if (h.found && h.peak < best.peak) best = h;
   uint64_t lo = lb, hi = best.peak.value;
+  uint64_t proven_lo = lb;  // every capacity below it was proved infeasible
   bool proven = true, timed_out = false;
   while (lo < hi && Clock::now() < deadline) {
     const uint64_t mid = lo == lb ? lo : lo + (hi - lo) / 2;  // try the lower bound first
@@ -357,15 +368,19 @@ PlanResult plan_exact(const PlanProblem& problem, const PlannerOptions& options)
       hi = best.peak.value;
     } else {
       if (st == Status::kTimeout) proven = false, timed_out = true;
+      else proven_lo = std::max(proven_lo, mid + 1);  // infeasible at mid: at every capacity <= mid
       lo = mid + 1;
     }
   }
   if (lo < hi) proven = false, timed_out = true;
   best.proven_optimal = proven;
   best.timed_out = timed_out;
+  best.lower_bound = Bytes{proven ? best.peak.value : proven_lo};
   best.note = proven ? fmt::format("optimal peak {}", best.peak.value)
-                     : fmt::format("best peak {} (not proven optimal within {} s; lower bound {})",
-                                   best.peak.value, options.time_limit_s, lb);
+                     : fmt::format("best peak {} (not proven optimal within {} s; lower bound {}{})",
+                                   best.peak.value, options.time_limit_s, proven_lo,
+                                   proven_lo > lb ? fmt::format(", raised from the load bound {} by "
+                                                                "proofs of infeasibility", lb) : "");
   return best;
 }
 

@@ -15,21 +15,26 @@
 //     neighbours dying closest in time; the top gap is exempt from the size rule; with
 //     peak-aware weight sets, the gap whose widening leaves the lowest pool comes first):
 //     every buffer at or above the gap's end, dead or alive, shifts up by the missing amount.
-// A final pass drops every buffer as low as the ones below it allow (compaction). Every
-// (order, weight set) pair is replayed and the lowest final pool wins; offsets are virtual
-// until then.
+// A final pass drops every buffer as low as the ones below it allow (compaction). The
+// (order, weight set) pairs are replayed, cheapest and most promising first, until all are
+// done or the time budget runs out; greedy-size's placement is a candidate too, so the
+// result is never worse than greedy-size. The lowest final pool wins.
 #include <algorithm>
-#include <map>
+#include <chrono>
 #include <numeric>
+#include <optional>
 #include <tuple>
 
 #include <fmt/core.h>
 
+#include "planner/plan_index.h"
 #include "planner/planner.h"
 #include "planner/planner_util.h"
 
 namespace npuforge::planner {
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 struct Gap {
   uint64_t lo, hi;        // free bytes [lo, hi); hi == pool for the top gap
@@ -55,19 +60,20 @@ constexpr int kWindows[] = {0, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
 class Virtual {
  public:
   Virtual(const PlanProblem& p, const PlannerOptions& o, Weights w)
-      : b_(p.buffers), opt_(o), w_(w), off_(b_.size(), 0) {
+      : b_(p.buffers), opt_(o), w_(w), off_(b_.size(), 0), placed_index_(b_) {
     for (const auto& x : b_) unit_ = std::lcm(unit_, std::max<uint64_t>(1, x.alignment.value));
     for (const auto& x : b_) horizon_ = std::max<TimeValue>(horizon_, x.lifespan.upper);
   }
 
-  // Replays the allocations in `order` (time order, or time windows each sorted by size).
-  std::vector<Offset> run(const std::vector<int>& order) {
-    for (int i : order) max_len_ = std::max(max_len_, b_[i].lifespan.upper - b_[i].lifespan.lower);
+  // Replays the allocations in `order` (time order, or time windows each sorted by size);
+  // nothing if the deadline passes first.
+  std::optional<std::vector<Offset>> run(const std::vector<int>& order, Clock::time_point deadline) {
     for (size_t k = 0; k < order.size(); ++k) {
+      if ((k & 255) == 255 && Clock::now() > deadline) return std::nullopt;
       const TimeValue next = k + 1 < order.size() ? b_[order[k + 1]].lifespan.lower : horizon_;
       place(order[k], next);
       placed_.push_back(order[k]);
-      by_start_.emplace(b_[order[k]].lifespan.lower, order[k]);
+      placed_index_.activate(order[k]);
     }
     settle(order);
     return off_;
@@ -80,10 +86,7 @@ class Virtual {
   // exactly the ones still live when i is allocated.
   std::vector<int> conflicts(int i) const {
     std::vector<int> out;
-    const Lifespan life = b_[i].lifespan;
-    for (auto it = by_start_.lower_bound(life.lower - max_len_);
-         it != by_start_.end() && it->first < life.upper; ++it)
-      if (b_[it->second].lifespan.intersects(life)) out.push_back(it->second);
+    placed_index_.for_each_meeting(b_[i].lifespan, [&](int j) { out.push_back(j); });
     return out;
   }
 
@@ -137,15 +140,12 @@ class Virtual {
   // May buffer j sit at `to` without meeting any placed buffer its lifetime meets
   // (except those in `moving`, which move with it)?
   bool clear_at(int j, uint64_t to, const std::vector<int>& moving) const {
-    const Lifespan life = b_[j].lifespan;
-    for (auto it = by_start_.lower_bound(life.lower - max_len_);
-         it != by_start_.end() && it->first < life.upper; ++it) {
-      const int m = it->second;
-      if (m == j || !b_[m].lifespan.intersects(life)) continue;
-      if (std::find(moving.begin(), moving.end(), m) != moving.end()) continue;
-      if (off_[m] < to + b_[j].size.value && to < end(m)) return false;
-    }
-    return true;
+    bool clear = true;
+    placed_index_.for_each_meeting(b_[j].lifespan, [&](int m) {
+      if (!clear || m == j || std::find(moving.begin(), moving.end(), m) != moving.end()) return;
+      if (off_[m] < to + b_[j].size.value && to < end(m)) clear = false;
+    });
+    return clear;
   }
 
   // Shift the live run between gap k and gap k+1 up (into k+1) or down (into k) so that
@@ -222,8 +222,9 @@ class Virtual {
     }
     const uint64_t at = align_to(best->lo, align);
     const uint64_t missing = align_to(at + size - best->hi, unit_);
-    for (int j : placed_)
-      if (off_[j] >= best->hi && !best->top) off_[j] += missing;
+    if (!best->top)
+      for (int j : placed_)
+        if (off_[j] >= best->hi) off_[j] += missing;
     pool_ = std::max(pool_ + (best->top ? 0 : missing), at + size);
     off_[i] = at;
   }
@@ -233,25 +234,18 @@ class Virtual {
   // old offset stays clear (settled ones only moved down), so no offset ever rises.
   void settle(std::vector<int> ids) {
     std::stable_sort(ids.begin(), ids.end(), [&](int x, int y) { return off_[x] < off_[y]; });
-    TimeValue max_len = 0;
-    for (int i : ids) max_len = std::max(max_len, b_[i].lifespan.upper - b_[i].lifespan.lower);
-    std::multimap<TimeValue, int> settled;  // by lifetime start
-    std::vector<std::pair<uint64_t, uint64_t>> busy;
+    GapIndex settled(b_);  // every id has a non-empty lifetime and size
+    std::vector<Segment> busy;
     for (int i : ids) {
-      busy.clear();
-      const Lifespan life = b_[i].lifespan;
-      for (auto it = settled.upper_bound(life.lower - max_len);
-           it != settled.end() && it->first < life.upper; ++it)
-        if (b_[it->second].lifespan.intersects(life)) busy.emplace_back(off_[it->second], end(it->second));
-      std::sort(busy.begin(), busy.end());
+      settled.occupied(b_[i].lifespan, busy);
       const uint64_t size = b_[i].size.value, align = b_[i].alignment.value;
       uint64_t at = 0;
-      for (const auto& [lo, hi] : busy) {
-        if (align_to(at, align) + size <= lo) break;
-        at = std::max(at, hi);
+      for (const Segment& s : busy) {
+        if (align_to(at, align) + size <= s.lo) break;
+        at = std::max(at, s.hi);
       }
       off_[i] = std::min(off_[i], align_to(at, align));
-      settled.emplace(life.lower, i);
+      settled.insert(b_[i].lifespan, {off_[i], end(i)});
     }
   }
 
@@ -260,9 +254,9 @@ class Virtual {
   const Weights w_;
   std::vector<Offset> off_;
   std::vector<int> placed_, live_;  // live_: the placed buffers meeting the current one
-  std::multimap<TimeValue, int> by_start_;
+  LiveIndex placed_index_;
   uint64_t pool_ = 0, unit_ = 1;
-  TimeValue horizon_ = 0, max_len_ = 0;
+  TimeValue horizon_ = 0;
 };
 
 // The allocation orders replayed. Offsets are virtual, so the order in which requests are
@@ -295,24 +289,52 @@ std::vector<std::vector<int>> replay_orders(const std::vector<PlanBuffer>& b) {
 
 }  // namespace
 
-PlanResult plan_lifetime_aware(const PlanProblem& problem, const PlannerOptions& options) {
+PlanResult lifetime_aware_replays(const PlanProblem& problem, const PlannerOptions& options) {
   reject_fixed_offsets(problem, "lifetime-aware");
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(options.time_limit_s));
   PlanResult best;
-  bool first = true;
+  best.found = false;
+  int replays = 0, skipped = 0;
   const std::vector<std::vector<int>> orders = replay_orders(problem.buffers);
   for (size_t o = 0; o < orders.size(); ++o)
     for (size_t w = 0; w < std::size(kWeights); ++w) {
       if (w >= 4 && problem.buffers.size() > kAllVariantsUpTo) break;
-      PlanResult r = finish(problem, Virtual(problem, options, kWeights[w]).run(orders[o]),
-                            problem.capacity);
-      if (first || r.peak < best.peak) {
+      std::optional<std::vector<Offset>> offsets;
+      if (Clock::now() <= deadline) offsets = Virtual(problem, options, kWeights[w]).run(orders[o], deadline);
+      if (!offsets) {
+        ++skipped;
+        continue;
+      }
+      ++replays;
+      PlanResult r = finish(problem, std::move(*offsets), problem.capacity);
+      if (!best.found || r.peak < best.peak) {
         best = std::move(r);
-        best.note += fmt::format("{}replay order: {}, weight set {}", best.note.empty() ? "" : "; ",
+        best.note = fmt::format("replay order: {}, weight set {}",
                                 kWindows[o] ? fmt::format("{} time windows by size", kWindows[o])
                                             : std::string("time order"), w);
       }
-      first = false;
     }
+  if (skipped)
+    best.note += fmt::format("{}{} of {} replays cut by the {} s budget", best.note.empty() ? "" : "; ", skipped,
+                             skipped + replays, options.time_limit_s);
+  best.winner = "lifetime-aware";
+  return best;
+}
+
+PlanResult plan_lifetime_aware(const PlanProblem& problem, const PlannerOptions& options) {
+  PlanResult best = lifetime_aware_replays(problem, options);
+  // greedy-size is a candidate too: it wins only when strictly lower than every replay.
+  PlanResult greedy = plan_greedy_size(problem);
+  if (!best.found || greedy.peak < best.peak) {
+    const std::string replays = best.note;
+    greedy.note = best.found ? "greedy-size's placement (lower than every replay)" : "greedy-size's placement";
+    if (!replays.empty() && !best.found) greedy.note += "; " + replays;
+    else if (replays.find("cut by") != std::string::npos)
+      greedy.note += replays.substr(replays.find(';'));
+    best = std::move(greedy);
+    best.winner = "greedy-size";
+  }
   return best;
 }
 

@@ -15,6 +15,10 @@ void reject_fixed_offsets(const PlanProblem& problem, std::string_view planner);
 PlanResult finish(const PlanProblem& problem, std::vector<Offset> offsets,
                   std::optional<Bytes> capacity);
 
+// lifetime-aware's own replays without greedy-size as a candidate (for callers that have
+// greedy's placement already): found is false when the budget cut every replay.
+PlanResult lifetime_aware_replays(const PlanProblem& problem, const PlannerOptions& options);
+
 inline uint64_t align_to(uint64_t value, uint64_t alignment) {
   return alignment <= 1 ? value : (value + alignment - 1) / alignment * alignment;
 }

@@ -67,9 +67,15 @@ int run_plan(const PlanOptions& o) {
   const PlanCheckResult check = check_plan(plan);
   for (const auto& out : o.outputs) save_plan_file(plan, out);
   if (!o.svg.empty()) util::write_file(o.svg, plan_svg(plan, &check, {.title = o.input}));
-  fmt::print("{}: {} {} buffers, peak {} bytes, lower bound {} ({:.4f}x), {:.1f} ms{}{}\n", o.input,
-             o.algo, p.buffers.size(), r.peak.value, lb.value, ratio(r.peak, lb), ms,
-             r.proven_optimal ? ", optimal" : "", r.note.empty() ? "" : "; " + r.note);
+  // A planner's proof (exact, best) may raise the lower bound above the load bound.
+  const std::string proven_bound =
+      r.lower_bound > lb ? fmt::format(", proven lower bound {} ({:.4f}x)", r.lower_bound.value, ratio(r.peak, r.lower_bound))
+                         : "";
+  fmt::print("{}: {} {} buffers, peak {} bytes, lower bound {} ({:.4f}x){}, {:.1f} ms{}{}{}\n", o.input,
+             o.algo, p.buffers.size(), r.peak.value, lb.value, ratio(r.peak, lb), proven_bound, ms,
+             r.proven_optimal ? ", optimal (proven)" : "",
+             r.winner.empty() || r.winner == o.algo ? "" : ", placement by " + r.winner,
+             r.note.empty() ? "" : "; " + r.note);
   if (!check.ok()) {  // a planner bug: never expected, but never hidden either
     fmt::print(stderr, "{}", check.report());
     return kExitFinding;
@@ -122,7 +128,9 @@ void add_plan_command(CLI::App& app, Runner& run) {
   for (const auto& n : planner_names()) names += (names.empty() ? "" : ", ") + n;
   sub->add_option("--algo", opts->algo, "Planner: " + names)->capture_default_str();
   sub->add_option("--capacity", opts->capacity, "Arena bytes (exact searches within it; exit 1 if exceeded)");
-  sub->add_option("--time-limit", opts->time_limit, "Seconds for the exact planner")->capture_default_str();
+  sub->add_option("--time-limit", opts->time_limit, "Seconds of budget for exact, lifetime-aware and best")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   sub->add_option("-o,--output", opts->outputs, "Write the plan (.csv or .yaml; repeatable)");
   sub->add_option("--svg", opts->svg, "Draw the plan (time x, address y)");
   sub->add_flag("--inclusive", opts->inclusive, "Lifetimes in the input are inclusive [first, last]");

@@ -81,6 +81,18 @@ TEST(CliPlan, ExactFindsTheOptimumAndProvesOneByteLessImpossible) {
   EXPECT_NE(none.out.find("5 buffers cannot be placed within capacity 11"), std::string::npos) << none.out;
 }
 
+// best: the portfolio names the planner whose placement it kept and says "optimal" only
+// with a proof (here the peak equals the load bound, 12).
+TEST(CliPlan, BestReportsTheWinnerAndTheProof) {
+  const CliRun r = run_cli("plan --algo best --time-limit 5 " + kExample);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(number_after(r.out, "peak"), 12) << r.out;
+  EXPECT_NE(r.out.find("optimal (proven)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" won ("), std::string::npos) << r.out;
+  const CliRun zero = run_cli("plan --algo best --time-limit 0 " + kExample);
+  EXPECT_EQ(zero.code, 2) << zero.out;  // a budget must be positive
+}
+
 TEST(CliPlan, AHeuristicAboveTheCapacityExitsOne) {
   ScratchDir tmp("cli_plan_cap");
   const std::string out = tmp.path("naive.csv");

@@ -22,7 +22,8 @@ TEST_P(EveryPlanner, OutputPassesTheChecker) {
   PlannerOptions opt;
   opt.time_limit_s = 0.2;  // exact: its output must pass even when the budget cuts it short
   const bool power_of_two_only = true;  // the SRAM allocator needs power-of-two alignment
-  const int count = GetParam() == "exact" ? 300 : 3000;
+  const bool searches = GetParam() == "exact" || GetParam() == "best";
+  const int count = searches ? 300 : 3000;
   for (int k = 0; k < count; ++k) {
     const PlanProblem p = random_problem(rng, 14, 16, 64, power_of_two_only && k % 2 == 0);
     const PlanResult r = run_planner(GetParam(), p, opt);
@@ -36,8 +37,9 @@ TEST_P(EveryPlanner, OutputPassesTheChecker) {
 
 TEST_P(EveryPlanner, SameInputSamePlan) {
   Rng a(5), b(5);
-  // exact is deterministic when it finishes within its budget: keep its problems small.
-  const int n = GetParam() == "exact" ? 8 : 30;
+  // exact (and best, which runs it) is deterministic when it finishes within its budget:
+  // keep their problems small.
+  const int n = GetParam() == "exact" || GetParam() == "best" ? 8 : 30;
   for (int k = 0; k < 50; ++k) {
     EXPECT_EQ(run_planner(GetParam(), random_problem(a, n, 40, 100, true)).offsets,
               run_planner(GetParam(), random_problem(b, n, 40, 100, true)).offsets);

@@ -1,0 +1,153 @@
+#include "planner/plan_index.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace npuforge::planner {
+
+namespace {
+size_t power_of_two_at_least(size_t n) {
+  size_t p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+}  // namespace
+
+LiveIndex::LiveIndex(const std::vector<PlanBuffer>& buffers) : b_(buffers) {
+  by_lower_.resize(b_.size());
+  std::iota(by_lower_.begin(), by_lower_.end(), 0);
+  std::sort(by_lower_.begin(), by_lower_.end(), [&](int x, int y) {
+    return std::tie(b_[x].lifespan.lower, x) < std::tie(b_[y].lifespan.lower, y);
+  });
+  lowers_.resize(b_.size());
+  rank_.resize(b_.size());
+  for (size_t k = 0; k < by_lower_.size(); ++k) {
+    lowers_[k] = b_[by_lower_[k]].lifespan.lower;
+    rank_[by_lower_[k]] = k;
+  }
+  leaves_ = power_of_two_at_least(std::max<size_t>(1, b_.size()));
+  max_upper_.assign(2 * leaves_, kEmpty);
+}
+
+void LiveIndex::activate(int buffer) {
+  const TimeValue upper = b_[buffer].lifespan.upper;
+  for (size_t v = leaves_ + rank_[buffer]; v >= 1 && max_upper_[v] < upper; v >>= 1)
+    max_upper_[v] = upper;
+}
+
+GapIndex::GapIndex(const std::vector<PlanBuffer>& buffers) {
+  for (const auto& b : buffers)
+    if (b.lifespan.lower < b.lifespan.upper) {
+      coords_.push_back(b.lifespan.lower);
+      coords_.push_back(b.lifespan.upper);
+    }
+  std::sort(coords_.begin(), coords_.end());
+  coords_.erase(std::unique(coords_.begin(), coords_.end()), coords_.end());
+  leaves_ = power_of_two_at_least(std::max<size_t>(1, coords_.size()));
+  cover_.assign(2 * leaves_, -1);
+  below_.assign(2 * leaves_, -1);
+}
+
+// The slots [first, last) meeting `life`: slot s meets it iff coords_[s] < upper and
+// lower < coords_[s + 1]. Lifetimes from the constructor's buffers map exactly.
+std::pair<size_t, size_t> GapIndex::slots(Lifespan life) const {
+  const size_t slot_count = coords_.empty() ? 0 : coords_.size() - 1;
+  size_t first = size_t(std::upper_bound(coords_.begin(), coords_.end(), life.lower) - coords_.begin());
+  first = first == 0 ? 0 : first - 1;
+  const size_t last = std::min(slot_count, size_t(std::lower_bound(coords_.begin(), coords_.end(), life.upper) - coords_.begin()));
+  return {first, std::max(first, last)};
+}
+
+bool GapIndex::inside(size_t node, int height, size_t first, size_t last) const {
+  const size_t lo = (node << height) - leaves_, hi = ((node + 1) << height) - leaves_;
+  return lo >= first && hi <= last;
+}
+
+void GapIndex::add_to(Set& set, Segment seg) {
+  // The run of intervals touching or overlapping seg becomes one.
+  auto begin = std::lower_bound(set.begin(), set.end(), seg.lo,
+                                [](const Segment& s, uint64_t lo) { return s.hi < lo; });
+  auto end = begin;
+  while (end != set.end() && end->lo <= seg.hi) {
+    seg.lo = std::min(seg.lo, end->lo);
+    seg.hi = std::max(seg.hi, end->hi);
+    ++end;
+  }
+  if (begin == end) {
+    set.insert(begin, seg);
+  } else {
+    *begin = seg;
+    set.erase(begin + 1, end);
+  }
+}
+
+void GapIndex::add(std::vector<int32_t>& sets, size_t node, Segment seg) {
+  if (sets[node] < 0) {
+    sets[node] = int32_t(pool_.size());
+    pool_.emplace_back();
+  }
+  add_to(pool_[size_t(sets[node])], seg);
+}
+
+void GapIndex::insert(Lifespan life, Segment seg) {
+  const auto [first, last] = slots(life);
+  if (first >= last || seg.lo >= seg.hi) return;
+  // Canonical nodes: the maximal nodes inside [first, last).
+  for (size_t lo = first + leaves_, hi = last + leaves_; lo < hi; lo >>= 1, hi >>= 1) {
+    if (lo & 1) add(cover_, lo++, seg);
+    if (hi & 1) add(cover_, --hi, seg);
+  }
+  // Their strict ancestors are the nodes overlapping [first, last) without lying inside it,
+  // all on the paths from the two boundary leaves to the root.
+  int height = 0;
+  for (size_t v = first + leaves_, w = last - 1 + leaves_; v >= 1; v >>= 1, w >>= 1, ++height) {
+    if (!inside(v, height, first, last)) add(below_, v, seg);
+    if (w != v && !inside(w, height, first, last)) add(below_, w, seg);
+  }
+}
+
+void GapIndex::occupied(Lifespan life, std::vector<Segment>& out) const {
+  out.clear();
+  const auto [first, last] = slots(life);
+  if (first >= last) return;
+  // Every set is sorted: gather them as runs and merge the runs pairwise (N log runs, where
+  // a sort of the lot would be N log N).
+  scratch_.clear();
+  runs_.clear();
+  auto take = [&](int32_t set) {
+    if (set < 0 || pool_[size_t(set)].empty()) return;
+    scratch_.insert(scratch_.end(), pool_[size_t(set)].begin(), pool_[size_t(set)].end());
+    runs_.push_back(scratch_.size());
+  };
+  for (size_t lo = first + leaves_, hi = last + leaves_; lo < hi; lo >>= 1, hi >>= 1) {
+    if (lo & 1) take(cover_[lo]), take(below_[lo]), ++lo;
+    if (hi & 1) --hi, take(cover_[hi]), take(below_[hi]);
+  }
+  int height = 0;
+  for (size_t v = first + leaves_, w = last - 1 + leaves_; v >= 1; v >>= 1, w >>= 1, ++height) {
+    if (!inside(v, height, first, last)) take(cover_[v]);
+    if (w != v && !inside(w, height, first, last)) take(cover_[w]);
+  }
+  auto by_lo = [](const Segment& a, const Segment& b) { return a.lo < b.lo; };
+  std::vector<Segment>* from = &scratch_;
+  std::vector<Segment>* to = &merged_;
+  while (runs_.size() > 1) {
+    to->resize(from->size());
+    size_t begin = 0, kept = 0;
+    for (size_t r = 0; r < runs_.size(); r += 2) {
+      const size_t mid = runs_[r], end = r + 1 < runs_.size() ? runs_[r + 1] : mid;
+      std::merge(from->begin() + long(begin), from->begin() + long(mid), from->begin() + long(mid),
+                 from->begin() + long(end), to->begin() + long(begin), by_lo);
+      runs_[kept++] = end;
+      begin = end;
+    }
+    runs_.resize(kept);
+    std::swap(from, to);
+  }
+  for (const Segment& s : *from) {
+    if (!out.empty() && s.lo <= out.back().hi) out.back().hi = std::max(out.back().hi, s.hi);
+    else out.push_back(s);
+  }
+}
+
+}  // namespace npuforge::planner
