@@ -85,45 +85,87 @@ template <class Refs>
 // The extent check (isa::extents, narrowed to the operands that name a symbol, since it
 // runs for every instruction the generator emits): each operand's bytes
 // [addr, addr + extent) lie inside its symbol's node. The expressions see the instruction
-// as fixed up: its fields, with the addresses the references get.
-template <class Refs, class At, class Get>
+// as fixed up: its fields, with the addresses the references get (written into a copy of
+// the raw fields only when an expression reads an address being fixed up).
+template <class Refs, class At>
 void check_extents(std::span<const isa::Instruction> instrs, const Refs& refs, size_t first, size_t end, const At& at,
-                   const Get& get) {
+                   const Resolved* res, uint32_t named) {
   const isa::Instruction& in = instrs[refs.instr(at(first))];
-  uint32_t named = 0;  // fields naming a symbol
-  for (size_t k = first; k < end; ++k) named |= 1u << refs.field(at(k));
-  const size_t n = in.spec->fields.size();
-  std::array<int64_t, isa::kMaxFields> values;
-  bool have_values = false;
-  for (const isa::OperandSpec& op : in.spec->operands) {
-    if (!(named >> op.field & 1u)) continue;
-    if (!have_values) {
-      in.spec->field_values({in.raw.data(), n}, {values.data(), n});
-      // An address within its field's range reads back as itself.
-      for (size_t k = first; k < end; ++k) values[refs.field(at(k))] = get(k).addr;
-      have_values = true;
-    }
-    const int64_t bytes = op.bytes.eval({values.data(), n});
-    if (bytes <= 0) continue;  // operand unused
-    for (size_t k = first; k < end; ++k) {
-      if (refs.field(at(k)) != op.field) continue;
-      const Resolved res = get(k);
-      const auto addr = static_cast<uint64_t>(res.addr);
-      if (addr < res.lo || addr + uint64_t(bytes) > res.hi) [[unlikely]]
+  const isa::InstrSpec& spec = *in.spec;
+  const uint32_t* raw = in.raw.data();
+  std::array<uint32_t, isa::kMaxFields> patched;
+  for (size_t k = first; k < end; ++k) {
+    for (uint32_t ops = spec.operands_of_field[refs.field(at(k))]; ops != 0; ops &= ops - 1) {
+      const isa::Expr& extent = spec.operands[static_cast<unsigned>(__builtin_ctz(ops))].bytes;
+      if ((extent.fields_used() & named) != 0 && raw != patched.data()) [[unlikely]] {
+        patched = in.raw;
+        // An address within its field's range reads back as itself.
+        for (size_t j = first; j < end; ++j) {
+          const unsigned f = refs.field(at(j)), width = spec.fields[f].width;
+          patched[f] = static_cast<uint32_t>(res[j - first].addr) & (width >= 32 ? ~0u : (1u << width) - 1);
+        }
+        raw = patched.data();
+      }
+      const int64_t bytes = extent.eval(raw);
+      if (bytes <= 0) continue;  // operand unused
+      const Resolved& r = res[k - first];
+      const auto addr = static_cast<uint64_t>(r.addr);
+      if (addr < r.lo || addr + uint64_t(bytes) > r.hi) [[unlikely]]
         throw Error(fmt::format("{}: the operand's {} bytes [0x{:x}, 0x{:x}) leave the symbol's node "
                                 "[0x{:x}, 0x{:x})",
-                                where(instrs, refs, at(k)), bytes, addr, addr + bytes, res.lo, res.hi));
+                                where(instrs, refs, at(k)), bytes, addr, addr + bytes, r.lo, r.hi));
     }
   }
 }
 
-// Checks every reference, then writes them all: on error nothing has changed. The
-// references of one instruction are checked together, since an extent may depend on other
-// fields (all of them final by then). No allocation when the references come in
-// instruction order: the generator calls this once per instruction it emits.
+template <class Refs>
+[[noreturn, gnu::noinline]] void no_such_field(const Refs& refs, size_t r, size_t i) {
+  throw Error(fmt::format("fix-up: symbol '%{}' refers to instruction {} field slot {}, which does not exist",
+                          refs.symbol(r), i, refs.field(r)));
+}
+
+// Checks the references of one instruction, at(first) .. at(end - 1): the field exists,
+// the symbol is placed, its address fits the field, and every operand naming a symbol lies
+// inside its node (checked together: an extent may depend on other fields, all final by
+// then). `res` receives the resolved references, in that order.
+template <class Refs, class At>
+void check_instruction(std::span<const isa::Instruction> instrs, const Refs& refs, size_t first, size_t end,
+                       const At& at, Resolved* res) {
+  const size_t i = refs.instr(at(first));
+  if (i >= instrs.size() || instrs[i].spec == nullptr) [[unlikely]]
+    no_such_field(refs, at(first), i);
+  const size_t fields = instrs[i].spec->fields.size();
+  if (end - first > fields) [[unlikely]]
+    throw Error(fmt::format("fix-up: instruction {} has {} symbol references, more than its {} fields (a field named "
+                            "twice)",
+                            i, end - first, fields));
+  uint32_t named = 0;  // fields naming a symbol
+  for (size_t k = first; k < end; ++k) {
+    const unsigned f = refs.field(at(k));
+    if (f >= fields) [[unlikely]]
+      no_such_field(refs, at(k), i);
+    res[k - first] = resolve(instrs, refs, at(k));
+    named |= 1u << f;
+  }
+  check_extents(instrs, refs, first, end, at, res, named);
+}
+
+// Checks every reference, then writes them all: on error nothing has changed. No
+// allocation when the references come in instruction order.
 template <class Refs>
 void fix(std::span<isa::Instruction> instrs, const Refs& refs) {
   const size_t n = refs.count();
+  if (n == 0) return;
+  std::array<Resolved, isa::kMaxFields> res;  // one instruction's references
+  const auto in_order = [](size_t k) { return k; };
+  // The generator's case: the references of the one instruction it just emitted.
+  bool one = n <= isa::kMaxFields;
+  for (size_t k = 1; k < n && one; ++k) one = refs.instr(k) == refs.instr(0);
+  if (one) {
+    check_instruction(instrs, refs, 0, n, in_order, res.data());
+    for (size_t k = 0; k < n; ++k) instrs[refs.instr(k)].set_value(refs.field(k), res[k].addr);
+    return;
+  }
   bool sorted = true;  // a program's references come in instruction order
   for (size_t k = 1; k < n && sorted; ++k) sorted = refs.instr(k - 1) <= refs.instr(k);
   std::vector<size_t> order;
@@ -133,36 +175,10 @@ void fix(std::span<isa::Instruction> instrs, const Refs& refs) {
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return refs.instr(a) < refs.instr(b); });
   }
   const auto at = [&](size_t k) { return sorted ? k : order[k]; };
-  // The current instruction's references, kept as scalars (cheap to store and reload).
-  std::array<int64_t, isa::kMaxOperands> addr;
-  std::array<uint64_t, isa::kMaxOperands> lo, hi;
-  size_t last_group = 0;
   for (size_t first = 0, end = 0; first < n; first = end) {
     const size_t i = refs.instr(at(first));
-    for (end = first; end < n && refs.instr(at(end)) == i; ++end) {
-      const size_t r = at(end);
-      if (i >= instrs.size() || instrs[i].spec == nullptr || refs.field(r) >= instrs[i].spec->fields.size()) [[unlikely]]
-        throw Error(fmt::format("fix-up: symbol '%{}' refers to instruction {} field slot {}, which does not exist",
-                                refs.symbol(r), i, refs.field(r)));
-    }
-    for (size_t k = first; k < end && k - first < addr.size(); ++k) {
-      const Resolved res = resolve(instrs, refs, at(k));
-      addr[k - first] = res.addr;
-      lo[k - first] = res.lo;
-      hi[k - first] = res.hi;
-    }
-    // References beyond the operand count (unusual) are resolved when needed instead of kept.
-    const auto get = [&](size_t k) {
-      return k - first < addr.size() ? Resolved{addr[k - first], lo[k - first], hi[k - first]}
-                                     : resolve(instrs, refs, at(k));
-    };
-    for (size_t k = first + addr.size(); k < end; ++k) get(k);  // checks them
-    check_extents(instrs, refs, first, end, at, get);
-    last_group = first;
-  }
-  if (n > 0 && last_group == 0 && n <= addr.size()) {  // one instruction (the generator's case)
-    for (size_t k = 0; k < n; ++k) instrs[refs.instr(at(k))].set_value(refs.field(at(k)), addr[k]);
-    return;
+    for (end = first; end < n && refs.instr(at(end)) == i;) ++end;
+    check_instruction(instrs, refs, first, end, at, res.data());
   }
   for (size_t r = 0; r < n; ++r) instrs[refs.instr(r)].set_value(refs.field(r), resolve(instrs, refs, r).addr);
 }

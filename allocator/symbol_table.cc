@@ -104,6 +104,9 @@ SymbolTable::Defined SymbolTable::create(const SymbolId* of, const SramAddr* at,
     e.origin = id;
   }
   commit(id, r, size, consumers);
+  // The next symbol's record goes right after this one: ask for its cache line now (a hint;
+  // one past the end is a valid address to name).
+  __builtin_prefetch(entries_.data() + entries_.size(), 1);
   return Defined{SymbolId{id}, r};
 }
 
@@ -162,7 +165,7 @@ void SymbolTable::free_entry(Entry& e) {
   live_--;
 }
 
-bool SymbolTable::consume(SymbolId id) {
+bool SymbolTable::consume_last(SymbolId id) {
   const Entry& c = entry(id);
   if (!c.node.valid()) {
     throw Error(fmt::format("symbol '%{}': consume of a symbol with no live buffer (never defined, or already freed)",

@@ -74,7 +74,7 @@ Builder::Builder(const isa::Isa& isa, const isa::NpuConfig& npu, const Profile& 
   refs_.reserve(length * 5 / 2);
   syms_.reserve(length);
   table_.reserve(length);
-  shadow_.assign(sram / align_ + 1, {0, 0, 0});
+  shadow_ = ShadowClocks(sram / align_ + 1, align_);
 }
 
 uint32_t Builder::emit(isa::Instruction in, std::span<const Use> reads, std::span<const Use> writes,
@@ -88,11 +88,14 @@ uint32_t Builder::emit(isa::Instruction in, std::span<const Use> reads, std::spa
     return idx;
   }
   std::array<uint32_t, 3> need{};
-  for (const Use& u : reads) need[syms_[u.sym].prod_q] = std::max(need[syms_[u.sym].prod_q], syms_[u.sym].prod_seq);
+  for (const Use& u : reads) {
+    table_.prefetch(SymbolId{u.sym});  // the fix-up below reads its placement
+    need[syms_[u.sym].prod_q] = std::max(need[syms_[u.sym].prod_q], syms_[u.sym].prod_seq);
+  }
   for (const Use& u : writes) {
     const allocator::Placement& pl = placement(u.sym);
-    for (uint64_t a = pl.addr.value / align_, e = (pl.addr.value + pl.padded.value) / align_; a < e; ++a)
-      for (unsigned p = 0; p < 3; ++p) need[p] = std::max(need[p], shadow_[a][p]);
+    const ShadowClocks::Clock last = shadow_.max_over(pl.addr.value, pl.padded.value);
+    for (unsigned p = 0; p < 3; ++p) need[p] = std::max(need[p], last[p]);
   }
   if (ddr_dep >= 0) {
     const unsigned p = static_cast<unsigned>(instrs_[ddr_dep].spec->queue);
@@ -126,7 +129,7 @@ uint32_t Builder::emit(isa::Instruction in, std::span<const Use> reads, std::spa
     if (refs(u.sym) > 0) {
       s.live_pos = static_cast<uint32_t>(live_.size());
       live_.push_back(u.sym);
-      due_heap_.push_back({s.due, u.sym});
+      due_heap_.push_back(due_entry(s.due, u.sym));
       std::push_heap(due_heap_.begin(), due_heap_.end(), std::greater<>());
     }
   }
@@ -149,6 +152,7 @@ uint32_t Builder::track(SymbolId id, OpKind kind, uint8_t depth, uint32_t from) 
   Sym& s = syms_.emplace_back();  // syms_ and the table grow together: the same ids
   s.kind = kind;
   s.depth = depth;
+  s.written = static_cast<uint32_t>(table_.placed(id).size.value);
   s.due = static_cast<uint32_t>(now() + rng_.range(p_.lifetime.min, p_.lifetime.max));
   if (from != kNone) s.due = syms_[from].due;  // a version is due when its chain is
   return id.value;
@@ -177,8 +181,7 @@ void Builder::release(uint32_t sym) {
 void Builder::forget(uint32_t sym) {
   Sym& s = syms_[sym];
   const allocator::Placement& pl = placement(sym);
-  for (uint64_t a = pl.addr.value / align_, e = (pl.addr.value + pl.padded.value) / align_; a < e; ++a)
-    shadow_[a] = s.acc;
+  shadow_.assign(pl.addr.value, pl.padded.value, s.acc);
   s.live = false;
   if (s.live_pos != kNone) {
     const uint32_t last = live_.back();
@@ -196,16 +199,16 @@ bool Builder::pinned(uint32_t sym) const {
 uint32_t Builder::pick_input(uint64_t min_written, bool compute) {
   auto usable = [&](uint32_t id) {  // the generator's own record first, the table's last
     const Sym& s = syms_[id];
-    return s.live && (!compute || s.depth < p_.chain_depth) && !pinned(id) && refs(id) > 0 &&
-           written(id) >= min_written;
+    return s.live && (!compute || s.depth < p_.chain_depth) && s.written >= min_written && !pinned(id) &&
+           refs(id) > 0;
   };
   // Lifetimes: a symbol past its due point is preferred, so buffers die near their due.
-  while (!due_heap_.empty() && !syms_[due_heap_.front().second].live) {
+  while (!due_heap_.empty() && !syms_[sym_of(due_heap_.front())].live) {
     std::pop_heap(due_heap_.begin(), due_heap_.end(), std::greater<>());
     due_heap_.pop_back();
   }
-  if (!due_heap_.empty() && due_heap_.front().first <= now() && usable(due_heap_.front().second))
-    return due_heap_.front().second;
+  if (!due_heap_.empty() && due_of(due_heap_.front()) <= now() && usable(sym_of(due_heap_.front())))
+    return sym_of(due_heap_.front());
   for (int tries = 0; tries < 4 && !live_.empty(); ++tries) {
     const uint32_t id = live_[rng_.below(live_.size())];
     if (usable(id)) return id;
@@ -239,25 +242,6 @@ uint64_t Builder::sample_size(const SizeDist& d) {
     size = size / align_ * align_ + 1 + rng_.below(align_ - 1);
   }
   return std::min({size, sram, kMaxLen});
-}
-
-bool factor_exact(uint64_t bytes, uint32_t& rows, uint32_t& row_bytes) {
-  const uint64_t r0 = std::max<uint64_t>(1, (bytes + 65534) / 65535);
-  for (uint64_t r = r0; r <= 65535 && r < r0 + 4096; ++r) {
-    if (bytes % r == 0 && bytes / r <= 65535) {
-      rows = static_cast<uint32_t>(r);
-      row_bytes = static_cast<uint32_t>(bytes / r);
-      return true;
-    }
-  }
-  return false;
-}
-
-void factor_floor(uint64_t bytes, uint32_t& rows, uint32_t& row_bytes) {
-  if (factor_exact(bytes, rows, row_bytes)) return;
-  const uint64_t r = std::max<uint64_t>(1, (bytes + 65534) / 65535);
-  rows = static_cast<uint32_t>(r);
-  row_bytes = static_cast<uint32_t>(bytes / r);
 }
 
 // Headers name files without their directory: the same inputs give the same bytes

@@ -12,8 +12,10 @@
 #include "allocator/allocator.h"
 #include "allocator/placer.h"
 #include "allocator/symbol_table.h"
+#include "gen/factor.h"
 #include "gen/generator.h"
 #include "gen/roles.h"
+#include "gen/shadow.h"
 #include "isa/token_order.h"
 #include "util/rng.h"
 
@@ -36,6 +38,8 @@ class Builder {
     uint32_t due = 0;   // instruction index when it should have been consumed
     uint32_t live_pos = kNone;
     uint32_t prod_seq = 0;
+    uint32_t written = 0;  // its size in the table, fixed when placed: kept here because
+                           // pick_input reads it for every candidate it looks at
     std::array<uint32_t, 3> acc{};  // last access (queue sequence number) per queue
     uint8_t depth = 0;
     uint8_t prod_q = 0;
@@ -64,7 +68,7 @@ class Builder {
   uint64_t sample_size(const SizeDist& d);
   uint64_t now() const { return instrs_.size(); }
   // Bytes its producer writes, pending reads (live symbols only), where it is.
-  uint64_t written(uint32_t sym) const { return table_.placed(SymbolId{sym}).size.value; }
+  uint64_t written(uint32_t sym) const { return syms_[sym].written; }
   uint32_t refs(uint32_t sym) const { return table_.uses(SymbolId{sym}); }
   const allocator::Placement& placement(uint32_t sym) const { return table_.placed(SymbolId{sym}); }
 
@@ -107,14 +111,18 @@ class Builder {
   std::vector<SymRef> refs_;
   std::vector<Sym> syms_;
   std::vector<uint32_t> live_;  // live symbols with refs > 0, any order
-  std::vector<std::pair<uint32_t, uint32_t>> due_heap_;  // min-heap of (due, sym)
+  // Min-heap of (due, sym) packed as due << 32 | sym: one integer compare, the pair's order.
+  std::vector<uint64_t> due_heap_;
+  static uint64_t due_entry(uint32_t due, uint32_t sym) { return uint64_t{due} << 32 | sym; }
+  static uint32_t due_of(uint64_t entry) { return static_cast<uint32_t>(entry >> 32); }
+  static uint32_t sym_of(uint64_t entry) { return static_cast<uint32_t>(entry); }
   std::array<uint32_t, 4> pin_{kNone, kNone, kNone, kNone};
 
   // Tokens: the happens-before of the program so far (isa/token_order.h).
   isa::TokenOrderBuilder order_;
   // Last access per alignment unit of freed bytes (queue sequence numbers), so that a new
   // writer waits for every earlier reader/writer of the bytes it reuses.
-  std::vector<std::array<uint32_t, 3>> shadow_;
+  ShadowClocks shadow_;
 
   struct Spilled {
     uint32_t sym;        // the dead symbol (its record keeps refs, depth, ...)
@@ -128,10 +136,5 @@ class Builder {
 
   GenSummary sum_;
 };
-
-// rows * row_bytes == bytes with both fields in 16 bits; false when impossible.
-bool factor_exact(uint64_t bytes, uint32_t& rows, uint32_t& row_bytes);
-// The largest rows * row_bytes <= bytes (rows minimal); bytes >= 1.
-void factor_floor(uint64_t bytes, uint32_t& rows, uint32_t& row_bytes);
 
 }  // namespace npuforge::gen

@@ -58,12 +58,15 @@ bool Builder::compact(uint64_t padded) {
   for (const allocator::NodeInfo& n : nodes) {
     if (!n.in_use) continue;
     const uint64_t at = n.addr.value, size = n.size.value;
-    const std::optional<SymbolId> owner = table_.owner(n.id);
-    const uint32_t sym = owner ? owner->value : kNone;
     // Only a buffer whose new place does not overlap its old one: the static check must
-    // never see the source and the copy, both live at the MOVE, share a byte.
-    const bool movable = sym != kNone && syms_[sym].live && placement(sym).addr.value == at && !pinned(sym) &&
-                         cursor + size <= at && moves < kMaxMovesPerCompaction;
+    // never see the source and the copy, both live at the MOVE, share a byte. (That test
+    // first: it is free, the owner's records are not.)
+    uint32_t sym = kNone;
+    if (cursor + size <= at && moves < kMaxMovesPerCompaction) {
+      const std::optional<SymbolId> owner = table_.owner(n.id);
+      sym = owner ? owner->value : kNone;
+    }
+    const bool movable = sym != kNone && syms_[sym].live && placement(sym).addr.value == at && !pinned(sym);
     if (movable) {
       // The moved buffer is the next version of its symbol (name@k), produced by the MOVE.
       const uint64_t len = written(sym);

@@ -34,9 +34,9 @@ void Builder::step() {
   if (p_.directed_rate > 0 && rng_.chance(p_.directed_rate)) return directed();
   // A buffer well past its due point gets a consumer now, so lifetimes stay bounded.
   if (!due_heap_.empty() && rng_.chance(0.1)) {
-    const uint32_t top = due_heap_.front().second;
-    if (syms_[top].live && refs(top) > 0 && due_heap_.front().first + uint64_t(p_.lifetime.max / 2) < now() &&
-        !pinned(top)) {
+    const uint32_t top = sym_of(due_heap_.front());
+    if (syms_[top].live && due_of(due_heap_.front()) + uint64_t(p_.lifetime.max / 2) < now() && !pinned(top) &&
+        refs(top) > 0) {
       store_of(top, true);
       return;
     }

@@ -131,12 +131,4 @@ Roles::Roles(const isa::Isa& isa, const Profile& profile) {
   }
 }
 
-uint64_t operand_bytes(const isa::Instruction& in, unsigned operand) {
-  const size_t n = in.spec->fields.size();
-  std::array<int64_t, isa::kMaxFields> values;  // as the expressions see them
-  in.spec->field_values({in.raw.data(), n}, {values.data(), n});
-  const int64_t bytes = in.spec->operands[operand].bytes.eval({values.data(), n});
-  return bytes > 0 ? static_cast<uint64_t>(bytes) : 0;
-}
-
 }  // namespace npuforge::gen

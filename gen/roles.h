@@ -64,7 +64,10 @@ class Roles {
 
 // The bytes an operand of `in` covers, from the ISA's expression over its current fields
 // (0: unused). `operand` indexes in.spec->operands (Bound::operand).
-uint64_t operand_bytes(const isa::Instruction& in, unsigned operand);
+inline uint64_t operand_bytes(const isa::Instruction& in, unsigned operand) {
+  const int64_t bytes = in.spec->operands[operand].bytes.eval(in.raw.data());
+  return bytes > 0 ? static_cast<uint64_t>(bytes) : 0;
+}
 
 // The value of the `index`-th entry of an enum field's list, as the ISA gives it.
 inline uint32_t enum_value(const isa::FieldSpec& f, uint64_t index) { return f.enum_values[index].second; }

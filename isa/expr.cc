@@ -1,6 +1,8 @@
 #include "isa/expr.h"
 
 #include <cctype>
+#include <optional>
+#include <utility>
 
 #include <fmt/core.h>
 
@@ -22,6 +24,10 @@ class ExprParser {
     skip_space();
     if (pos_ != text_.size()) fail(fmt::format("unexpected '{}'", text_[pos_]));
     check_depth(e.code_);
+    for (const auto& c : e.code_)
+      if (c.op == Op::Field) e.fields_used_ |= c.arg < 32 ? 1u << c.arg : 0u;
+    e.specialise();
+    e.fuse();
     return e;
   }
 
@@ -40,7 +46,7 @@ class ExprParser {
     pos_ += tok.size();
     return true;
   }
-  void emit(Op op, int64_t arg = 0) { out_->push_back({op, arg}); }
+  void emit(Op op, int64_t arg = 0, uint32_t bias = 0) { out_->push_back({op, arg, bias}); }
 
   // eval() uses a fixed stack; reject expressions that would need a deeper one.
   void check_depth(const std::vector<Expr::Code>& code) const {
@@ -144,10 +150,11 @@ class ExprParser {
            (std::isalnum(static_cast<unsigned char>(text_[end])) || text_[end] == '_'))
       ++end;
     const std::string_view name = text_.substr(pos_, end - pos_);
-    const auto slot = resolve_(name);
-    if (!slot) fail(fmt::format("unknown field '{}'", name));
+    const auto field = resolve_(name);
+    if (!field) fail(fmt::format("unknown field '{}'", name));
     pos_ = end;
-    emit(Op::Field, *slot);
+    const unsigned w = field->signed_width;
+    emit(Op::Field, field->slot, w == 0 ? 0u : w >= 32 ? 0x80000000u : 1u << (w - 1));
   }
 
   std::string_view text_;
@@ -161,14 +168,136 @@ Expr Expr::compile(std::string_view text, const FieldResolver& resolve, std::str
   return ExprParser(text, resolve, where).parse();
 }
 
-int64_t Expr::eval(std::span<const int64_t> fields) const {
+// The postfix code as a tree, matched against the specialised forms (see expr.h).
+struct ExprShape {
+  using Op = Expr::Op;
+  struct Node {
+    Expr::Code code;
+    int kid[3] = {-1, -1, -1};
+  };
+  std::vector<Node> nodes;
+  int root = -1;
+
+  explicit ExprShape(const std::vector<Expr::Code>& code) {
+    std::vector<int> stack;
+    for (const auto& c : code) {
+      Node n{c};
+      const int arity = c.op == Op::Const || c.op == Op::Field ? 0 : c.op == Op::Neg || c.op == Op::Not ? 1
+                        : c.op == Op::Select                     ? 3
+                                                                 : 2;
+      for (int k = arity; k-- > 0;) {
+        n.kid[k] = stack.back();
+        stack.pop_back();
+      }
+      stack.push_back(static_cast<int>(nodes.size()));
+      nodes.push_back(n);
+    }
+    root = stack.empty() ? -1 : stack.back();
+  }
+
+  static Expr::Load load(const Expr::Code& c) { return {static_cast<uint32_t>(c.arg), c.bias}; }
+
+  // constant * fields, or nullopt.
+  std::optional<Expr::Product> product(int i) const {
+    const Node& n = nodes[static_cast<size_t>(i)];
+    Expr::Product p;
+    if (n.code.op == Op::Const) {
+      p.constant = n.code.arg;
+      return p;
+    }
+    if (n.code.op == Op::Field) {
+      p.factors[p.count++] = load(n.code);
+      return p;
+    }
+    if (n.code.op != Op::Mul) return std::nullopt;
+    const auto a = product(n.kid[0]), b = product(n.kid[1]);
+    if (!a || !b || a->count + b->count > Expr::kMaxFactors) return std::nullopt;
+    p = *a;
+    p.constant = static_cast<int64_t>(static_cast<uint64_t>(a->constant) * static_cast<uint64_t>(b->constant));
+    for (unsigned k = 0; k < b->count; ++k) p.factors[p.count++] = b->factors[k];
+    return p;
+  }
+
+  // A field tested against a constant: sets cond, cmp and value.
+  bool test(int i, Expr& e) const {
+    const Node& n = nodes[static_cast<size_t>(i)];
+    if (n.code.op == Op::Field) {
+      e.cond_ = load(n.code);
+      e.cmp_ = Op::Ne;
+      e.cmp_value_ = 0;
+      return true;
+    }
+    static constexpr std::pair<Op, Op> kMirror[] = {{Op::Lt, Op::Gt}, {Op::Le, Op::Ge}, {Op::Gt, Op::Lt},
+                                                    {Op::Ge, Op::Le}, {Op::Eq, Op::Eq}, {Op::Ne, Op::Ne}};
+    for (const auto& [op, mirrored] : kMirror) {
+      if (n.code.op != op) continue;
+      const Expr::Code &a = nodes[static_cast<size_t>(n.kid[0])].code, &b = nodes[static_cast<size_t>(n.kid[1])].code;
+      if (a.op == Op::Field && b.op == Op::Const) {
+        e.cond_ = load(a), e.cmp_ = op, e.cmp_value_ = b.arg;
+        return true;
+      }
+      if (a.op == Op::Const && b.op == Op::Field) {
+        e.cond_ = load(b), e.cmp_ = mirrored, e.cmp_value_ = a.arg;
+        return true;
+      }
+    }
+    return false;
+  }
+};
+
+void Expr::specialise() {
+  form_ = Form::General;
+  const ExprShape shape(code_);
+  if (shape.root < 0) return;
+  if (const auto p = shape.product(shape.root)) {
+    yes_ = *p;
+    form_ = Form::Product;
+    return;
+  }
+  const ExprShape::Node& top = shape.nodes[static_cast<size_t>(shape.root)];
+  if (top.code.op != Op::Select) return;
+  const auto yes = shape.product(top.kid[1]), no = shape.product(top.kid[2]);
+  if (yes && no && shape.test(top.kid[0], *this)) {
+    yes_ = *yes;
+    no_ = *no;
+    form_ = Form::Select;
+  }
+}
+
+void Expr::fuse() {
+  fused_.clear();
+  for (const Code& c : code_) {
+    const bool binary = c.op != Op::Const && c.op != Op::Field && c.op != Op::Neg && c.op != Op::Not &&
+                        c.op != Op::Select;
+    if (binary && !fused_.empty() && fused_.back().src == Src::Stack &&
+        (fused_.back().op == Op::Const || fused_.back().op == Op::Field)) {
+      Code leaf = fused_.back();
+      fused_.back() = Code{c.op, leaf.arg, leaf.bias, leaf.op == Op::Const ? Src::Const : Src::Field};
+      continue;
+    }
+    fused_.push_back(c);
+  }
+}
+
+std::string_view Expr::form() const {
+  switch (form_) {
+    case Form::Product: return "product";
+    case Form::Select: return "select";
+    case Form::General: break;
+  }
+  return "general";
+}
+
+int64_t Expr::eval_general(const uint32_t* raw) const {
+  // Wrapping arithmetic through uint64: an ISA expression is total and never undefined.
+  auto wrap = [](uint64_t v) { return static_cast<int64_t>(v); };
   int64_t stack[32];
   int sp = 0;
-  for (const Code& c : code_) {
+  for (const Code& c : fused_) {
     switch (c.op) {
       case Op::Const: stack[sp++] = c.arg; continue;
-      case Op::Field: stack[sp++] = fields[static_cast<size_t>(c.arg)]; continue;
-      case Op::Neg: stack[sp - 1] = -stack[sp - 1]; continue;
+      case Op::Field: stack[sp++] = Load{static_cast<uint32_t>(c.arg), c.bias}(raw); continue;
+      case Op::Neg: stack[sp - 1] = wrap(0 - static_cast<uint64_t>(stack[sp - 1])); continue;
       case Op::Not: stack[sp - 1] = !stack[sp - 1]; continue;
       case Op::Select: {
         const int64_t no = stack[--sp], yes = stack[--sp];
@@ -177,15 +306,18 @@ int64_t Expr::eval(std::span<const int64_t> fields) const {
       }
       default: break;
     }
-    const int64_t b = stack[--sp];
+    const int64_t b = c.src == Src::Stack ? stack[--sp]
+                      : c.src == Src::Const ? c.arg
+                                            : Load{static_cast<uint32_t>(c.arg), c.bias}(raw);
     int64_t& a = stack[sp - 1];
+    const auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
     switch (c.op) {
-      case Op::Add: a += b; break;
-      case Op::Sub: a -= b; break;
-      case Op::Mul: a *= b; break;
-      case Op::Div: a = b == 0 ? 0 : a / b; break;  // total: an ISA expression never traps
-      case Op::Mod: a = b == 0 ? 0 : a % b; break;
-      case Op::Shl: a = (b < 0 || b > 62) ? 0 : a << b; break;
+      case Op::Add: a = wrap(ua + ub); break;
+      case Op::Sub: a = wrap(ua - ub); break;
+      case Op::Mul: a = wrap(ua * ub); break;
+      case Op::Div: a = b == 0 ? 0 : b == -1 ? wrap(0 - ua) : a / b; break;  // total: never traps
+      case Op::Mod: a = b == 0 || b == -1 ? 0 : a % b; break;
+      case Op::Shl: a = (b < 0 || b > 62) ? 0 : wrap(ua << b); break;
       case Op::Shr: a = (b < 0 || b > 62) ? 0 : a >> b; break;
       case Op::Lt: a = a < b; break;
       case Op::Le: a = a <= b; break;

@@ -1,7 +1,18 @@
 #pragma once
 // Integer expressions over an instruction's fields, as written in npu_isa.yaml
-// ("m * k", "has_bias ? n * 4 : 0"). Compiled once to postfix code with field names
-// resolved to field slots, so evaluating one is a short loop with no lookups.
+// ("m * k", "has_bias ? n * 4 : 0"). Compiled once, with field names resolved to field
+// slots, and evaluated on the instruction's raw field bits (Instruction::raw): signed fields
+// are sign-extended as they are read, so no per-instruction conversion pass is needed.
+//
+// Why specialised forms: operand extents are evaluated for every instruction the generator
+// emits (sizing, then the fix-up's extent check) and the simulator runs. Most of them are a
+// product of fields and a constant ("m * k", "len", "256") or a choice between two such
+// products on a field test ("has_bias ? n * 4 : 0", "op <= 1 ? len : 0"); those are
+// recognised at compile time and evaluated inline without the general postfix loop, which
+// handles the rest. Both give the same value for every input (tested): arithmetic wraps
+// modulo 2^64 (never undefined), division and modulo by zero give 0, shifts outside
+// [0, 62] give 0.
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -14,29 +25,102 @@ namespace npuforge::isa {
 
 class Expr {
  public:
-  // Resolves a field name to its slot, or nullopt when no such field exists.
-  using FieldResolver = std::function<std::optional<unsigned>(std::string_view)>;
+  // A field as an expression reads it: its slot, and its width when it is signed (the raw
+  // bits are sign-extended from it), 0 when unsigned.
+  struct FieldRef {
+    unsigned slot = 0;
+    unsigned signed_width = 0;
+  };
+  // Resolves a field name, or nullopt when no such field exists.
+  using FieldResolver = std::function<std::optional<FieldRef>(std::string_view)>;
 
   // Throws npuforge::Error naming `where` and the column on a syntax error or unknown field.
   static Expr compile(std::string_view text, const FieldResolver& resolve, std::string_view where);
 
-  // `fields` holds the instruction's field values already sign-extended where signed.
-  int64_t eval(std::span<const int64_t> fields) const;
+  // `raw` holds the instruction's raw field bits by slot (at least up to the highest slot
+  // the expression reads).
+  int64_t eval(const uint32_t* raw) const {
+    switch (form_) {
+      case Form::Product: return yes_.eval(raw);
+      case Form::Select: return test(raw) ? yes_.eval(raw) : no_.eval(raw);
+      case Form::General: break;
+    }
+    return eval_general(raw);
+  }
+  int64_t eval(std::span<const uint32_t> raw) const { return eval(raw.data()); }
+  // The postfix interpreter alone, whatever the form (the reference the forms are tested
+  // against).
+  int64_t eval_general(const uint32_t* raw) const;
 
+  // Bit i set: the expression reads field slot i (slots below 32).
+  uint32_t fields_used() const { return fields_used_; }
   const std::string& text() const { return text_; }
+  // "product", "select" or "general": which evaluation compile() chose (tests, docs).
+  std::string_view form() const;
 
  private:
+  // A field read: value = (raw ^ bias) - bias, with bias = 2^(width-1) for a signed field
+  // and 0 for an unsigned one (branch-free sign extension).
+  struct Load {
+    uint32_t slot = 0;
+    uint32_t bias = 0;
+    int64_t operator()(const uint32_t* raw) const {
+      return static_cast<int64_t>(raw[slot] ^ bias) - static_cast<int64_t>(bias);
+    }
+  };
+  // constant * field * field * ... (wrapping), up to kMaxFactors fields.
+  static constexpr unsigned kMaxFactors = 3;
+  struct Product {
+    int64_t constant = 1;
+    unsigned count = 0;
+    std::array<Load, kMaxFactors> factors{};
+    int64_t eval(const uint32_t* raw) const {
+      uint64_t v = static_cast<uint64_t>(constant);
+      for (unsigned i = 0; i < count; ++i) v *= static_cast<uint64_t>(factors[i](raw));
+      return static_cast<int64_t>(v);
+    }
+  };
+  enum class Form : uint8_t { Product, Select, General };
   enum class Op : uint8_t {
     Const, Field, Neg, Not, Add, Sub, Mul, Div, Mod, Shl, Shr,
     Lt, Le, Gt, Ge, Eq, Ne, And, Or, Select
   };
+  // Where a binary operation's right operand comes from: the stack, or (fused with the
+  // push before it) `arg` as a constant or a field slot.
+  enum class Src : uint8_t { Stack, Const, Field };
   struct Code {
     Op op;
     int64_t arg;  // the constant, or the field slot
+    uint32_t bias = 0;  // for a field: see Load
+    Src src = Src::Stack;
   };
-  std::vector<Code> code_;
+
+  // Select form: field `cmp_` constant, e.g. "op <= 1"; a bare field tests "!= 0".
+  bool test(const uint32_t* raw) const {
+    const int64_t v = cond_(raw);
+    switch (cmp_) {
+      case Op::Lt: return v < cmp_value_;
+      case Op::Le: return v <= cmp_value_;
+      case Op::Gt: return v > cmp_value_;
+      case Op::Ge: return v >= cmp_value_;
+      case Op::Eq: return v == cmp_value_;
+      default: return v != cmp_value_;
+    }
+  }
+  void specialise();  // picks form_ from code_ (expr.cc)
+  void fuse();        // fused_ from code_ (expr.cc)
+
+  std::vector<Code> code_;   // postfix, as parsed
+  std::vector<Code> fused_;  // the same with each leaf push merged into the operation after it
   std::string text_;
+  uint32_t fields_used_ = 0;
+  Form form_ = Form::General;
+  Product yes_, no_;  // Product: yes_; Select: cond ? yes_ : no_
+  Load cond_;
+  Op cmp_ = Op::Ne;
+  int64_t cmp_value_ = 0;
   friend class ExprParser;
+  friend struct ExprShape;
 };
 
 }  // namespace npuforge::isa

@@ -15,15 +15,6 @@ int64_t sign_extend(uint32_t bits, unsigned width) {
 
 uint32_t mask_of(unsigned width) { return width >= 32 ? 0xffffffffu : (1u << width) - 1; }
 
-// Field values as the expressions see them (sign-extended), one slot per field.
-std::array<int64_t, kMaxFields> values_of(const Instruction& in) {
-  std::array<int64_t, kMaxFields> v{};
-  const auto& fields = in.spec->fields;
-  for (unsigned i = 0; i < fields.size(); ++i)
-    v[i] = fields[i].is_signed ? sign_extend(in.raw[i], fields[i].width) : in.raw[i];
-  return v;
-}
-
 std::string format_value(const FieldSpec& f, int64_t v) {
   return f.kind == FieldKind::SramAddr || f.kind == FieldKind::DdrAddr ? fmt::format("{:#x}", v)
                                                                        : std::to_string(v);
@@ -43,30 +34,16 @@ uint32_t get_bits(std::span<const uint8_t> in, unsigned lsb, unsigned width) {
 
 }  // namespace
 
-Instruction Instruction::make(const InstrSpec& spec) {
-  Instruction in;
-  in.spec = &spec;
-  for (unsigned i = 0; i < spec.fields.size(); ++i)
-    if (spec.fields[i].default_value) in.set_value(i, *spec.fields[i].default_value);
-  in.raw[kOpcodeSlot] = spec.opcode;
-  return in;
-}
-
 int64_t Instruction::value(unsigned slot) const {
   const FieldSpec& f = spec->fields[slot];
   return f.is_signed ? sign_extend(raw[slot], f.width) : raw[slot];
 }
 
-void Instruction::set_value(unsigned slot, int64_t v) {
-  raw[slot] = static_cast<uint32_t>(v) & mask_of(spec->fields[slot].width);
-}
-
 ExtentList extents(const Instruction& instr) {
   ExtentList list;
-  const auto vals = values_of(instr);
   const auto& ops = instr.spec->operands;
   for (unsigned i = 0; i < ops.size(); ++i) {
-    const int64_t bytes = ops[i].bytes.eval(vals);
+    const int64_t bytes = ops[i].bytes.eval(instr.raw.data());
     list.items[list.count++] = Extent{i, ops[i].field, ops[i].access, ops[i].space, instr.raw[ops[i].field],
                                       bytes > 0 ? static_cast<uint64_t>(bytes) : 0};
   }
@@ -118,9 +95,8 @@ std::string validate(const Instruction& instr) {
     return fmt::format("{}: opcode field {:#x} does not match the instruction's opcode {:#x}", s.mnemonic,
                        instr.raw[kOpcodeSlot], s.opcode);
   if (auto t = validate_tokens(instr); !t.empty()) return t;
-  const auto vals = values_of(instr);
   for (const Expr& c : s.constraints)
-    if (c.eval(vals) == 0) return fmt::format("{}: constraint '{}' does not hold", s.mnemonic, c.text());
+    if (c.eval(instr.raw.data()) == 0) return fmt::format("{}: constraint '{}' does not hold", s.mnemonic, c.text());
   return {};
 }
 

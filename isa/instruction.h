@@ -17,12 +17,22 @@ struct Instruction {
   // Raw field bits, indexed like spec->fields (signed fields hold two's complement bits).
   std::array<uint32_t, kMaxFields> raw{};
 
-  static Instruction make(const InstrSpec& spec);  // opcode set, defaults applied
+  // Opcode set, defaults applied (a copy of spec.initial_raw: the generator makes one per
+  // instruction).
+  static Instruction make(const InstrSpec& spec) {
+    Instruction in;
+    in.spec = &spec;
+    in.raw = spec.initial_raw;
+    return in;
+  }
 
   uint32_t get(unsigned slot) const { return raw[slot]; }
   int64_t value(unsigned slot) const;  // sign-extended where the field is signed
   void set(unsigned slot, uint32_t bits) { raw[slot] = bits; }
-  void set_value(unsigned slot, int64_t v);  // stores the low `width` bits
+  void set_value(unsigned slot, int64_t v) {  // stores the low `width` bits
+    const unsigned width = spec->fields[slot].width;
+    raw[slot] = static_cast<uint32_t>(v) & (width >= 32 ? ~0u : (1u << width) - 1);
+  }
   uint32_t wait_mask() const { return raw[kWaitSlot]; }
   uint32_t signal_mask() const { return raw[kSignalSlot]; }
 

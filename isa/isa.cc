@@ -37,13 +37,6 @@ std::string_view to_string(Queue q) {
 
 std::string_view to_string(Access a) { return a == Access::Read ? "read" : "write"; }
 
-void InstrSpec::sign_extend(unsigned slot, std::span<int64_t> values) const {
-  const auto bits = static_cast<uint32_t>(values[slot]);
-  const unsigned width = fields[slot].width;
-  const uint32_t sign = 1u << (width - 1);
-  values[slot] = width >= 32 ? int64_t(int32_t(bits)) : int64_t(bits ^ sign) - int64_t(sign);
-}
-
 std::optional<unsigned> InstrSpec::field_index(std::string_view name) const {
   for (unsigned i = 0; i < fields.size(); ++i)
     if (fields[i].name == name) return i;
@@ -224,10 +217,19 @@ class IsaLoader {
       s.fields.insert(s.fields.end(), own.begin(), own.end());
     }
     check_layout(s, n);
-    for (unsigned i = 0; i < s.fields.size(); ++i)
-      if (s.fields[i].is_signed) s.signed_fields |= 1u << i;
-    const auto resolver = [&s](std::string_view name) { return s.field_index(name); };
+    for (unsigned i = 0; i < s.fields.size(); ++i) {
+      const FieldSpec& f = s.fields[i];
+      const uint32_t mask = f.width >= 32 ? ~0u : (1u << f.width) - 1;
+      if (f.default_value) s.initial_raw[i] = static_cast<uint32_t>(*f.default_value) & mask;
+    }
+    s.initial_raw[kOpcodeSlot] = s.opcode;
+    const auto resolver = [&s](std::string_view name) -> std::optional<Expr::FieldRef> {
+      const auto slot = s.field_index(name);
+      if (!slot) return std::nullopt;
+      return Expr::FieldRef{*slot, s.fields[*slot].is_signed ? s.fields[*slot].width : 0};
+    };
     if (n["operands"]) load_operands(n["operands"], s, resolver);
+    for (unsigned i = 0; i < s.operands.size(); ++i) s.operands_of_field[s.operands[i].field] |= uint8_t(1u << i);
     if (n["constraints"]) {
       for (const auto& c : n["constraints"])
         s.constraints.push_back(Expr::compile(util::read_string(c, "constraints", src_), resolver, util::where(src_, c)));

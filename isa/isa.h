@@ -6,6 +6,7 @@
 // Why at run time rather than generated C++: one loader and validator serve both the
 // built-in ISA and a team's edited copy (`--isa FILE`), with no rebuild, and the error
 // paths for a broken ISA file are the same code the tests exercise.
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -27,6 +28,7 @@ enum class Space : uint8_t { Sram, Ddr };
 inline constexpr unsigned kNumQueues = 3;  // load, compute, store carry tokens
 inline constexpr unsigned kMaxFields = 16;
 inline constexpr unsigned kMaxOperands = 4;
+static_assert(kMaxOperands <= 8, "InstrSpec::operands_of_field holds one bit per operand");
 
 std::string_view to_string(FieldKind);
 std::string_view to_string(Queue);
@@ -65,23 +67,17 @@ struct InstrSpec {
   std::vector<FieldSpec> fields;  // the common fields first (opcode, wait, signal)
   std::vector<OperandSpec> operands;
   std::vector<Expr> constraints;
-  uint32_t signed_fields = 0;  // bit i: fields[i] is signed (set by the loader)
-
-  // Field values as the expressions see them: the raw bits of each field, sign-extended
-  // where the field is signed. `raw` and `out` hold one entry per field. Inline: the
-  // generator's fix-up runs it for every instruction.
-  void field_values(std::span<const uint32_t> raw, std::span<int64_t> out) const {
-    for (size_t i = 0; i < fields.size(); ++i) out[i] = raw[i];
-    for (uint32_t m = signed_fields; m != 0; m &= m - 1) sign_extend(static_cast<unsigned>(__builtin_ctz(m)), out);
-  }
+  // Per field slot, bit i set when operands[i] is addressed by that field (set by the
+  // loader): the fix-up goes from a field naming a symbol to its operands directly.
+  std::array<uint8_t, kMaxFields> operands_of_field{};
+  // Raw field bits of a fresh instruction: the opcode and every default (set by the loader;
+  // Instruction::make copies it).
+  std::array<uint32_t, kMaxFields> initial_raw{};
 
   std::optional<unsigned> field_index(std::string_view name) const;
   // Like field_index, but throws npuforge::Error when the field does not exist. For code
   // that binds to a field by name once (semantics, generator) and then uses the slot.
   unsigned require_field(std::string_view name) const;
-
- private:
-  void sign_extend(unsigned slot, std::span<int64_t> values) const;
 };
 
 // Slots of the common fields, identical in every instruction.

@@ -77,7 +77,7 @@ class TokenOrderBuilder {
   // next q instruction already waits on p.
   void add_token(size_t signaller, unsigned q);
   // Appends the next instruction; returns its position in its queue (0 for control).
-  uint32_t append(Queue queue) {
+  [[gnu::always_inline]] uint32_t append(Queue queue) {  // the generator's hot path
     const auto q = static_cast<unsigned>(queue);
     queue_.push_back(static_cast<uint8_t>(queue));
     if (q >= kNumQueues) {  // control: no tokens, no place in a queue

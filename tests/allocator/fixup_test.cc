@@ -2,6 +2,7 @@
 // symbol's node is an error naming the instruction, field and symbol.
 #include "allocator/fixup.h"
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include "util/error.h"
@@ -139,7 +140,32 @@ TEST(Fixup, ByIdUsesLastPlacementsAndChecksExtents) {
             std::string::npos);
   const std::vector<SymbolField> missing = {{7, x.id, uint8_t(src), false}};
   EXPECT_NE(error_of([&] { fixup(over.instrs, missing, t); }).find("instruction 7 field slot"), std::string::npos);
+  // More references to one instruction than it has fields: some field is named twice.
+  const size_t fields = isa_().require("move").fields.size();
+  const std::vector<SymbolField> crowded(fields + 1, SymbolField{0, x.id, uint8_t(src), false});
+  EXPECT_NE(error_of([&] { fixup(over.instrs, crowded, t); })
+                .find(fmt::format("instruction 0 has {} symbol references, more than its {} fields", fields + 1, fields)),
+            std::string::npos);
   EXPECT_EQ(over.instrs, before);
+}
+
+// An extent that depends on an address field is evaluated with the address the fix-up
+// writes, not the field's value before it (here 0, which would make the extent 1 byte).
+TEST(Fixup, ExtentsSeeTheFixedUpAddresses) {
+  std::string yaml(isa::builtin_isa_yaml());
+  const size_t move = yaml.find("- name: move");
+  const std::string from = "{field: dst, access: write, bytes: \"len\"}";
+  const size_t at = yaml.find(from, move);
+  ASSERT_NE(at, std::string::npos);
+  yaml.replace(at, from.size(), "{field: dst, access: write, bytes: \"dst >= 0x400 ? len : 1\"}");
+  const isa::Isa edited = isa::Isa::load_string(yaml, "addr_extent.yaml");
+  std::map<std::string, Placement> placed{{"buf", {SramAddr{0x400}, Bytes{200}, Bytes{256}}}};
+  auto over = isa::assemble(edited, "move %buf, 0x0, len=257\n", "over.s");
+  const std::string e = error_of([&] { fixup(over, placed); });
+  EXPECT_NE(e.find("257 bytes"), std::string::npos) << e;
+  auto fits = isa::assemble(edited, "move %buf, 0x0, len=256\n", "fits.s");
+  fixup(fits, placed);
+  EXPECT_EQ(fits.instrs[0].get(edited.require("move").require_field("dst")), 0x400u);
 }
 
 }  // namespace

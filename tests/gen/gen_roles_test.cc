@@ -137,7 +137,7 @@ TEST(GenRoles, EnumValuesAndOperandSizesComeFromTheIsa) {
   EXPECT_GT(ops[3], 0u);
 }
 
-// operand_bytes (the generator's sizing, through InstrSpec::field_values) agrees with
+// operand_bytes (the generator's sizing, Expr::eval on the raw fields) agrees with
 // isa::extents on random field bits, signed fields included (an edited eltwise whose b
 // covers hi - lo bytes).
 TEST(GenRoles, OperandBytesAgreeWithExtents) {

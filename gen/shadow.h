@@ -1,0 +1,60 @@
+#pragma once
+// Internal to gen/: the last access per queue (queue sequence numbers) of every alignment
+// unit of freed SRAM, so that a new writer of those bytes waits for every earlier reader
+// and writer. A freed buffer assigns its accesses to its units; a new buffer asks for the
+// per-queue maximum over its units. Ranges are in bytes, [addr, addr + len), and cover the
+// units from addr / unit up to (addr + len) / unit (both rounded down).
+//
+// Why blocks: buffers span up to thousands of units, and a plain array made every free and
+// every placement walk all of them (15-20% of generation time). Units are grouped in blocks
+// of kBlock with a summary: a block a range covers whole is assigned or read through its
+// summary alone; only the (at most two) partly covered blocks of a range touch units.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace npuforge::gen {
+
+class ShadowClocks {
+ public:
+  using Clock = std::array<uint32_t, 3>;
+
+  ShadowClocks() = default;
+  // `units` units of `unit_bytes` each (a power of two), all zero. Throws npuforge::Error
+  // when unit_bytes is not a power of two.
+  ShadowClocks(size_t units, uint64_t unit_bytes);
+
+  // The range's units get `c` (units past the end are ignored).
+  void assign(uint64_t addr, uint64_t len, const Clock& c) {
+    assign_units(addr >> shift_, (addr + len) >> shift_, c);
+  }
+  // Per queue, the largest value over the range's units (all 0 when it covers none). Not
+  // const: it may refresh a block's summary.
+  Clock max_over(uint64_t addr, uint64_t len) { return max_over_units(addr >> shift_, (addr + len) >> shift_); }
+
+  size_t size() const { return units_.size(); }
+
+ private:
+  static constexpr size_t kBlock = 16;
+  enum class State : uint8_t {
+    Exact,    // the units hold the values; value = their maximum
+    Stale,    // the units hold the values; value unknown (rescan before use)
+    Uniform,  // every unit's value is `value`; the units themselves are not kept
+  };
+  struct Block {
+    Clock value{};
+    State state = State::Exact;
+  };
+  void assign_units(size_t first, size_t end, const Clock& c);
+  Clock max_over_units(size_t first, size_t end);
+  size_t block_end(size_t b) const;  // one past the block's last unit
+  void materialise(size_t b);        // a Uniform block's units written out, now Stale
+  void rescan(size_t b);             // a Stale block's value recomputed, now Exact
+
+  unsigned shift_ = 0;  // log2 of the unit in bytes
+  std::vector<Clock> units_;
+  std::vector<Block> blocks_;
+};
+
+}  // namespace npuforge::gen
