@@ -1,0 +1,64 @@
+#pragma once
+// The front half of the model compiler, in one call: what the CLI (`npuforge compile`) and the
+// back half (tiling, placement, emission) start from.
+//   dequantize_model (pre-quantized models) -> cleanup -> calibrate -> partition ->
+//   plan_scales + quantize -> schedule -> validate
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/calibrate.h"
+#include "compiler/cleanup.h"
+#include "compiler/hints.h"
+#include "compiler/partition.h"
+#include "compiler/qgraph.h"
+#include "compiler/scales.h"
+#include "model/ir.h"
+#include "model/load.h"
+
+namespace npuforge::compiler {
+
+struct FrontOptions {
+  CalibrationOptions calibration;
+  NpuLimits limits;
+};
+
+// One decision of the partition, for the report.
+struct OpChoice {
+  std::vector<std::string> nodes;  // model nodes (after clean-up)
+  std::string ops;                 // their op types, "Conv+Relu"
+  Target target = Target::kNpu;
+  std::string kind;                // group kind ("conv", "lut", "cpu", ...)
+  std::string reason;
+};
+
+struct FrontReport {
+  std::string source;
+  bool pre_quantized = false;
+  std::string calibration;         // where the samples came from ("seeded random" is said here)
+  ClipMethod method = ClipMethod::kMse;
+  CleanupReport cleanup;
+  std::vector<OpChoice> choices;   // in partition order
+  std::map<std::string, ScaleChoice, std::less<>> scales;  // every int8 tensor of the model
+  size_t npu_ops = 0, cpu_steps = 0, segments = 0, rescales = 0;
+};
+
+struct CompileFront {
+  QGraph graph;               // scheduled and validated
+  model::Graph float_graph;   // the cleaned float graph the QGraph was made from
+  QuantHints hints;
+  FrontReport report;
+};
+
+// `graph` must be shape-inferred with every input shape known; load it with
+// front_load_options() so that a pre-quantized model's weight DequantizeLinear nodes are kept
+// (folded ones still work, but the model's own int weights are then re-derived).
+// A batch above 1 is an error, as is a node the interpreter lacks (named).
+CompileFront compile_front(const model::Graph& graph, const FrontOptions& options = {});
+
+model::LoadOptions front_load_options(const model::InputShapes& shapes = {});
+
+// Human-readable report (what `npuforge compile` prints).
+std::string format_report(const FrontReport& report);
+
+}  // namespace npuforge::compiler

@@ -1,0 +1,36 @@
+#pragma once
+// The int8 reference: executes a QGraph op by op on whole tensors (no tiling) with the ISA's
+// numerics (isa/numerics.h), so every NPU segment's output must equal it bit for bit:
+//  - conv/gemm: int32 wrap-around sums of int8 * int8 plus the bias, then requant per channel;
+//  - pools: max ignores padding; avg divides by the in-image count (or the window with
+//    count_pad), rounding half away from zero;
+//  - add = requant(a + b), mul = requant(a * b); lut = table[q + 128]; clamp on the ints;
+//  - concat and alias move bytes; CPU steps run the reference interpreter in float between
+//    dequantize and quantize (convert.h).
+// Values are stored as they would be in memory: int8 tensors in their storage layout (shape
+// QTensor::storage_shape()), float tensors in the ONNX layout.
+#include <vector>
+
+#include "compiler/qgraph.h"
+#include "model/interpreter.h"
+#include "model/tensor.h"
+
+namespace npuforge::compiler {
+
+struct QrefResult {
+  std::vector<model::Tensor> values;  // by TensorId: every tensor the run computed
+  model::TensorMap outputs;           // model outputs in the ONNX layout, int8 ones dequantized
+};
+
+// `inputs`: one float32 (or the model's dtype) tensor per model input, ONNX layout.
+QrefResult run_qref(const QGraph& graph, const model::TensorMap& inputs);
+
+// One op on stored values (exposed for tests and for the runner's per-op checks).
+model::Tensor ref_conv(const ConvOp& op, const model::Tensor& in, const QTensor& out);
+model::Tensor ref_gemm(const GemmOp& op, const model::Tensor& in, const QTensor& out);
+model::Tensor ref_pool(const PoolOp& op, const model::Tensor& in, const QTensor& out);
+model::Tensor ref_eltwise(const EltwiseOp& op, const model::Tensor& a, const model::Tensor& b);
+model::Tensor ref_lut(const LutOp& op, const model::Tensor& in);
+model::Tensor ref_clamp(const ClampOp& op, const model::Tensor& in);
+
+}  // namespace npuforge::compiler
