@@ -1,5 +1,6 @@
 #include "compiler/cleanup.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -59,6 +60,15 @@ std::optional<std::string> noop_source(const Graph& g, const Node& n) {
     if (n.input(2).empty() || (training && training->numel() == 1 && training->int_at(0) == 0)) return x;
     return std::nullopt;
   }
+  // x op c with a scalar constant c that changes nothing (either operand order for Mul/Add).
+  if (op == "Mul" || op == "Add") {
+    const double unit = op == "Mul" ? 1.0 : 0.0;
+    for (size_t i = 0; i < 2; ++i) {
+      const std::string& v = n.input(1 - i);
+      if (is_scalar_value(constant_input(g, n, i), unit) && !g.is_constant(v) && same_shape(g, v, y)) return v;
+    }
+    return std::nullopt;
+  }
   if (!same_shape(g, x, y)) return std::nullopt;
   if (op == "Cast" || op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Expand")
     return x;
@@ -76,13 +86,6 @@ std::optional<std::string> noop_source(const Graph& g, const Node& n) {
     for (int64_t v : p)
       if (v != 0) return std::nullopt;
     return x;
-  }
-  // x op c with a scalar constant c that changes nothing (either operand order for Mul/Add).
-  if (op == "Mul" || op == "Add") {
-    const double unit = op == "Mul" ? 1.0 : 0.0;
-    if (is_scalar_value(constant_input(g, n, 1), unit) && !g.is_constant(n.input(0))) return n.input(0);
-    if (is_scalar_value(constant_input(g, n, 0), unit) && !g.is_constant(n.input(1)) && same_shape(g, n.input(1), y))
-      return n.input(1);
   }
   if ((op == "Div" && is_scalar_value(constant_input(g, n, 1), 1.0)) ||
       (op == "Sub" && is_scalar_value(constant_input(g, n, 1), 0.0)))
@@ -129,6 +132,7 @@ struct Affine {
   size_t weight_input = 1;   // which input holds the weights
   int64_t weight_axis = 0;   // axis of the weight tensor that is the output channel
   int64_t channels = 0;
+  bool scale_only = false;   // MatMul: no bias to fold an addition into
 };
 
 std::optional<Affine> as_affine(const Graph& g, size_t i) {
@@ -143,6 +147,14 @@ std::optional<Affine> as_affine(const Graph& g, size_t i) {
   if (n.op_type == "Conv") {
     if (w->rank() < 3) return std::nullopt;
     return Affine{i, 1, 1, 0, w->shape()[0]};
+  }
+  if (n.op_type == "MatMul") {
+    // Rows of any rank: only scales fold (there is no bias input to take an Add).
+    const model::ValueInfo* a = g.find_value(n.input(0));
+    if (w->rank() != 2 || !a || !a->shape_known() || a->shape.size() < 2) return std::nullopt;
+    Affine m{i, a->shape.size() - 1, 1, 1, w->shape()[1]};
+    m.scale_only = true;
+    return m;
   }
   if (n.op_type == "Gemm") {
     if (n.attr_int("transA", 0) != 0 || w->rank() != 2) return std::nullopt;
@@ -215,6 +227,21 @@ std::optional<ChannelMap> channel_map(const Graph& g, const Node& n, const std::
   return m;
 }
 
+// The folded weights are the old ones times m.mul per channel: so are their scales.
+void move_weight_hint(QuantHints* hints, const std::string& old_w, const std::string& new_w, const Affine& a,
+                      const ChannelMap& m) {
+  if (!hints) return;
+  auto it = hints->weights.find(old_w);
+  if (it == hints->weights.end() || (it->second.axis >= 0 && it->second.axis != a.weight_axis)) return;
+  WeightHint h;
+  h.axis = a.weight_axis;
+  for (int64_t c = 0; c < a.channels; ++c) {
+    const float s = it->second.axis < 0 ? it->second.scales.at(0) : it->second.scales.at(static_cast<size_t>(c));
+    h.scales.push_back(static_cast<float>(s * std::fabs(m.mul[static_cast<size_t>(c)])));
+  }
+  hints->weights[new_w] = std::move(h);
+}
+
 std::string describe_fold(const Node& folded, const Node& into) { return fmt::format("{} -> {}", folded.name, into.name); }
 
 void apply_fold(Graph& g, const Affine& a, const ChannelMap& m, QuantHints* hints) {
@@ -234,6 +261,13 @@ void apply_fold(Graph& g, const Affine& a, const ChannelMap& m, QuantHints* hint
         x = static_cast<float>(x * m.mul[static_cast<size_t>(c)]);
       }
   // Bias: b * mul + add (Gemm: beta * C, beta then 1).
+  if (a.scale_only) {
+    const std::string new_w = fresh_name(g, n.name + ".weight~folded");
+    g.constants[new_w] = std::move(w);
+    n.inputs[a.weight_input] = new_w;
+    move_weight_hint(hints, old_w, new_w, a, m);
+    return;
+  }
   std::vector<double> bias(static_cast<size_t>(a.channels), 0.0);
   if (!n.input(2).empty()) {
     const Tensor& b = *g.find_constant(n.input(2));
@@ -253,18 +287,7 @@ void apply_fold(Graph& g, const Affine& a, const ChannelMap& m, QuantHints* hint
   n.inputs[a.weight_input] = new_w;
   n.inputs[2] = new_b;
 
-  if (hints) {
-    auto it = hints->weights.find(old_w);
-    if (it != hints->weights.end()) {
-      WeightHint h;
-      h.axis = a.weight_axis;
-      for (int64_t c = 0; c < a.channels; ++c) {
-        const float s = it->second.axis < 0 ? it->second.scales.at(0) : it->second.scales.at(static_cast<size_t>(c));
-        h.scales.push_back(static_cast<float>(s * std::fabs(m.mul[static_cast<size_t>(c)])));
-      }
-      hints->weights[new_w] = std::move(h);
-    }
-  }
+  move_weight_hint(hints, old_w, new_w, a, m);
 }
 
 bool fold_into_affine(Graph& g, CleanupReport& report, QuantHints* hints) {
@@ -281,6 +304,7 @@ bool fold_into_affine(Graph& g, CleanupReport& report, QuantHints* hints) {
     const Node& next = g.nodes[r[0]];
     const std::optional<ChannelMap> m = channel_map(g, next, y, *a);
     if (!m) continue;
+    if (a->scale_only && std::any_of(m->add.begin(), m->add.end(), [](double v) { return v != 0; })) continue;
     if (!same_shape(g, y, next.outputs[0])) continue;
     apply_fold(g, *a, *m, hints);
     report.folded.push_back(describe_fold(next, g.nodes[i]));
@@ -294,6 +318,21 @@ bool fold_into_affine(Graph& g, CleanupReport& report, QuantHints* hints) {
   }
   erase_nodes(g, dead);
   return changed;
+}
+
+// ---- MatMul(A [M, K], constant B [K, N]) is a Gemm, which folds bias and scales ----
+
+void matmul_to_gemm(Graph& g) {
+  for (Node& n : g.nodes) {
+    if (n.op_type != "MatMul" || !n.domain.empty() || n.inputs.size() != 2) continue;
+    const Tensor* b = constant_input(g, n, 1);
+    const model::ValueInfo* a = g.find_value(n.input(0));
+    if (!b || b->rank() != 2 || b->dtype() != model::DType::kFloat32 || !a || !a->shape_known() ||
+        a->shape.size() != 2 || a->dtype != model::DType::kFloat32)
+      continue;
+    n.op_type = "Gemm";
+    n.attributes.clear();
+  }
 }
 
 // ---- BatchNormalization that nothing can absorb: Mul + Add ----
@@ -344,6 +383,7 @@ void decompose_batchnorms(Graph& g, CleanupReport& report) {
 
 CleanupReport cleanup(Graph& graph, QuantHints* hints) {
   CleanupReport report;
+  matmul_to_gemm(graph);
   // Each round may expose more (a no-op between a Conv and its BatchNormalization).
   for (int round = 0; round < 16; ++round) {
     const bool a = remove_noops(graph, report, hints);

@@ -213,7 +213,8 @@ class Partitioner {
     if (!b) return *why = fmt::format("{} of two activations (B is computed at run time)", n.op_type), false;
     if (b->rank() != 2) return *why = fmt::format("{} with a rank-{} B", n.op_type, b->rank()), false;
     if (x.size() < 2) return *why = fmt::format("{} of a rank-{} A", n.op_type, x.size()), false;
-    if (x.size() == 4) return *why = fmt::format("{} reading an image ({}): the NPU holds it HWC", n.op_type, model::shape_str(x)), false;
+    if (!onnx_ordered(x) || !onnx_ordered(shape(n.outputs[0])))
+      return *why = fmt::format("{} reading or writing an image ({}): the NPU holds it HWC", n.op_type, model::shape_str(x)), false;
     if (n.op_type == "Gemm") {
       if (n.attr_int("transA", 0) != 0) return *why = "Gemm with transA", false;
       if (!n.input(2).empty()) {

@@ -139,6 +139,25 @@ class Dequantizer {
     return def.run(ctx);
   }
 
+  // Records `t` as the real stand-in of the integer value `name`, with its range. A zero point
+  // at the bottom of the range clamps negatives to 0, which symmetric int8 would keep: a Relu
+  // says so in the float graph (and fuses into a producing Conv).
+  void set_twin(const std::string& name, Twin t, const std::string& node) {
+    if (!t.accumulator && t.zero_point == int_range(t.dtype).first && !produced_by_relu(t.real)) {
+      const std::string x = t.real;
+      t.real = fresh(x + "~relu");
+      emit(Node{node + "~relu", "Relu", "", {x}, {t.real}, {}});
+    }
+    if (!t.accumulator) add_range(t.real, t, node);
+    twins_[name] = t;
+  }
+
+  bool produced_by_relu(const std::string& v) const {
+    for (const Node& n : out_)
+      if (!n.outputs.empty() && n.outputs[0] == v) return n.op_type == "Relu";
+    return false;
+  }
+
   // ---- per op ----
   void visit(const Node& n0) {
     Node n = n0;
@@ -202,8 +221,7 @@ class Dequantizer {
     t.zero_point = z ? z->int_at(0) : 0;
     t.dtype = z ? z->dtype() : DType::kUInt8;
     if (t.dtype != DType::kUInt8 && t.dtype != DType::kInt8) return keep(std::move(n));
-    add_range(x, t, n.name);
-    twins_[n.outputs[0]] = t;
+    set_twin(n.outputs[0], t, n.name);
   }
 
   void cast(Node n) {
@@ -234,7 +252,9 @@ class Dequantizer {
     const std::string y = n.outputs[0];
     out.real = fresh(y + "~real");
     n.outputs[0] = out.real;
+    const std::string name = n.name;
     emit(std::move(n));
+    if (!out.accumulator) add_range(out.real, out, name);
     twins_[y] = out;
   }
 
@@ -329,9 +349,8 @@ class Dequantizer {
     const std::string y = n.outputs[0];
     Twin out{fresh(y + "~real"), static_cast<float>(ys->real_at(0)), yz->int_at(0), yz->dtype(), false};
     f.outputs = {out.real};
-    add_range(out.real, out, n.name);
     emit(std::move(f));
-    twins_[y] = out;
+    set_twin(y, out, n.name);
   }
 
   void integer_op(Node n) {

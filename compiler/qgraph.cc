@@ -108,6 +108,12 @@ std::vector<int8_t> group_weights(const ConvOp& conv, int64_t g) {
   return out;
 }
 
+bool onnx_ordered(const QTensor& t) {
+  if (t.layout != Layout::kHWC) return true;
+  const int64_t c = t.shape.at(1);
+  return c == 1 || t.numel() == c;
+}
+
 int64_t storage_axis(const QTensor& t, int64_t axis) {
   if (t.layout != Layout::kHWC || axis == 0) return axis;
   // [1, C, H, W] is stored [H][W][C]; [1, C, L] is stored [1][L][C].
@@ -248,7 +254,7 @@ class Validator {
   void check(const GemmOp& o) {
     const QTensor& in = npu_tensor(o.input, "input");
     const QTensor& out = npu_tensor(o.output, "output");
-    if (in.layout != Layout::kRowMajor || out.layout != Layout::kRowMajor) fail("gemm tensors must be row-major");
+    if (!onnx_ordered(in) || !onnx_ordered(out)) fail("gemm tensors must be row-major (or HWC in the same byte order)");
     if (in.shape.empty() || in.shape.back() != o.k || out.shape.empty() || out.shape.back() != o.n ||
         in.numel() / o.k != out.numel() / o.n)
       fail(fmt::format("shapes {} -> {} do not fit k {} n {}", model::shape_str(in.shape), model::shape_str(out.shape),

@@ -61,6 +61,10 @@ struct QTensor {
   model::Shape storage_shape() const;
 };
 
+// True when the stored bytes are in the model's (ONNX) order: row-major, or an HWC image with
+// one channel or one pixel. Such a tensor reads as a row-major matrix too (a gemm operand).
+bool onnx_ordered(const QTensor& t);
+
 // The storage dim that holds model axis `axis` of `t` (HWC: 1 -> 2, 2 -> 0, 3 -> 1).
 int64_t storage_axis(const QTensor& t, int64_t axis);
 

@@ -1,0 +1,26 @@
+#pragma once
+// Where quantization error enters: every tensor of a QGraph against the same value of the
+// float graph it came from, on one input (per-layer cosine drift). The first tensor in
+// schedule order whose cosine drops is where to look (a calibration clip, a fusion, a table).
+#include <string>
+#include <vector>
+
+#include "compiler/qgraph.h"
+#include "model/interpreter.h"
+#include "model/ir.h"
+
+namespace npuforge::compiler {
+
+struct LayerDrift {
+  std::string tensor;
+  size_t op = 0;          // index of the producing op (schedule order)
+  double cosine = 1;      // of the dequantized int8 value against the float value
+  double max_abs = 0;     // largest |difference|
+  float scale = 0;
+};
+
+// One entry per int8 tensor that the float graph also computes, in schedule order.
+std::vector<LayerDrift> layer_drift(const QGraph& graph, const model::Graph& float_graph,
+                                    const model::TensorMap& inputs);
+
+}  // namespace npuforge::compiler

@@ -1,0 +1,106 @@
+// Calibration: sample inputs (files or seeded), ranges, and the clip statistics.
+#include "compiler/calibrate.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "model/npy.h"
+#include "test_util.h"
+
+namespace npuforge::compiler {
+namespace {
+
+using testing::yaml_graph;
+
+const char* kGraph = R"(
+inputs: [{name: x, shape: [1, 8]}]
+outputs: [{name: y}]
+nodes:
+  - {op: Relu, inputs: [x], outputs: [y]}
+)";
+
+TEST(Calibrate, RangesAreTheSamplesMinAndMax) {
+  const model::Graph g = yaml_graph(kGraph);
+  CalibrationOptions o;
+  o.random_samples = 3;
+  o.seed = 9;
+  o.random_lo = -2;
+  o.random_hi = 3;
+  o.method = ClipMethod::kAbsMax;
+  const Calibration cal = calibrate(g, o);
+  EXPECT_EQ(cal.samples, 3);
+  EXPECT_NE(cal.source.find("seeded random"), std::string::npos) << cal.source;
+  float lo = 1e9f, hi = -1e9f;
+  for (const model::TensorMap& m : calibration_inputs(g, o))
+    for (float v : m.at("x").values<float>()) {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  EXPECT_GE(lo, -2.0f);
+  EXPECT_LT(hi, 3.0f);
+  EXPECT_EQ(cal.ranges.at("x").min, lo);
+  EXPECT_EQ(cal.ranges.at("x").max, hi);
+  EXPECT_EQ(cal.ranges.at("x").clip, std::max(-lo, hi));
+  EXPECT_EQ(cal.ranges.at("y").min, 0.0f);
+  EXPECT_EQ(cal.ranges.at("y").max, hi);
+}
+
+TEST(Calibrate, ClipStatistics) {
+  std::vector<uint64_t> uniform(100, 1);
+  EXPECT_EQ(choose_clip(uniform, 10, 0, ClipMethod::kAbsMax, 99), 10.0f);
+  EXPECT_FLOAT_EQ(choose_clip(uniform, 10, 0, ClipMethod::kPercentile, 50), 5.0f);
+  // Uniform data: clipping only adds error, the best clip is at (or next to) the top.
+  EXPECT_GE(choose_clip(uniform, 10, 0, ClipMethod::kMse, 0), 9.5f);
+  // Very many small values and one far outlier: the outlier is cheaper to saturate than the
+  // rounding error a wide scale gives everything else (2e7 * (c/127)^2 / 12 vs (100 - c)^2).
+  std::vector<uint64_t> outlier(2048, 0);
+  for (size_t b = 0; b < 20; ++b) outlier[b] = 1000000;
+  outlier.back() = 1;
+  const float clip = choose_clip(outlier, 100, 0, ClipMethod::kMse, 0);
+  EXPECT_LT(clip, 5.0f);
+  EXPECT_GE(clip, 0.9f);  // and the bulk (up to 20/2048 * 100 = 0.98) is not clipped much
+  EXPECT_EQ(choose_clip({}, 0, 5, ClipMethod::kMse, 0), 0.0f);
+}
+
+TEST(Calibrate, FilesAndTheirErrors) {
+  const model::Graph g = yaml_graph(kGraph);
+  const auto dir = std::filesystem::temp_directory_path() / "npuforge_calibrate_test";
+  std::filesystem::create_directories(dir);
+  model::write_npy(dir / "a.npy", testing::random_tensor({1, 8}, 1));
+  model::write_npy(dir / "b.npy", testing::random_tensor({1, 8}, 2, 5, 6));
+  model::write_npy(dir / "bad.npy", testing::random_tensor({1, 9}, 3));
+  CalibrationOptions o;
+  o.files = {dir / "a.npy", dir / "b.npy"};
+  const Calibration cal = calibrate(g, o);
+  EXPECT_EQ(cal.samples, 2);
+  EXPECT_NE(cal.source.find("a.npy b.npy"), std::string::npos) << cal.source;
+  EXPECT_GE(cal.ranges.at("y").max, 5.0f);
+  o.files = {dir / "bad.npy"};
+  try {
+    calibrate(g, o);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.npy"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("1x9"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Calibrate, TwoInputModelsTakeFilesInPairs) {
+  const model::Graph g = yaml_graph(R"(
+inputs: [{name: x, shape: [2]}, {name: z, shape: [2]}]
+outputs: [{name: y}]
+nodes:
+  - {op: Add, inputs: [x, z], outputs: [y]}
+)");
+  CalibrationOptions o;
+  o.files = {"one.npy", "two.npy", "three.npy"};
+  EXPECT_THROW(calibration_inputs(g, o), Error);
+  o.files.clear();
+  o.random_samples = 0;
+  EXPECT_THROW(calibration_inputs(g, o), Error);
+}
+
+}  // namespace
+}  // namespace npuforge::compiler
