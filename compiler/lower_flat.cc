@@ -88,12 +88,6 @@ OpCode lower_eltwise(const LowerEnv& env, const EltwiseOp& op) {
         set_field(e, s.el.shift, op.requant.shift, what);
         code.add(e);
         code.read(in[0], s.el.a).read(in[1], s.el.b).write(out, s.el.dst);
-        if (op.requant.relu) {  // the eltwise requant has no relu: clip at 0 in place
-          isa::Instruction c = eltwise_instr(s, s.el.clip, len, what);
-          set_field(c, s.el.lo, 0, what);
-          code.add(c);
-          code.read(out, s.el.a).write(out, s.el.dst);
-        }
       });
 }
 

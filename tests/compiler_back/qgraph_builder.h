@@ -93,8 +93,7 @@ class QGraphBuilder {
     return out;
   }
 
-  TensorId eltwise(EltwiseOp::Kind kind, TensorId a, TensorId b, const std::string& out_name, float out_scale = 0.05f,
-                   bool relu = false) {
+  TensorId eltwise(EltwiseOp::Kind kind, TensorId a, TensorId b, const std::string& out_name, float out_scale = 0.05f) {
     const TensorId out = like(out_name, a, out_scale);
     EltwiseOp e;
     e.nodes = {out_name + "_node"};
@@ -105,7 +104,6 @@ class QGraphBuilder {
     const double in = kind == EltwiseOp::Kind::kAdd ? g_.tensor(a).scale
                                                     : double(g_.tensor(a).scale) * g_.tensor(b).scale;
     e.requant = isa::make_requant(in / out_scale, 16, 40);
-    e.requant.relu = relu;
     g_.ops.emplace_back(std::move(e));
     return out;
   }
