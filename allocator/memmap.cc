@@ -78,11 +78,70 @@ MemBuffer read_buffer(const YAML::Node& node, size_t index, std::string_view sou
   return b;
 }
 
+// A list of instruction indices, ascending.
+std::vector<int64_t> read_indices(const YAML::Node& node, const std::string& key, std::string_view source) {
+  if (!node.IsSequence()) {
+    throw Error(fmt::format("{}: '{}' must be a list of instruction indices", util::where(source, node), key));
+  }
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < node.size(); ++i) {
+    out.push_back(util::read_int(node[i], fmt::format("{}[{}]", key, i), source, 0, kMaxIndex));
+    if (i > 0 && out[i] < out[i - 1]) {
+      throw Error(fmt::format("{}: '{}[{}]' = {} is below the previous entry {} (the list must be ascending)",
+                              util::where(source, node[i]), key, i, out[i], out[i - 1]));
+    }
+  }
+  return out;
+}
+
+MemDdrBuffer read_ddr_buffer(const YAML::Node& node, size_t index, std::string_view source) {
+  const std::string what = fmt::format("ddr_buffers[{}]", index);
+  util::reject_unknown_keys(node, {"name", "region", "offset", "size", "first", "last", "writers", "readers"},
+                           source, what);
+  auto key = [&](std::string_view field) { return fmt::format("{}.{}", what, field); };
+  auto need = [&](const char* field) {
+    const YAML::Node v = node[field];
+    if (!v) throw Error(fmt::format("{}: {} has no '{}'", util::where(source, node), what, field));
+    return v;
+  };
+  MemDdrBuffer b;
+  b.name = util::read_string(need("name"), key("name"), source);
+  if (b.name.empty()) {
+    throw Error(fmt::format("{}: '{}' must not be empty", util::where(source, node), key("name")));
+  }
+  if (const YAML::Node r = node["region"]) b.region = util::read_string(r, key("region"), source);
+  b.offset = DdrAddr{uint64_t(util::read_int(need("offset"), key("offset"), source, 0, INT64_MAX / 2))};
+  b.size = Bytes{uint64_t(util::read_int(need("size"), key("size"), source, 1, INT64_MAX / 2))};
+  b.first = util::read_int(need("first"), key("first"), source, 0, kMaxIndex);
+  b.last = util::read_int(need("last"), key("last"), source, 0, kMaxIndex);
+  if (b.last < b.first) {
+    throw Error(fmt::format("{}: '{}' = {} is before '{}' = {} (the lifetime [first, last] is inclusive)",
+                            util::where(source, node), key("last"), b.last, key("first"), b.first));
+  }
+  if (const YAML::Node w = node["writers"]) b.writers = read_indices(w, key("writers"), source);
+  if (const YAML::Node r = node["readers"]) b.readers = read_indices(r, key("readers"), source);
+  for (const auto* list : {&b.writers, &b.readers}) {
+    for (int64_t i : *list) {
+      if (!b.live_at(i)) {
+        throw Error(fmt::format("{}: {} accesses it at instruction {}, outside its lifetime [{}, {}]",
+                                util::where(source, node), what, i, b.first, b.last));
+      }
+    }
+  }
+  return b;
+}
+
+std::string index_list(const std::vector<int64_t>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += fmt::format("{}{}", i ? ", " : "", v[i]);
+  return out + "]";
+}
+
 }  // namespace
 
 MemMap MemMap::load_string(std::string_view yaml_text, std::string_view source_name) {
   const YAML::Node root = util::load_yaml_string(yaml_text, source_name);
-  util::reject_unknown_keys(root, {"sram_bytes", "alignment", "instructions", "buffers"},
+  util::reject_unknown_keys(root, {"sram_bytes", "alignment", "instructions", "buffers", "ddr_buffers"},
                            source_name, "memory map");
   MemMap m;
   m.header = leading_comment(yaml_text);
@@ -104,6 +163,13 @@ MemMap MemMap::load_string(std::string_view yaml_text, std::string_view source_n
       m.buffers.push_back(read_buffer(buffers[i], i, source_name));
     }
   }
+  const YAML::Node ddr = root["ddr_buffers"];
+  if (ddr && !ddr.IsNull()) {
+    if (!ddr.IsSequence()) {
+      throw Error(fmt::format("{}: 'ddr_buffers' must be a list", util::where(source_name, ddr)));
+    }
+    for (size_t i = 0; i < ddr.size(); ++i) m.ddr_buffers.push_back(read_ddr_buffer(ddr[i], i, source_name));
+  }
   return m;
 }
 
@@ -119,8 +185,11 @@ std::string MemMap::to_yaml() const {
   }
   out += fmt::format("sram_bytes: {}\nalignment: {}\ninstructions: {}\n", sram_bytes.value,
                      alignment.value, instructions);
-  if (buffers.empty()) return out + "buffers: []\n";
-  out += "buffers:\n";
+  if (buffers.empty()) {
+    out += "buffers: []\n";
+  } else {
+    out += "buffers:\n";
+  }
   for (const MemBuffer& b : buffers) {
     // The emitter quotes a symbol only when YAML needs it.
     YAML::Emitter sym;
@@ -135,6 +204,23 @@ std::string MemMap::to_yaml() const {
       }
       out += "]";
     }
+    out += "}\n";
+  }
+  if (ddr_buffers.empty()) return out;  // generated programs: the format as before
+  out += "ddr_buffers:\n";
+  for (const MemDdrBuffer& b : ddr_buffers) {
+    YAML::Emitter name;
+    name << b.name;
+    out += fmt::format("  - {{name: {}", name.c_str());
+    if (!b.region.empty()) {
+      YAML::Emitter region;
+      region << b.region;
+      out += fmt::format(", region: {}", region.c_str());
+    }
+    out += fmt::format(", offset: 0x{:x}, size: {}, first: {}, last: {}", b.offset.value, b.size.value, b.first,
+                       b.last);
+    if (!b.writers.empty()) out += ", writers: " + index_list(b.writers);
+    if (!b.readers.empty()) out += ", readers: " + index_list(b.readers);
     out += "}\n";
   }
   return out;

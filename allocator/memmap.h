@@ -15,6 +15,19 @@
 // instruction that names it) to `last` (its last consumer). A buffer moved by compaction or
 // spilled and reloaded appears again under a new symbol (e.g. act0@1), produced by the MOVE
 // or LOAD that recreated it.
+//
+// A compiled program (npuforge compile) also lists the DDR tensors it reads and writes, so
+// that a checker can tell which tensor owns each DDR byte at each instruction (an outside
+// memory plan that overlaps two live tensors shows up there):
+//   ddr_buffers:
+//     - {name: conv1_out, region: arena, offset: 0x12000, size: 4096, first: 0, last: 17,
+//        writers: [3, 9], readers: [15, 17]}
+// `offset` is the absolute DDR address, `size` the bytes the tensor owns (padded to the
+// alignment), [first, last] (inclusive instruction indices) when it owns them in this
+// program: a tensor written before the program (an input) is live from 0, one read after it
+// (an output) until the last instruction. `writers` are the STOREs that write it and
+// `readers` the LOADs that read it. `region` says what it is: weights, input, arena, output.
+// Without ddr_buffers (every generated program) the map is as before.
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -39,12 +52,26 @@ struct MemBuffer {
   bool live_at(int64_t instr) const { return first <= instr && instr <= last; }
 };
 
+struct MemDdrBuffer {
+  std::string name;
+  std::string region;  // "weights", "input", "arena", "output" (free text for other producers)
+  DdrAddr offset;
+  Bytes size;
+  int64_t first = 0;  // inclusive instruction index
+  int64_t last = 0;   // inclusive instruction index
+  std::vector<int64_t> writers;  // instructions writing it, ascending
+  std::vector<int64_t> readers;  // instructions reading it, ascending
+
+  bool live_at(int64_t instr) const { return first <= instr && instr <= last; }
+};
+
 struct MemMap {
   std::string header;  // comment line(s) written at the top (seed, profile hash), without '#'
   Bytes sram_bytes;
   Bytes alignment{1};
   int64_t instructions = 0;
   std::vector<MemBuffer> buffers;
+  std::vector<MemDdrBuffer> ddr_buffers;  // empty for generated programs
 
   // Throws npuforge::Error naming the file, the buffer index and the field on bad input.
   static MemMap load_file(const std::filesystem::path& path);

@@ -83,6 +83,7 @@ class Builder {
   void op_eltwise();
   void op_pool();
   void op_move();
+  void op_lut();
   // oom.cc
   bool make_room(uint64_t padded);
   bool retire_one();

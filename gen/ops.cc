@@ -59,6 +59,7 @@ void Builder::step() {
     case OpKind::Eltwise: op_eltwise(); break;
     case OpKind::Pool: op_pool(); break;
     case OpKind::Move: op_move(); break;
+    case OpKind::Lut: op_lut(); break;
     case OpKind::Nop: emit(roles_.pick(OpKind::Nop, rng_).make(), {}, {}); break;
     case OpKind::Sync: emit(roles_.pick(OpKind::Sync, rng_).make(), {}, {}); break;
   }
@@ -158,37 +159,48 @@ void Builder::op_gemm() {
   }
   in.raw[g[gemm::has_bias]] = bias != kNone;
   Pin pc(*this, bias);
-  const uint8_t depth = static_cast<uint8_t>(
-      1 + std::max({syms_[a].depth, syms_[b].depth, bias == kNone ? uint8_t{0} : syms_[bias].depth}));
+  uint32_t qp = kNone;  // per-channel requant table: n * 8 bytes (ISA v2)
+  if (rng_.chance(p_.gemm_per_channel)) {
+    in.raw[g[gemm::per_channel]] = 1;
+    const uint64_t bytes = operand_bytes(in, g.operand[gemm::qp]);
+    qp = rng_.chance(p_.fan_in) ? pick_input(bytes, true) : kNone;
+    if (qp == kNone) qp = load_fresh(bytes, sample_refs());
+  }
+  in.raw[g[gemm::per_channel]] = qp != kNone;
+  Pin pq(*this, qp);
+  auto depth_of = [&](uint32_t sym) { return sym == kNone ? uint8_t{0} : syms_[sym].depth; };
+  const uint8_t depth =
+      static_cast<uint8_t>(1 + std::max({syms_[a].depth, syms_[b].depth, depth_of(bias), depth_of(qp)}));
   const uint32_t dst = new_symbol(operand_bytes(in, g.operand[gemm::dst]), sample_refs(), OpKind::Gemm, depth);
   if (dst == kNone) return;
   in.raw[g[gemm::scale]] = static_cast<uint32_t>(rng_.range(1, 255));
   in.raw[g[gemm::shift]] = static_cast<uint32_t>(rng_.range(0, 16));
   in.raw[g[gemm::relu]] = static_cast<uint32_t>(rng_.below(2));
-  Use reads[3] = {{a, g[gemm::a]}, {b, g[gemm::b]}, {bias, g[gemm::bias]}};
+  Use reads[4] = {{a, g[gemm::a]}, {b, g[gemm::b]}};
+  unsigned n_reads = 2;
+  if (bias != kNone) reads[n_reads++] = {bias, g[gemm::bias]};
+  if (qp != kNone) reads[n_reads++] = {qp, g[gemm::qp]};
   const Use w{dst, g[gemm::dst]};
-  emit(in, {reads, bias != kNone ? 3u : 2u}, {&w, 1});
+  emit(in, {reads, n_reads}, {&w, 1});
 }
 
 void Builder::op_im2col() {
   const Bound& g = roles_.pick(OpKind::Im2col, rng_);
-  const int64_t h = rng_.range(p_.im2col_h.min, p_.im2col_h.max);
-  const int64_t w = rng_.range(p_.im2col_w.min, p_.im2col_w.max);
-  const int64_t c = rng_.range(p_.im2col_c.min, p_.im2col_c.max);
-  const int64_t pad = rng_.range(p_.im2col_pad.min, p_.im2col_pad.max);
-  const int64_t kh = std::min(rng_.range(p_.im2col_kernel.min, p_.im2col_kernel.max),
-                              std::min<int64_t>(g.field(im2col::kh).max, h + 2 * pad));
-  const int64_t kw = std::min(rng_.range(p_.im2col_kernel.min, p_.im2col_kernel.max),
-                              std::min<int64_t>(g.field(im2col::kw).max, w + 2 * pad));
-  const int64_t stride = rng_.range(p_.im2col_stride.min, p_.im2col_stride.max);
+  auto draw = [&](const Range& r) { return rng_.range(r.min, r.max); };
+  const int64_t h = draw(p_.im2col_h), w = draw(p_.im2col_w), c = draw(p_.im2col_c);
+  const int64_t pt = draw(p_.im2col_pad), pl = draw(p_.im2col_pad), pb = draw(p_.im2col_pad), pr = draw(p_.im2col_pad);
+  const int64_t sh = draw(p_.im2col_stride), sw = draw(p_.im2col_stride);
+  const int64_t dh = draw(p_.im2col_dilation), dw = draw(p_.im2col_dilation);
+  // The dilated kernel must fit the padded image: (k - 1) * dil + 1 <= size + pads.
+  const int64_t kh = std::min(draw(p_.im2col_kernel), std::min<int64_t>(g.field(im2col::kh).max, (h + pt + pb - 1) / dh + 1));
+  const int64_t kw = std::min(draw(p_.im2col_kernel), std::min<int64_t>(g.field(im2col::kw).max, (w + pl + pr - 1) / dw + 1));
   isa::Instruction in = g.make();
-  in.raw[g[im2col::h]] = static_cast<uint32_t>(h);
-  in.raw[g[im2col::w]] = static_cast<uint32_t>(w);
-  in.raw[g[im2col::c]] = static_cast<uint32_t>(c);
-  in.raw[g[im2col::kh]] = static_cast<uint32_t>(kh);
-  in.raw[g[im2col::kw]] = static_cast<uint32_t>(kw);
-  in.raw[g[im2col::stride]] = static_cast<uint32_t>(stride);
-  in.raw[g[im2col::pad]] = static_cast<uint32_t>(pad);
+  const std::pair<unsigned, int64_t> fields[] = {
+      {im2col::h, h},          {im2col::w, w},         {im2col::c, c},           {im2col::kh, kh},
+      {im2col::kw, kw},        {im2col::stride_h, sh}, {im2col::stride_w, sw},   {im2col::pad_top, pt},
+      {im2col::pad_left, pl},  {im2col::pad_bottom, pb}, {im2col::pad_right, pr}, {im2col::dil_h, dh},
+      {im2col::dil_w, dw}};
+  for (const auto& [f, v] : fields) in.raw[g[f]] = static_cast<uint32_t>(v);
   const uint64_t in_bytes = operand_bytes(in, g.operand[im2col::src]);
   uint32_t src = rng_.chance(p_.fan_in) ? pick_input(in_bytes, true) : kNone;
   if (src == kNone && (src = load_fresh(in_bytes, sample_refs())) == kNone) return;
@@ -239,17 +251,17 @@ void Builder::op_eltwise() {
 
 void Builder::op_pool() {
   const Bound& g = roles_.pick(OpKind::Pool, rng_);
-  const int64_t window = rng_.range(p_.pool_window.min, p_.pool_window.max);
-  const int64_t h = std::max(window, rng_.range(p_.pool_h.min, p_.pool_h.max));
-  const int64_t w = std::max(window, rng_.range(p_.pool_w.min, p_.pool_w.max));
-  const int64_t c = rng_.range(p_.pool_c.min, p_.pool_c.max);
-  const int64_t stride = rng_.range(p_.pool_stride.min, p_.pool_stride.max);
+  auto draw = [&](const Range& r) { return rng_.range(r.min, r.max); };
+  const int64_t wh = draw(p_.pool_window), ww = draw(p_.pool_window);
+  const int64_t h = std::max(wh, draw(p_.pool_h)), w = std::max(ww, draw(p_.pool_w)), c = draw(p_.pool_c);
+  const int64_t sh = draw(p_.pool_stride), sw = draw(p_.pool_stride);
+  const int64_t pt = draw(p_.pool_pad), pl = draw(p_.pool_pad), pb = draw(p_.pool_pad), pr = draw(p_.pool_pad);
   isa::Instruction in = g.make();
-  in.raw[g[pool::h]] = static_cast<uint32_t>(h);
-  in.raw[g[pool::w]] = static_cast<uint32_t>(w);
-  in.raw[g[pool::c]] = static_cast<uint32_t>(c);
-  in.raw[g[pool::window]] = static_cast<uint32_t>(window);
-  in.raw[g[pool::stride]] = static_cast<uint32_t>(stride);
+  const std::pair<unsigned, int64_t> fields[] = {
+      {pool::h, h},           {pool::w, w},           {pool::c, c},             {pool::window_h, wh},
+      {pool::window_w, ww},   {pool::stride_h, sh},   {pool::stride_w, sw},     {pool::pad_top, pt},
+      {pool::pad_left, pl},   {pool::pad_bottom, pb}, {pool::pad_right, pr}};
+  for (const auto& [f, v] : fields) in.raw[g[f]] = static_cast<uint32_t>(v);
   const uint64_t in_bytes = operand_bytes(in, g.operand[pool::src]);
   uint32_t src = rng_.chance(p_.fan_in) ? pick_input(in_bytes, true) : kNone;
   if (src == kNone && (src = load_fresh(in_bytes, sample_refs())) == kNone) return;
@@ -259,6 +271,7 @@ void Builder::op_pool() {
   if (dst == kNone) return;
   const isa::FieldSpec& modes = g.field(pool::mode);  // max, avg in the reference ISA
   in.raw[g[pool::mode]] = enum_value(modes, rng_.below(modes.enum_values.size()));
+  in.raw[g[pool::count_pad]] = rng_.chance(p_.pool_count_pad) ? 1 : 0;
   const Use r{src, g[pool::src]}, wr{dst, g[pool::dst]};
   emit(in, {&r, 1}, {&wr, 1});
 }
@@ -276,6 +289,31 @@ void Builder::op_move() {
   if (dst == kNone) return;
   const Use r{src, g[move::src]}, wr{dst, g[move::dst]};
   emit(in, {&r, 1}, {&wr, 1});
+}
+
+// LUT over a live symbol's bytes (or a fresh load) through a 256-byte table.
+void Builder::op_lut() {
+  const Bound& g = roles_.pick(OpKind::Lut, rng_);
+  isa::Instruction in = g.make();
+  uint32_t src = rng_.chance(p_.fan_in) ? pick_input(1, true) : kNone;
+  if (src != kNone) {
+    const uint64_t w = written(src);
+    in.raw[g[lut::len]] = static_cast<uint32_t>(rng_.chance(0.7) ? w : 1 + rng_.below(w));
+  } else {
+    in.raw[g[lut::len]] = static_cast<uint32_t>(sample_size(p_.vector_sizes));
+    if ((src = load_fresh(operand_bytes(in, g.operand[lut::src]), sample_refs())) == kNone) return;
+  }
+  Pin ps(*this, src);
+  const uint64_t table_bytes = operand_bytes(in, g.operand[lut::table]);
+  uint32_t table = rng_.chance(p_.fan_in) ? pick_input(table_bytes, true) : kNone;
+  if (table == kNone && (table = load_fresh(table_bytes, sample_refs())) == kNone) return;
+  Pin pt(*this, table);
+  const uint8_t depth = static_cast<uint8_t>(1 + std::max(syms_[src].depth, syms_[table].depth));
+  const uint32_t dst = new_symbol(operand_bytes(in, g.operand[lut::dst]), sample_refs(), OpKind::Lut, depth);
+  if (dst == kNone) return;
+  const Use reads[2] = {{src, g[lut::src]}, {table, g[lut::table]}};
+  const Use wr{dst, g[lut::dst]};
+  emit(in, {reads, 2}, {&wr, 1});
 }
 
 }  // namespace npuforge::gen

@@ -11,7 +11,7 @@
 namespace npuforge::gen {
 
 std::string symbol_name(OpKind origin_kind, uint32_t origin, uint32_t version) {
-  static constexpr const char* kPrefix[kNumOpKinds] = {"ld", "st", "g", "ic", "e", "p", "mv", "nop", "sync"};
+  static constexpr const char* kPrefix[kNumOpKinds] = {"ld", "st", "g", "ic", "e", "p", "mv", "lut", "nop", "sync"};
   std::string name = fmt::format("{}{}", kPrefix[static_cast<unsigned>(origin_kind)], origin);
   if (version > 0) name += fmt::format("@{}", version);
   return name;

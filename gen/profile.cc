@@ -17,8 +17,8 @@ using util::read_int;
 using util::reject_unknown_keys;
 using util::where;
 
-constexpr std::string_view kOpNames[kNumOpKinds] = {"load",    "store", "gemm", "im2col", "eltwise",
-                                                    "pool",    "move",  "nop",  "sync"};
+constexpr std::string_view kOpNames[kNumOpKinds] = {"load", "store", "gemm", "im2col", "eltwise",
+                                                    "pool", "move",  "lut",  "nop",    "sync"};
 constexpr std::string_view kDirectedNames[kNumDirected] = {"checkerboard", "exact_fit", "merge_both",
                                                            "fill_last_byte", "tiny_buffers"};
 
@@ -56,7 +56,7 @@ class Reader {
   }
 
   void mix(const YAML::Node& n) {
-    util::reject_unknown_keys(n, {"load", "store", "gemm", "im2col", "eltwise", "pool", "move", "nop", "sync"}, src_,
+    util::reject_unknown_keys(n, {"load", "store", "gemm", "im2col", "eltwise", "pool", "move", "lut", "nop", "sync"}, src_,
                         "mix");
     for (unsigned i = 0; i < kNumOpKinds; ++i)
       if (auto v = n[std::string(kOpNames[i])]) p_.mix[i] = util::read_double(v, fmt::format("mix.{}", kOpNames[i]), src_, 0, 1e6);
@@ -97,28 +97,32 @@ class Reader {
     util::reject_unknown_keys(n, {"gemm", "pool", "im2col"}, src_, "shapes");
     constexpr int64_t kShape = 4095;  // 12-bit shape fields
     if (auto g = n["gemm"]) {
-      util::reject_unknown_keys(g, {"m", "n", "k", "bias"}, src_, "shapes.gemm");
+      util::reject_unknown_keys(g, {"m", "n", "k", "bias", "per_channel"}, src_, "shapes.gemm");
       if (auto v = g["m"]) p_.gemm_m = range(v, "shapes.gemm.m", 1, kShape);
       if (auto v = g["n"]) p_.gemm_n = range(v, "shapes.gemm.n", 1, kShape);
       if (auto v = g["k"]) p_.gemm_k = range(v, "shapes.gemm.k", 1, kShape);
       if (auto v = g["bias"]) p_.gemm_bias = util::read_double(v, "shapes.gemm.bias", src_, 0, 1);
+      if (auto v = g["per_channel"]) p_.gemm_per_channel = util::read_double(v, "shapes.gemm.per_channel", src_, 0, 1);
     }
     if (auto g = n["pool"]) {
-      util::reject_unknown_keys(g, {"h", "w", "c", "window", "stride"}, src_, "shapes.pool");
+      util::reject_unknown_keys(g, {"h", "w", "c", "window", "stride", "pad", "count_pad"}, src_, "shapes.pool");
       if (auto v = g["h"]) p_.pool_h = range(v, "shapes.pool.h", 1, kShape);
       if (auto v = g["w"]) p_.pool_w = range(v, "shapes.pool.w", 1, kShape);
       if (auto v = g["c"]) p_.pool_c = range(v, "shapes.pool.c", 1, kShape);
       if (auto v = g["window"]) p_.pool_window = range(v, "shapes.pool.window", 1, 15);
       if (auto v = g["stride"]) p_.pool_stride = range(v, "shapes.pool.stride", 1, 15);
+      if (auto v = g["pad"]) p_.pool_pad = range(v, "shapes.pool.pad", 0, 15);
+      if (auto v = g["count_pad"]) p_.pool_count_pad = util::read_double(v, "shapes.pool.count_pad", src_, 0, 1);
     }
     if (auto g = n["im2col"]) {
-      util::reject_unknown_keys(g, {"h", "w", "c", "kernel", "stride", "pad"}, src_, "shapes.im2col");
+      util::reject_unknown_keys(g, {"h", "w", "c", "kernel", "stride", "pad", "dilation"}, src_, "shapes.im2col");
       if (auto v = g["h"]) p_.im2col_h = range(v, "shapes.im2col.h", 1, kShape);
       if (auto v = g["w"]) p_.im2col_w = range(v, "shapes.im2col.w", 1, kShape);
       if (auto v = g["c"]) p_.im2col_c = range(v, "shapes.im2col.c", 1, kShape);
       if (auto v = g["kernel"]) p_.im2col_kernel = range(v, "shapes.im2col.kernel", 1, 15);
       if (auto v = g["stride"]) p_.im2col_stride = range(v, "shapes.im2col.stride", 1, 7);
-      if (auto v = g["pad"]) p_.im2col_pad = range(v, "shapes.im2col.pad", 0, 7);
+      if (auto v = g["pad"]) p_.im2col_pad = range(v, "shapes.im2col.pad", 0, 15);
+      if (auto v = g["dilation"]) p_.im2col_dilation = range(v, "shapes.im2col.dilation", 1, 7);
     }
   }
 

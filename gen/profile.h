@@ -4,15 +4,17 @@
 // naming the file, the line and the key.
 //
 //   length: 2000                       # instructions, halt included
-//   mix: {load: 4, store: 2, gemm: 2, im2col: 1, eltwise: 3, pool: 1, move: 1, nop: 0, sync: 0}
+//   mix: {load: 4, store: 2, gemm: 2, im2col: 1, eltwise: 3, pool: 1, move: 1, lut: 1, nop: 0, sync: 0}
 //   sizes:                             # operand sizes in bytes, per operand kind
 //     load:   {min: 1, max: 16384, dist: log_uniform,   # or uniform
 //              unit: 0.05, largest_free: 0.02, whole_sram: 0.002, odd: 0.2}   # corner bins
 //     vector: {...}                    # eltwise lengths
 //   shapes:
-//     gemm:   {m: [1, 64], n: [1, 64], k: [1, 128], bias: 0.3}
-//     pool:   {h: [2, 32], w: [2, 32], c: [1, 16], window: [1, 4], stride: [1, 3]}
-//     im2col: {h: [2, 16], w: [2, 16], c: [1, 8], kernel: [1, 3], stride: [1, 2], pad: [0, 1]}
+//     gemm:   {m: [1, 64], n: [1, 64], k: [1, 128], bias: 0.3, per_channel: 0.3}
+//     pool:   {h: [2, 32], w: [2, 32], c: [1, 16], window: [1, 4], stride: [1, 3], pad: [0, 1],
+//              count_pad: 0.3}        # window/stride/pad drawn per axis (per side for pad)
+//     im2col: {h: [2, 16], w: [2, 16], c: [1, 8], kernel: [1, 3], stride: [1, 2], pad: [0, 1],
+//              dilation: [1, 2]}
 //   dependencies: {chain_depth: 4, fan_out: [1, 3], fan_in: 0.6}   (fan_out 0: outputs never read)
 //   lifetime: [1, 200]                 # instructions from producer to when it is due
 //   token_density: 0.1                 # chance of an extra cross-queue wait (less overlap)
@@ -47,8 +49,8 @@ struct SizeDist {
   double odd = 0.2;            // a size that is not a multiple of the alignment (padding)
 };
 
-enum class OpKind : uint8_t { Load, Store, Gemm, Im2col, Eltwise, Pool, Move, Nop, Sync };
-inline constexpr unsigned kNumOpKinds = 9;
+enum class OpKind : uint8_t { Load, Store, Gemm, Im2col, Eltwise, Pool, Move, Lut, Nop, Sync };
+inline constexpr unsigned kNumOpKinds = 10;
 std::string_view op_name(OpKind kind);
 
 enum class OomPolicy : uint8_t { Retire, Compact, Spill };
@@ -62,14 +64,15 @@ struct Profile {
   std::string source = "<default>";  // file name, for headers and errors
   uint64_t hash = 0;                 // fnv1a64 of the file text
   int64_t length = 2000;
-  std::array<double, kNumOpKinds> mix{4, 2, 2, 1, 3, 1, 1, 0, 0};
+  std::array<double, kNumOpKinds> mix{4, 2, 2, 1, 3, 1, 1, 1, 0, 0};
   SizeDist load_sizes{};
   SizeDist vector_sizes{{1, 2048}, true, 0.05, 0.01, 0.0, 0.2};
   Range gemm_m{1, 64}, gemm_n{1, 64}, gemm_k{1, 128};
-  double gemm_bias = 0.3;
-  Range pool_h{2, 32}, pool_w{2, 32}, pool_c{1, 16}, pool_window{1, 4}, pool_stride{1, 3};
+  double gemm_bias = 0.3, gemm_per_channel = 0.3;
+  Range pool_h{2, 32}, pool_w{2, 32}, pool_c{1, 16}, pool_window{1, 4}, pool_stride{1, 3}, pool_pad{0, 1};
+  double pool_count_pad = 0.3;
   Range im2col_h{2, 16}, im2col_w{2, 16}, im2col_c{1, 8}, im2col_kernel{1, 3},
-      im2col_stride{1, 2}, im2col_pad{0, 1};
+      im2col_stride{1, 2}, im2col_pad{0, 1}, im2col_dilation{1, 2};
   int64_t chain_depth = 4;
   Range fan_out{1, 3};
   double fan_in = 0.6;

@@ -22,15 +22,21 @@
 
 namespace npuforge::gen {
 
-inline constexpr unsigned kMaxRoleFields = 12;
+inline constexpr unsigned kMaxRoleFields = 16;
 
 // Field indexes of each role, in the order of its field list (roles.cc).
 namespace dma { enum : unsigned { sram, ddr, rows, row_bytes, stride }; }  // load and store
-namespace gemm { enum : unsigned { dst, a, b, bias, m, n, k, scale, shift, relu, has_bias }; }
-namespace im2col { enum : unsigned { dst, src, h, w, c, kh, kw, stride, pad }; }
+namespace gemm { enum : unsigned { dst, a, b, bias, qp, m, n, k, scale, shift, relu, has_bias, per_channel }; }
+namespace im2col {
+enum : unsigned { dst, src, h, w, c, kh, kw, stride_h, stride_w, pad_top, pad_left, pad_bottom, pad_right, dil_h, dil_w };
+}
 namespace eltwise { enum : unsigned { dst, a, b, len, op, scale, shift, lo, hi }; }
-namespace pool { enum : unsigned { dst, src, h, w, c, window, stride, mode }; }
+namespace pool {
+enum : unsigned { dst, src, h, w, c, window_h, window_w, stride_h, stride_w, pad_top, pad_left, pad_bottom, pad_right,
+                  mode, count_pad };
+}
 namespace move { enum : unsigned { dst, src, len }; }
+namespace lut { enum : unsigned { dst, src, table, len }; }
 
 // One instruction bound to a role: the slot of each of the role's fields and, for address
 // fields, the index of the operand they address.

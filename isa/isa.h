@@ -26,8 +26,10 @@ enum class Access : uint8_t { Read, Write };
 enum class Space : uint8_t { Sram, Ddr };
 
 inline constexpr unsigned kNumQueues = 3;  // load, compute, store carry tokens
-inline constexpr unsigned kMaxFields = 16;
-inline constexpr unsigned kMaxOperands = 4;
+// ISA v2: im2col and pool have 18 fields, gemm 5 operands (qp); the margin is for a team's
+// extensions. The RTL decoder's field bus is 32 * kMaxFields bits (npu_isa_pkg MAX_FIELDS).
+inline constexpr unsigned kMaxFields = 24;
+inline constexpr unsigned kMaxOperands = 5;
 static_assert(kMaxOperands <= 8, "InstrSpec::operands_of_field holds one bit per operand");
 
 std::string_view to_string(FieldKind);

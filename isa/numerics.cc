@@ -9,9 +9,12 @@ int8_t clamp_int8(int64_t v) { return static_cast<int8_t>(std::clamp<int64_t>(v,
 
 int8_t requant(int64_t x, const RequantParams& p) {
   const unsigned shift = std::min(p.shift, 63u);  // a wider shift would be undefined
-  const int64_t round = shift > 0 ? int64_t{1} << (shift - 1) : 0;
-  int64_t v = (x * static_cast<int64_t>(p.scale) + round) >> shift;  // arithmetic (C++20)
-  v = std::clamp<int64_t>(v, -128, 127);
+  // 128 bits: an int32 accumulator times a uint32 per-channel scale plus the rounding term
+  // can pass 2^63.
+  using wide = __int128;
+  const wide round = shift > 0 ? wide{1} << (shift - 1) : 0;
+  const wide prod = static_cast<wide>(x) * static_cast<wide>(p.scale) + round;
+  int64_t v = static_cast<int64_t>(std::clamp<wide>(prod >> shift, -128, 127));  // arithmetic (C++20)
   if (p.relu) v = std::max<int64_t>(v, 0);
   return static_cast<int8_t>(v);
 }

@@ -2,8 +2,9 @@
 // The NPU's integer arithmetic as the ISA defines it, in one place: the simulator's kernels
 // (sim/) and the model compiler's int8 reference (compiler/) both compute with these, so a
 // compiled program and its reference agree on every rounding.
-//  - requant(x) = clamp((x * scale + round) >> shift, -128, 127) in int64, round = 1 << (shift
-//    - 1) when shift > 0 else 0, >> arithmetic; then max(0, .) when relu. scale is unsigned.
+//  - requant(x) = clamp((x * scale + round) >> shift, -128, 127) computed exactly (no
+//    overflow for any int32 x and uint32 scale), round = 1 << (shift - 1) when shift > 0 else
+//    0, >> arithmetic (floor); then max(0, .) when relu. scale is unsigned; shift 0..63.
 //  - POOL avg: sum / count rounded half away from zero.
 #include <cstdint>
 
@@ -11,7 +12,7 @@ namespace npuforge::isa {
 
 struct RequantParams {
   uint32_t scale = 1;
-  uint32_t shift = 0;  // 0..63 accepted; the ISA's fields bound it further
+  uint32_t shift = 0;  // 0..63 (larger values act as 63); the ISA's fields bound it further
   bool relu = false;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 
 #include <fmt/core.h>
 #include <yaml-cpp/yaml.h>
@@ -58,13 +59,55 @@ void sample_reuse(Coverage& cov, const gen::GeneratedProgram& prog, const alloca
 
 }  // namespace
 
+// ISA v2 features, bound by field name so that any instruction with the fields is sampled:
+// "<mnemonic>.<feature>" bins for per-channel requant, dilation, per-side and per-axis shapes.
+struct Feature {
+  const char* name;
+  std::vector<const char*> fields;  // all must exist
+  bool (*hit)(const int64_t* v);    // v[i] = value of fields[i]
+};
+const std::vector<Feature>& features() {
+  static const std::vector<Feature> f = {
+      {"per_channel", {"per_channel"}, [](const int64_t* v) { return v[0] != 0; }},
+      {"dilation", {"dil_h", "dil_w"}, [](const int64_t* v) { return v[0] > 1 || v[1] > 1; }},
+      {"asym_pad", {"pad_top", "pad_left", "pad_bottom", "pad_right"},
+       [](const int64_t* v) { return v[0] != v[2] || v[1] != v[3]; }},
+      {"rect_stride", {"stride_h", "stride_w"}, [](const int64_t* v) { return v[0] != v[1]; }},
+      {"rect_window", {"window_h", "window_w"}, [](const int64_t* v) { return v[0] != v[1]; }},
+      {"count_pad", {"count_pad", "pad_top", "pad_left", "pad_bottom", "pad_right"},
+       [](const int64_t* v) { return v[0] != 0 && (v[1] | v[2] | v[3] | v[4]) != 0; }},
+  };
+  return f;
+}
+
+// The feature bins of `spec`: bin name, the feature, the field slots it reads.
+struct FeatureBin {
+  std::string bin;
+  const Feature* feature;
+  std::vector<unsigned> slots;
+};
+std::vector<FeatureBin> feature_bins(const isa::InstrSpec& spec) {
+  std::vector<FeatureBin> bins;
+  for (const Feature& f : features()) {
+    std::vector<unsigned> slots;
+    for (const char* name : f.fields)
+      if (auto slot = spec.field_index(name)) slots.push_back(*slot);
+    if (slots.size() == f.fields.size()) bins.push_back({fmt::format("{}.{}", spec.mnemonic, f.name), &f, slots});
+  }
+  return bins;
+}
+
 size_t Coverage::Group::covered() const {
   return static_cast<size_t>(std::count_if(bins.begin(), bins.end(), [](auto& b) { return b.second > 0; }));
 }
 
 Coverage::Coverage(const isa::Isa& isa) {
   std::vector<std::string> ops;
-  for (const auto& spec : isa.instructions()) ops.push_back(spec.mnemonic);
+  std::vector<std::string> fields;
+  for (const auto& spec : isa.instructions()) {
+    ops.push_back(spec.mnemonic);
+    for (const FeatureBin& f : feature_bins(spec)) fields.push_back(f.bin);
+  }
   std::vector<std::string> alloc(kAllocEvents.begin(), kAllocEvents.end());
   for (const char* p : {"oom_retire", "oom_compact", "oom_spill"}) alloc.push_back(p);
   std::vector<std::string> reuse;
@@ -80,6 +123,7 @@ Coverage::Coverage(const isa::Isa& isa) {
       {"tokens", zero_bins(token_bins())},
       {"reuse", zero_bins(reuse)},
       {"occupancy", zero_bins({"le_50", "50_90", "gt_90", "full"})},
+      {"fields", zero_bins(fields)},
   };
 }
 
@@ -207,8 +251,16 @@ std::string Coverage::report(bool list_holes) const {
 Coverage sample(const isa::Isa& isa, const gen::GeneratedProgram& prog, const allocator::MemMap& map,
                 gen::OomPolicy oom_policy) {
   Coverage cov(isa);
+  std::map<const isa::InstrSpec*, std::vector<FeatureBin>> bins_of;  // per instruction kind, made once
   for (const auto& in : prog.instrs) {
     cov.hit("opcode", in.spec->mnemonic);
+    auto it = bins_of.find(in.spec);
+    if (it == bins_of.end()) it = bins_of.emplace(in.spec, feature_bins(*in.spec)).first;
+    for (const FeatureBin& f : it->second) {
+      std::array<int64_t, 8> v{};
+      for (size_t i = 0; i < f.slots.size(); ++i) v[i] = in.value(f.slots[i]);
+      if (f.feature->hit(v.data())) cov.hit("fields", f.bin);
+    }
     const unsigned q = queue_of(in);
     if (q >= 3) continue;
     for (unsigned s = 0; s < 3; ++s) {

@@ -29,11 +29,6 @@ int32_t load_i32(const uint8_t* p) {
   return static_cast<int32_t>(v);
 }
 
-int64_t out_dim(int64_t size, int64_t pad, int64_t k, int64_t stride) {
-  const int64_t span = size + 2 * pad - k;
-  return span < 0 ? 0 : span / stride + 1;
-}
-
 void gemm(const isa::Instruction& instr, const Semantics::GemmSlots& s, In in, std::span<uint8_t> out) {
   const uint64_t m = instr.get(s.m), n = instr.get(s.n), k = instr.get(s.k);
   const auto a = operand(instr, in, s.a);
@@ -41,6 +36,12 @@ void gemm(const isa::Instruction& instr, const Semantics::GemmSlots& s, In in, s
   const bool has_bias = instr.get(s.has_bias) != 0;
   const auto bias = has_bias ? operand(instr, in, s.bias) : std::span<const uint8_t>{};
   const RequantParams rq{instr.get(s.scale), instr.get(s.shift), instr.get(s.relu) != 0};
+  const bool per_channel = instr.get(s.per_channel) != 0;
+  const auto qp = per_channel ? operand(instr, in, s.qp) : std::span<const uint8_t>{};
+  auto rq_of = [&](uint64_t j) {
+    if (!per_channel) return rq;
+    return RequantParams{static_cast<uint32_t>(load_i32(qp.data() + 8 * j)), qp[8 * j + 4], rq.relu};
+  };
   // uint32 accumulators: int32 two's complement wrap-around without signed overflow.
   std::vector<uint32_t> acc(n);
   for (uint64_t i = 0; i < m; ++i) {
@@ -52,7 +53,7 @@ void gemm(const isa::Instruction& instr, const Semantics::GemmSlots& s, In in, s
       const uint8_t* brow = b.data() + p * n;
       for (uint64_t j = 0; j < n; ++j) acc[j] += static_cast<uint32_t>(av * s8(brow[j]));
     }
-    for (uint64_t j = 0; j < n; ++j) out[i * n + j] = u8(requant(static_cast<int32_t>(acc[j]), rq));
+    for (uint64_t j = 0; j < n; ++j) out[i * n + j] = u8(requant(static_cast<int32_t>(acc[j]), rq_of(j)));
   }
 }
 
@@ -60,16 +61,17 @@ void im2col(const isa::Instruction& instr, const Semantics::Im2colSlots& s, In i
             std::span<uint8_t> out) {
   const int64_t h = instr.get(s.h), w = instr.get(s.w), c = instr.get(s.c);
   const int64_t kh = instr.get(s.kh), kw = instr.get(s.kw);
-  const int64_t stride = instr.get(s.stride), pad = instr.get(s.pad);
+  const int64_t sh = instr.get(s.sh), sw = instr.get(s.sw), dh = instr.get(s.dh), dw = instr.get(s.dw);
+  const int64_t pt = instr.get(s.pt), pl = instr.get(s.pl), pb = instr.get(s.pb), pr = instr.get(s.pr);
   const auto src = operand(instr, in, s.src);
-  const int64_t oh = out_dim(h, pad, kh, stride), ow = out_dim(w, pad, kw, stride);
+  const int64_t oh = (h + pt + pb - (kh - 1) * dh - 1) / sh + 1, ow = (w + pl + pr - (kw - 1) * dw - 1) / sw + 1;
   uint8_t* o = out.data();
   for (int64_t oy = 0; oy < oh; ++oy) {
     for (int64_t ox = 0; ox < ow; ++ox) {
       for (int64_t ky = 0; ky < kh; ++ky) {
-        const int64_t iy = oy * stride - pad + ky;
+        const int64_t iy = oy * sh - pt + ky * dh;
         for (int64_t kx = 0; kx < kw; ++kx) {
-          const int64_t ix = ox * stride - pad + kx;
+          const int64_t ix = ox * sw - pl + kx * dw;
           if (iy < 0 || iy >= h || ix < 0 || ix >= w) {
             std::memset(o, 0, c);
           } else {
@@ -112,24 +114,37 @@ void eltwise(const isa::Instruction& instr, const Semantics::EltwiseSlots& s, In
   throw Error(fmt::format("eltwise: unknown op value {}", instr.get(s.op)));
 }
 
+void lut(const isa::Instruction& instr, const Semantics::LutSlots& s, In in, std::span<uint8_t> out) {
+  const auto src = operand(instr, in, s.src);
+  const auto table = operand(instr, in, s.table);
+  for (size_t i = 0; i < out.size(); ++i) out[i] = table[src[i] ^ 0x80u];
+}
+
 void pool(const isa::Instruction& instr, const Semantics::PoolSlots& s, In in, std::span<uint8_t> out) {
   const int64_t h = instr.get(s.h), w = instr.get(s.w), c = instr.get(s.c);
-  const int64_t win = instr.get(s.window), stride = instr.get(s.stride);
+  const int64_t wh = instr.get(s.wh), ww = instr.get(s.ww), sh = instr.get(s.sh), sw = instr.get(s.sw);
+  const int64_t pt = instr.get(s.pt), pl = instr.get(s.pl), pb = instr.get(s.pb), pr = instr.get(s.pr);
   const bool avg = static_cast<PoolMode>(instr.get(s.mode)) == PoolMode::Avg;
+  const bool count_pad = instr.get(s.count_pad) != 0;
   const auto src = operand(instr, in, s.src);
-  const int64_t oh = out_dim(h, 0, win, stride), ow = out_dim(w, 0, win, stride);
+  const int64_t oh = (h + pt + pb - wh) / sh + 1, ow = (w + pl + pr - ww) / sw + 1;
   for (int64_t oy = 0; oy < oh; ++oy) {
     for (int64_t ox = 0; ox < ow; ++ox) {
       for (int64_t ci = 0; ci < c; ++ci) {
-        int64_t sum = 0, best = -128;
-        for (int64_t ky = 0; ky < win; ++ky) {
-          for (int64_t kx = 0; kx < win; ++kx) {
-            const int64_t v = s8(src[((oy * stride + ky) * w + ox * stride + kx) * c + ci]);
+        int64_t sum = 0, best = -128, count = 0;
+        for (int64_t ky = 0; ky < wh; ++ky) {
+          const int64_t iy = oy * sh - pt + ky;
+          for (int64_t kx = 0; kx < ww; ++kx) {
+            const int64_t ix = ox * sw - pl + kx;
+            if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+            const int64_t v = s8(src[(iy * w + ix) * c + ci]);
             sum += v;
             best = std::max(best, v);
+            ++count;
           }
         }
-        out[(oy * ow + ox) * c + ci] = u8(avg ? round_div_away(sum, win * win) : static_cast<int8_t>(best));
+        out[(oy * ow + ox) * c + ci] =
+            u8(avg ? round_div_away(sum, count_pad ? wh * ww : std::max<int64_t>(count, 1)) : static_cast<int8_t>(best));
       }
     }
   }
@@ -177,6 +192,8 @@ void Semantics::run(Op o, const isa::Instruction& instr, In in, std::span<uint8_
       return eltwise(instr, eltwise_, in, out);
     case Op::Pool:
       return pool(instr, pool_, in, out);
+    case Op::Lut:
+      return lut(instr, lut_, in, out);
   }
 }
 
@@ -199,6 +216,7 @@ uint64_t instruction_cycles(const Semantics& sem, const isa::Instruction& instr,
     case Op::Im2col:
     case Op::Eltwise:
     case Op::Pool:
+    case Op::Lut:
     case Op::Move: {
       uint64_t written = 0;
       for (const auto& e : isa::extents(instr)) {

@@ -17,7 +17,7 @@ struct OpName {
 constexpr OpName kOps[] = {
     {"nop", Op::Nop},         {"load", Op::Load},   {"store", Op::Store}, {"gemm", Op::Gemm},
     {"im2col", Op::Im2col},   {"eltwise", Op::Eltwise}, {"pool", Op::Pool}, {"move", Op::Move},
-    {"sync", Op::Sync},       {"halt", Op::Halt},
+    {"sync", Op::Sync},       {"halt", Op::Halt}, {"lut", Op::Lut},
 };
 
 }  // namespace
@@ -55,16 +55,21 @@ Semantics::Semantics(const isa::Isa& isa) : isa_(&isa) {
         break;
       case Op::Gemm:
         gemm_ = {f("dst"), f("a"), f("b"), f("bias"), f("m"), f("n"),
-                 f("k"), f("scale"), f("shift"), f("relu"), f("has_bias")};
+                 f("k"), f("scale"), f("shift"), f("relu"), f("has_bias"), f("qp"), f("per_channel")};
         break;
       case Op::Im2col:
-        im2col_ = {f("dst"), f("src"), f("h"), f("w"), f("c"), f("kh"), f("kw"), f("stride"), f("pad")};
+        im2col_ = {f("dst"), f("src"), f("h"), f("w"), f("c"), f("kh"), f("kw"), f("stride_h"), f("stride_w"),
+                   f("pad_top"), f("pad_left"), f("pad_bottom"), f("pad_right"), f("dil_h"), f("dil_w")};
         break;
       case Op::Eltwise:
         eltwise_ = {f("dst"), f("a"), f("b"), f("len"), f("op"), f("scale"), f("shift"), f("lo"), f("hi")};
         break;
       case Op::Pool:
-        pool_ = {f("dst"), f("src"), f("h"), f("w"), f("c"), f("window"), f("stride"), f("mode")};
+        pool_ = {f("dst"), f("src"), f("h"), f("w"), f("c"), f("window_h"), f("window_w"), f("stride_h"), f("stride_w"),
+                 f("pad_top"), f("pad_left"), f("pad_bottom"), f("pad_right"), f("mode"), f("count_pad")};
+        break;
+      case Op::Lut:
+        lut_ = {f("dst"), f("src"), f("table"), f("len")};
         break;
       case Op::Move:
         move_ = {f("dst"), f("src"), f("len")};

@@ -14,15 +14,22 @@
 //
 // Numeric definitions (the doc strings of npu_isa.yaml made exact):
 //  - GEMM: acc[m][n] = bias[n] + sum_k a[m][k] * b[k][n], accumulated in int32 with two's
-//    complement wrap-around; bias is int32 little-endian, 0 without has_bias.
-//  - requant(x) = clamp((x * scale + round) >> shift, -128, 127) computed in int64, with
+//    complement wrap-around; bias is int32 little-endian, 0 without has_bias. Column n is
+//    requantized with the scale/shift fields, or with qp[n] = {u32 scale LE, u8 shift, 3
+//    ignored bytes} when per_channel.
+//  - requant(x) = clamp((x * scale + round) >> shift, -128, 127) computed exactly, with
 //    round = 1 << (shift - 1) when shift > 0 else 0, and >> an arithmetic shift; then
-//    max(0, .) when relu. scale is unsigned.
+//    max(0, .) when relu. scale is unsigned (isa/numerics.h).
 //  - ELTWISE add/mul: requant(a + b) / requant(a * b) with the instruction's scale/shift, no
 //    relu; relu: max(a, 0); clip: clamp(a, lo, hi).
-//  - POOL avg: sum / (window * window) rounded half away from zero.
+//  - POOL: window (window_h x window_w) at (oy * stride_h - pad_top, ox * stride_w -
+//    pad_left); positions outside the image are skipped. max: the largest in-image value
+//    (-128 if none); avg: their sum / count (window_h * window_w with count_pad; 0 if none)
+//    rounded half away from zero.
 //  - IM2COL: row r = oy * ow + ox holds, for ky, kx, ci in that order, the source pixel
-//    (oy * stride - pad + ky, ox * stride - pad + kx, ci) or 0 outside the image.
+//    (oy * stride_h - pad_top + ky * dil_h, ox * stride_w - pad_left + kx * dil_w, ci) or 0
+//    outside the image.
+//  - LUT: dst[i] = table[uint8(src[i]) ^ 0x80].
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -38,7 +45,7 @@
 namespace npuforge::sim {
 
 // What an instruction does, resolved from its mnemonic once when the Semantics is built.
-enum class Op : uint8_t { Nop, Load, Store, Gemm, Im2col, Eltwise, Pool, Move, Sync, Halt };
+enum class Op : uint8_t { Nop, Load, Store, Gemm, Im2col, Eltwise, Pool, Move, Sync, Halt, Lut };
 std::string_view to_string(Op);
 
 // ELTWISE `op` and POOL `mode` values (the enum values of npu_isa.yaml).
@@ -87,10 +94,11 @@ class Semantics {
 
   // Field slots, bound once. Public so that timing models read shapes the same way.
   struct DmaSlots { unsigned dst, src, rows, row_bytes, stride; };
-  struct GemmSlots { unsigned dst, a, b, bias, m, n, k, scale, shift, relu, has_bias; };
-  struct Im2colSlots { unsigned dst, src, h, w, c, kh, kw, stride, pad; };
+  struct GemmSlots { unsigned dst, a, b, bias, m, n, k, scale, shift, relu, has_bias, qp, per_channel; };
+  struct Im2colSlots { unsigned dst, src, h, w, c, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw; };
   struct EltwiseSlots { unsigned dst, a, b, len, op, scale, shift, lo, hi; };
-  struct PoolSlots { unsigned dst, src, h, w, c, window, stride, mode; };
+  struct PoolSlots { unsigned dst, src, h, w, c, wh, ww, sh, sw, pt, pl, pb, pr, mode, count_pad; };
+  struct LutSlots { unsigned dst, src, table, len; };
   struct MoveSlots { unsigned dst, src, len; };
   const DmaSlots& load_slots() const { return load_; }
   const DmaSlots& store_slots() const { return store_; }
@@ -99,6 +107,7 @@ class Semantics {
   const EltwiseSlots& eltwise_slots() const { return eltwise_; }
   const PoolSlots& pool_slots() const { return pool_; }
   const MoveSlots& move_slots() const { return move_; }
+  const LutSlots& lut_slots() const { return lut_; }
 
  private:
   void run(Op op, const isa::Instruction& instr, std::span<const std::span<const uint8_t>> in,
@@ -113,6 +122,7 @@ class Semantics {
   EltwiseSlots eltwise_{};
   PoolSlots pool_{};
   MoveSlots move_{};
+  LutSlots lut_{};
 };
 
 // Cycles one instruction occupies its queue, from the NPU config (shared by the sequential

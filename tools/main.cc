@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   add_merge_command(app, run);
   add_run_model_command(app, run);
   add_model_info_command(app, run);
+  add_compile_command(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -13,6 +13,6 @@ start:
   im2col  %cols, %image, h=8, w=8, c=8, kh=3, kw=3, wait=load
   gemm    %conv, %cols, %weights, m=36, n=16, k=72, scale=5, shift=9, relu
 conv_done:
-  pool    %pooled, %conv, h=6, w=6, c=16, window=2, stride=2, mode=max, signal=store
+  pool    %pooled, %conv, h=6, w=6, c=16, window_h=2, window_w=2, stride_h=2, stride_w=2, mode=max, signal=store
   store   ddr:0x8000, %pooled, rows=1, row_bytes=144, wait=compute
   halt

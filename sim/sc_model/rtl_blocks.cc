@@ -250,7 +250,7 @@ RtlDecoder::Decoded RtlDecoder::decode(std::span<const uint8_t> word) {
   d.illegal = illegal.read() || !out_valid.read();
   d.queue = queue_id.read();
   d.field_count = field_count.read();
-  const sc_dt::sc_bv<512> f = fields.read();
+  const sc_dt::sc_bv<32 * kMaxFields> f = fields.read();
   for (unsigned s = 0; s < kMaxFields; ++s) d.fields[s] = f.get_word(s);
   return d;
 }

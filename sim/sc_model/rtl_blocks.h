@@ -14,6 +14,7 @@
 #include <tlm>
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
+#include "isa/isa.h"
 #include "isa/npu_config.h"
 #include "sim/sc_model/sc_backend.h"
 
@@ -74,7 +75,8 @@ class RtlSram : public sc_core::sc_module {
 // The Verilated npu_decoder behind a blocking call for the dispatcher thread.
 class RtlDecoder : public sc_core::sc_module {
  public:
-  static constexpr unsigned kMaxFields = 16;
+  // Field slots of the decoder's output: as many as the C++ decoder has (npu_isa_pkg MAX_FIELDS).
+  static constexpr unsigned kMaxFields = isa::kMaxFields;
   struct Decoded {
     bool illegal = false;
     unsigned queue = 0;
@@ -97,7 +99,7 @@ class RtlDecoder : public sc_core::sc_module {
   sc_core::sc_signal<bool> illegal{"illegal"};
   sc_core::sc_signal<uint32_t> queue_id{"queue_id"};
   sc_core::sc_signal<uint32_t> field_count{"field_count"};
-  sc_core::sc_signal<sc_dt::sc_bv<512>> fields{"fields"};
+  sc_core::sc_signal<sc_dt::sc_bv<32 * kMaxFields>> fields{"fields"};
 
  private:
   sc_core::sc_clock* clk_;

@@ -74,7 +74,7 @@ TEST(GenProfile, OutOfRangeValuesNameTheKey) {
       {"sizes: {load: {dist: normal}}\n", "'sizes.load.dist'"},
       {"allocator: {oom: panic}\n", "'allocator.oom'"},
       {"allocator: {fit: worst-fit}\n", "'allocator.fit'"},
-      {"mix: {load: 0, store: 0, gemm: 0, im2col: 0, eltwise: 0, pool: 0, move: 0}\n", "'mix'"},
+      {"mix: {load: 0, store: 0, gemm: 0, im2col: 0, eltwise: 0, pool: 0, move: 0, lut: 0}\n", "'mix'"},
       {"lifetime: 5\n", "'lifetime'"},
   };
   for (const Case& c : cases) {

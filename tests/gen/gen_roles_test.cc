@@ -60,7 +60,8 @@ TEST(GenRoles, ReferenceIsaBindsOneInstructionPerTemplate) {
   const std::pair<OpKind, const char*> expected[] = {
       {OpKind::Load, "load"},       {OpKind::Store, "store"}, {OpKind::Gemm, "gemm"},
       {OpKind::Im2col, "im2col"},   {OpKind::Eltwise, "eltwise"}, {OpKind::Pool, "pool"},
-      {OpKind::Move, "move"},       {OpKind::Nop, "nop"},     {OpKind::Sync, "sync"}};
+      {OpKind::Move, "move"},       {OpKind::Lut, "lut"},     {OpKind::Nop, "nop"},
+      {OpKind::Sync, "sync"}};
   for (auto [kind, mnemonic] : expected) {
     ASSERT_EQ(roles.of(kind).size(), 1u) << op_name(kind);
     EXPECT_EQ(roles.of(kind)[0].spec->mnemonic, mnemonic);
@@ -73,7 +74,7 @@ TEST(GenRoles, ReferenceIsaBindsOneInstructionPerTemplate) {
   EXPECT_EQ(roles.of(OpKind::Load)[0].field(dma::sram).name, "dst");
 }
 
-// The test ISA of issue 10: `move2` is a copy of `move` under opcode 0x15.
+// The test ISA of issue 10: `move2` is a copy of `move` under opcode 0x16.
 TEST(GenRoles, CopyOfMoveInTestIsaIsGenerated) {
   const isa::Isa extra = isa::Isa::load_file(kRoot + "/tests/data/isa_extra.yaml");
   const Roles roles(extra, profile("default"));

@@ -185,7 +185,7 @@ TEST(Cli, AsmAndDisasmTheExtraIsa) {
   EXPECT_EQ(r.output, "move2 0x100, 0x40, len=64, signal=store\nhalt\n");
   r = run("disasm " + bin.string());
   EXPECT_EQ(r.code, 1) << r.output;
-  EXPECT_NE(r.output.find("unknown opcode 0x15"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("unknown opcode 0x16"), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -29,8 +29,22 @@ TEST(Golden, LoadBits) {
 
 TEST(Golden, GemmBits) {
   EXPECT_EQ(hex_of(asm1("gemm 0x100, 0x200, 0x300, m=1, n=2, k=3, relu, wait=load")),
-            "00000000000000000000"
-            "04000010030020010000000003000002000001000110");
+            "0000000000004000010003000200010000000000000003000002000001000110");
+  // ISA v2: 16-bit m/n/k, the qp operand and per_channel.
+  EXPECT_EQ(hex_of(asm1("gemm 0x100, 0x200, 0x300, qp=0x400, m=0x1234, n=0xabcd, k=0xffff, per_channel, "
+                        "signal=store")),
+            "000000000001000001ffffabcd12340004000000000003000002000001002010");
+}
+
+TEST(Golden, Im2colPoolLutBits) {
+  EXPECT_EQ(hex_of(asm1("im2col 0x40, 0x80, h=5, w=6, c=7, kh=3, kw=2, stride_h=2, stride_w=3, pad_top=1, "
+                        "pad_left=2, pad_bottom=3, pad_right=4, dil_h=3, dil_w=7")),
+            "000000000000000000000000000003b432132230070060050000800000400011");
+  EXPECT_EQ(hex_of(asm1("pool 0x40, 0x80, h=9, w=10, c=11, window_h=12, window_w=3, stride_h=2, stride_w=15, "
+                        "pad_top=1, pad_left=2, pad_bottom=3, pad_right=4, mode=avg, count_pad")),
+            "000000000000000000000000000034321f2030c00b00a0090000800000400013");
+  EXPECT_EQ(hex_of(asm1("lut 0x40, 0x80, 0xfff00, len=300, wait=load, signal=store")),
+            "00000000000000000000000000000000000000012c0fff000000800000402115");
 }
 
 TEST(Golden, HaltAndNopBits) {

@@ -35,9 +35,9 @@ TEST(AsmErrors, UnknownMnemonic) {
 }
 
 TEST(AsmErrors, FieldOutOfRangeGivesTheRange) {
-  const auto e = asm_error("gemm 0x0, 0x0, 0x0, m=5000, n=1, k=1");
+  const auto e = asm_error("gemm 0x0, 0x0, 0x0, m=70000, n=1, k=1");
   EXPECT_HAS(e, "bad.s:1:");
-  EXPECT_HAS(e, "'m' = 5000 is out of range [1, 4095]");
+  EXPECT_HAS(e, "'m' = 70000 is out of range [1, 65535]");
 }
 
 TEST(AsmErrors, MissingOperand) {
@@ -98,9 +98,9 @@ TEST(IsaErrors, MalformedYamlNamesFileAndLine) {
 }
 
 TEST(IsaErrors, OverlappingFields) {
-  const auto e = isa_error(patched("{name: m, bits: [123, 112]", "{name: m, bits: [125, 110]"));
+  const auto e = isa_error(patched("{name: m, bits: [151, 136]", "{name: m, bits: [153, 134]"));
   EXPECT_HAS(e, "my_isa.yaml:");
-  EXPECT_HAS(e, "instruction 'gemm': fields 'bias' [111, 88] and 'm' [125, 110] overlap");
+  EXPECT_HAS(e, "instruction 'gemm': fields 'qp' [135, 112] and 'm' [153, 134] overlap");
 }
 
 TEST(IsaErrors, FieldBeyondWidth) {

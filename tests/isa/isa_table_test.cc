@@ -36,16 +36,16 @@ TEST(Extents, DmaAndWindowedOps) {
   EXPECT_EQ(writes(ld).at(0).bytes, 30u);
   EXPECT_EQ(reads(ld).at(0).bytes, 210u);  // (rows-1)*stride + row_bytes in DDR
   EXPECT_EQ(reads(ld).at(0).space, Space::Ddr);
-  const auto ic = asm1("im2col 0x0, 0x1000, h=8, w=8, c=4, kh=3, kw=3, stride=1, pad=1");
+  const auto ic = asm1("im2col 0x0, 0x1000, h=8, w=8, c=4, kh=3, kw=3, pad_top=1, pad_left=1, pad_bottom=1, pad_right=1");
   EXPECT_EQ(writes(ic).at(0).bytes, 8u * 8 * 9 * 4);
-  const auto pl = asm1("pool 0x0, 0x1000, h=7, w=5, c=3, window=3, stride=2, mode=avg");
+  const auto pl = asm1("pool 0x0, 0x1000, h=7, w=5, c=3, window_h=3, window_w=3, stride_h=2, stride_w=2, mode=avg");
   EXPECT_EQ(writes(pl).at(0).bytes, 3u * 2 * 3);
   EXPECT_EQ(reads(asm1("eltwise 0x0, 0x10, len=9, op=relu")).size(), 1u);
   EXPECT_EQ(reads(asm1("eltwise 0x0, 0x10, b=0x20, len=9, op=add")).size(), 2u);
 }
 
 TEST(Table, EveryInstructionOfTheIssueExists) {
-  for (const char* m : {"load", "store", "gemm", "im2col", "eltwise", "pool", "move", "sync", "nop", "halt"})
+  for (const char* m : {"load", "store", "gemm", "im2col", "eltwise", "pool", "lut", "move", "sync", "nop", "halt"})
     EXPECT_NE(builtin_isa().by_mnemonic(m), nullptr) << m;
 }
 
@@ -62,8 +62,8 @@ TEST(SvPackage, NamesEveryOpcodeAndField) {
   EXPECT_NE(sv.find("package npu_isa_pkg;"), std::string::npos);
   EXPECT_NE(sv.find("localparam int INSTR_WIDTH = 256;"), std::string::npos);
   EXPECT_NE(sv.find("OP_GEMM = 8'h10;"), std::string::npos);
-  EXPECT_NE(sv.find("localparam int GEMM_K_LSB = 136;"), std::string::npos);
-  EXPECT_NE(sv.find("localparam int GEMM_K_WIDTH = 12;"), std::string::npos);
+  EXPECT_NE(sv.find("localparam int GEMM_K_LSB = 168;"), std::string::npos);
+  EXPECT_NE(sv.find("localparam int GEMM_K_WIDTH = 16;"), std::string::npos);
 }
 
 // The decoder's per-opcode table (npu_isa_pkg::decode): one case arm per instruction with

@@ -44,7 +44,7 @@ Program vector_program() {
       ".equ %x, 0x0000\n.equ %y, 0x0400\n.equ %z, 0x0800\n.equ %w, 0x0c00\n"
       "load %x, ddr:0x0, rows=4, row_bytes=64, stride=96, signal=compute\n"
       "eltwise %y, %x, b=%x, len=256, op=add, scale=3, shift=2, wait=load\n"
-      "pool %z, %y, h=8, w=8, c=4, window=2, stride=2, mode=max\n"
+      "pool %z, %y, h=8, w=8, c=4, window_h=2, window_w=2, stride_h=2, stride_w=2, mode=max\n"
       "move %w, %z, len=64, signal=store\n"
       "store ddr:0x2000, %w, rows=2, row_bytes=32, stride=48, wait=compute\n"
       "halt\n",
@@ -59,7 +59,7 @@ Program conv_program() {
       ".equ %img, 0x1000\n.equ %col, 0x1040\n.equ %wt, 0x1200\n.equ %out, 0x1400\n"
       "load %img, ddr:0x100, rows=1, row_bytes=32, stride=32\n"
       "load %wt, ddr:0x140, rows=1, row_bytes=144, stride=144, signal=compute\n"
-      "im2col %col, %img, h=4, w=4, c=2, kh=3, kw=3, stride=1, pad=1, wait=load\n"
+      "im2col %col, %img, h=4, w=4, c=2, kh=3, kw=3, pad_top=1, pad_left=1, pad_bottom=1, pad_right=1, wait=load\n"
       "gemm %out, %col, %wt, m=16, n=8, k=18, scale=5, shift=6, relu, signal=store\n"
       "store ddr:0x3000, %out, rows=1, row_bytes=128, stride=128, wait=compute\n"
       "halt\n",

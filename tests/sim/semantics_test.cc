@@ -62,6 +62,10 @@ TEST(Requant, HandComputedEdgeCases) {
   EXPECT_EQ(requant(-(int64_t{1} << 39), {1, 40, false}), 0);      // -0.5 -> 0
   EXPECT_EQ(requant(INT32_MIN, {65535, 40, false}), -128);         // widest product
   EXPECT_EQ(requant(INT32_MAX, {65535, 0, false}), 127);
+  // Per-channel scales are 32 bits: the product plus the rounding term passes 2^63.
+  EXPECT_EQ(requant(INT32_MAX, {UINT32_MAX, 63, false}), 1);   // (2^63 - 2^32 - 2^31 + 1 + 2^62) >> 63
+  EXPECT_EQ(requant(INT32_MIN, {UINT32_MAX, 63, false}), -1);  // floor((-2^63 + 2^31 + 2^62) / 2^63)
+  EXPECT_EQ(requant(INT32_MAX, {UINT32_MAX, 62, false}), 2);
 }
 
 TEST(Requant, MatchesFloorDivisionModel) {
@@ -146,6 +150,51 @@ TEST(Gemm, AccumulatorWrapsAtInt32) {
   EXPECT_EQ(s8(mem.sram.view(0x40, 1)[0]), -128);  // INT32_MAX + 1 wraps to INT32_MIN
 }
 
+TEST(Gemm, PerChannelRequantFromQp) {
+  // Column j requantized with qp[j] = {u32 scale, u8 shift, 3 ignored bytes}; the scale and
+  // shift fields are ignored. Full 32-bit scales and shifts up to 63 (exact arithmetic).
+  const Semantics sem(the_isa());
+  Rng rng(21);
+  for (int n = 0; n < 40; ++n) {
+    const Gemm g{rng.range(1, 12), rng.range(1, 20), rng.range(1, 30), 0, 0, rng.chance(0.5), rng.chance(0.5)};
+    Memory mem(small_config());
+    const uint32_t A = 0, B = 0x1000, BIAS = 0x2000, QP = 0x2800, D = 0x3000;
+    fill_random(mem.sram.view(0, 0x4000), rng);
+    for (int64_t j = 0; j < g.n; ++j)  // shifts 0..63 in the low bits; the high bits must not matter
+      mem.sram.view(QP + 8 * j + 4, 1)[0] = static_cast<uint8_t>(rng.below(64));
+    const auto in = make("gemm", {{"dst", D}, {"a", A}, {"b", B}, {"bias", BIAS}, {"qp", QP}, {"m", g.m},
+                                  {"n", g.n}, {"k", g.k}, {"scale", 77}, {"shift", 9}, {"relu", g.relu},
+                                  {"has_bias", g.has_bias}, {"per_channel", 1}});
+    std::vector<int8_t> expect(static_cast<size_t>(g.m * g.n));
+    for (int64_t j = 0; j < g.n; ++j) {
+      uint32_t scale;
+      std::memcpy(&scale, mem.sram.view(QP + 8 * j, 4).data(), 4);
+      const int64_t shift = mem.sram.view(QP + 8 * j + 4, 1)[0];
+      std::vector<uint8_t> bcol(static_cast<size_t>(g.k));
+      for (int64_t p = 0; p < g.k; ++p) bcol[p] = mem.sram.view(B + p * g.n + j, 1)[0];
+      // 128-bit here: a 32-bit scale times an int32 sum plus rounding can pass 2^63.
+      for (int64_t i = 0; i < g.m; ++i) {
+        int64_t sum = 0;
+        if (g.has_bias) {
+          int32_t bv;
+          std::memcpy(&bv, mem.sram.view(BIAS + 4 * j, 4).data(), 4);
+          sum = bv;
+        }
+        for (int64_t p = 0; p < g.k; ++p) sum += int64_t{s8(mem.sram.view(A + i * g.k + p, 1)[0])} * s8(bcol[p]);
+        const auto acc = static_cast<int32_t>(static_cast<uint32_t>(sum));
+        const __int128 v = static_cast<__int128>(acc) * scale + (shift > 0 ? (__int128{1} << (shift - 1)) : 0);
+        __int128 q = v >> shift;
+        q = q < -128 ? -128 : (q > 127 ? 127 : q);
+        if (g.relu && q < 0) q = 0;
+        expect[i * g.n + j] = static_cast<int8_t>(q);
+      }
+    }
+    sem.execute(in, mem);
+    const auto got = mem.sram.view(D, g.m * g.n);
+    for (size_t i = 0; i < expect.size(); ++i) ASSERT_EQ(s8(got[i]), expect[i]) << "case " << n << " i " << i;
+  }
+}
+
 TEST(Gemm, InPlaceEqualsBufferForm) {
   // dst overlapping a: execute must read a as it was, like compute() on separate buffers.
   const Semantics sem(the_isa());
@@ -175,7 +224,8 @@ TEST(Im2col, HandComputedPadding) {
   std::vector<uint8_t> junk(36, 0xee);
   mem.sram.write(0x100, junk);
   sem.execute(make("im2col", {{"dst", 0x100}, {"src", 0}, {"h", 2}, {"w", 2}, {"c", 1}, {"kh", 3},
-                              {"kw", 3}, {"stride", 1}, {"pad", 1}}),
+                              {"kw", 3}, {"stride_h", 1}, {"stride_w", 1}, {"pad_top", 1}, {"pad_left", 1},
+                              {"pad_bottom", 1}, {"pad_right", 1}}),
               mem);
   const std::vector<uint8_t> expect = {0, 0, 0, 0, 1, 2, 0, 3, 4,  0, 0, 0, 1, 2, 0, 3, 4, 0,
                                        0, 1, 2, 0, 3, 4, 0, 0, 0,  1, 2, 0, 3, 4, 0, 0, 0, 0};
@@ -184,25 +234,28 @@ TEST(Im2col, HandComputedPadding) {
 }
 
 TEST(Im2col, RandomAgainstGatherModel) {
+  // Per-side pads, strides and dilations per axis, drawn independently.
   const Semantics sem(the_isa());
   Rng rng(5);
-  for (int n = 0; n < 40; ++n) {
+  for (int n = 0; n < 80; ++n) {
     const int64_t h = rng.range(1, 9), w = rng.range(1, 9), c = rng.range(1, 5);
-    const int64_t pad = rng.range(0, 2), stride = rng.range(1, 3);
-    const int64_t kh = rng.range(1, std::min<int64_t>(h + 2 * pad, 7));
-    const int64_t kw = rng.range(1, std::min<int64_t>(w + 2 * pad, 7));
+    const int64_t pt = rng.range(0, 2), pl = rng.range(0, 2), pb = rng.range(0, 2), pr = rng.range(0, 2);
+    const int64_t sh = rng.range(1, 3), sw = rng.range(1, 3), dh = rng.range(1, 3), dw = rng.range(1, 3);
+    const int64_t kh = rng.range(1, std::max<int64_t>(1, std::min<int64_t>((h + pt + pb - 1) / dh + 1, 5)));
+    const int64_t kw = rng.range(1, std::max<int64_t>(1, std::min<int64_t>((w + pl + pr - 1) / dw + 1, 5)));
     Memory mem(small_config());
     fill_random(mem.sram.view(0, h * w * c), rng);
-    sem.execute(make("im2col", {{"dst", 0x1000}, {"src", 0}, {"h", h}, {"w", w}, {"c", c},
-                                {"kh", kh}, {"kw", kw}, {"stride", stride}, {"pad", pad}}),
+    sem.execute(make("im2col", {{"dst", 0x1000}, {"src", 0}, {"h", h}, {"w", w}, {"c", c}, {"kh", kh}, {"kw", kw},
+                                {"stride_h", sh}, {"stride_w", sw}, {"pad_top", pt}, {"pad_left", pl},
+                                {"pad_bottom", pb}, {"pad_right", pr}, {"dil_h", dh}, {"dil_w", dw}}),
                 mem);
-    const int64_t ow = (w + 2 * pad - kw) / stride + 1, oh = (h + 2 * pad - kh) / stride + 1;
+    const int64_t oh = (h + pt + pb - (kh - 1) * dh - 1) / sh + 1, ow = (w + pl + pr - (kw - 1) * dw - 1) / sw + 1;
     const int64_t row = kh * kw * c;
     // Per output byte: decompose its flat index into (pixel, ky, kx, ci).
     for (int64_t idx = 0; idx < oh * ow * row; ++idx) {
       const int64_t pix = idx / row, col = idx % row;
       const int64_t ky = col / (kw * c), kx = col / c % kw, ci = col % c;
-      const int64_t y = pix / ow * stride + ky - pad, x = pix % ow * stride + kx - pad;
+      const int64_t y = pix / ow * sh + ky * dh - pt, x = pix % ow * sw + kx * dw - pl;
       const uint8_t want = (y < 0 || y >= h || x < 0 || x >= w) ? 0 : mem.sram.view((y * w + x) * c + ci, 1)[0];
       ASSERT_EQ(mem.sram.view(0x1000 + idx, 1)[0], want) << "case " << n << " byte " << idx;
     }
@@ -241,51 +294,87 @@ TEST(Pool, HandComputedAverageRounding) {
   // 2x4x1 image, 2x2 windows with stride 2: sums 5 (1.25 -> 1) and 6 (1.5 -> 2).
   const uint8_t img[8] = {1, 2, 2, 2, 2, 0, 2, 0};
   mem.sram.write(0, img);
-  sem.execute(make("pool", {{"dst", 0x40}, {"src", 0}, {"h", 2}, {"w", 4}, {"c", 1}, {"window", 2},
-                            {"stride", 2}, {"mode", 1}}),
+  sem.execute(make("pool", {{"dst", 0x40}, {"src", 0}, {"h", 2}, {"w", 4}, {"c", 1}, {"window_h", 2},
+                            {"window_w", 2}, {"stride_h", 2}, {"stride_w", 2}, {"mode", 1}}),
               mem);
   EXPECT_EQ(mem.sram.view(0x40, 1)[0], 1);
   EXPECT_EQ(mem.sram.view(0x41, 1)[0], 2);
   const uint8_t neg[8] = {0xfe, 0xfe, 0xfe, 0xfe, 0xfe, 0, 0xfe, 0};  // -2s: -6/4 -> -2
   mem.sram.write(0, neg);
-  sem.execute(make("pool", {{"dst", 0x40}, {"src", 0}, {"h", 2}, {"w", 4}, {"c", 1}, {"window", 2},
-                            {"stride", 2}, {"mode", 1}}),
+  sem.execute(make("pool", {{"dst", 0x40}, {"src", 0}, {"h", 2}, {"w", 4}, {"c", 1}, {"window_h", 2},
+                            {"window_w", 2}, {"stride_h", 2}, {"stride_w", 2}, {"mode", 1}}),
               mem);
   EXPECT_EQ(s8(mem.sram.view(0x40, 1)[0]), -2);
   EXPECT_EQ(s8(mem.sram.view(0x41, 1)[0]), -2);
 }
 
 TEST(Pool, RandomAgainstNaive) {
+  // Rectangular windows, strides per axis, per-side pads (skipped positions), count_pad.
   const Semantics sem(the_isa());
   Rng rng(13);
-  for (int n = 0; n < 40; ++n) {
+  for (int n = 0; n < 80; ++n) {
     const int64_t h = rng.range(1, 10), w = rng.range(1, 10), c = rng.range(1, 4);
-    const int64_t win = rng.range(1, std::min(h, w)), stride = rng.range(1, 3), mode = rng.range(0, 1);
+    const int64_t pt = rng.range(0, 2), pl = rng.range(0, 2), pb = rng.range(0, 2), pr = rng.range(0, 2);
+    const int64_t wh = rng.range(1, h + pt + pb), ww = rng.range(1, w + pl + pr);
+    const int64_t sh = rng.range(1, 3), sw = rng.range(1, 3), mode = rng.range(0, 1), count_pad = rng.range(0, 1);
     Memory mem(small_config());
     fill_random(mem.sram.view(0, h * w * c), rng);
-    sem.execute(make("pool", {{"dst", 0x1000}, {"src", 0}, {"h", h}, {"w", w}, {"c", c},
-                              {"window", win}, {"stride", stride}, {"mode", mode}}),
+    sem.execute(make("pool", {{"dst", 0x1000}, {"src", 0}, {"h", h}, {"w", w}, {"c", c}, {"window_h", wh},
+                              {"window_w", ww}, {"stride_h", sh}, {"stride_w", sw}, {"pad_top", pt},
+                              {"pad_left", pl}, {"pad_bottom", pb}, {"pad_right", pr}, {"mode", mode},
+                              {"count_pad", count_pad}}),
                 mem);
-    const int64_t oh = (h - win) / stride + 1, ow = (w - win) / stride + 1;
+    const int64_t oh = (h + pt + pb - wh) / sh + 1, ow = (w + pl + pr - ww) / sw + 1;
     for (int64_t oy = 0; oy < oh; ++oy) {
       for (int64_t ox = 0; ox < ow; ++ox) {
         for (int64_t ci = 0; ci < c; ++ci) {
           std::vector<int64_t> vals;
-          for (int64_t y = oy * stride; y < oy * stride + win; ++y) {
-            for (int64_t x = ox * stride; x < ox * stride + win; ++x) vals.push_back(s8(mem.sram.view((y * w + x) * c + ci, 1)[0]));
+          for (int64_t y = oy * sh - pt; y < oy * sh - pt + wh; ++y) {
+            for (int64_t x = ox * sw - pl; x < ox * sw - pl + ww; ++x)
+              if (y >= 0 && y < h && x >= 0 && x < w) vals.push_back(s8(mem.sram.view((y * w + x) * c + ci, 1)[0]));
           }
-          int64_t want = *std::max_element(vals.begin(), vals.end());
-          if (mode == 1) {
+          int64_t want = vals.empty() ? (mode == 1 ? 0 : -128) : *std::max_element(vals.begin(), vals.end());
+          if (mode == 1 && !vals.empty()) {
             int64_t sum = 0;
             for (auto v : vals) sum += v;
-            const double avg = static_cast<double>(sum) / static_cast<double>(vals.size());
+            const double count = count_pad ? static_cast<double>(wh * ww) : static_cast<double>(vals.size());
+            const double avg = static_cast<double>(sum) / count;
             want = static_cast<int64_t>(avg < 0 ? -std::floor(-avg + 0.5) : std::floor(avg + 0.5));
           }
-          ASSERT_EQ(s8(mem.sram.view(0x1000 + (oy * ow + ox) * c + ci, 1)[0]), want);
+          ASSERT_EQ(s8(mem.sram.view(0x1000 + (oy * ow + ox) * c + ci, 1)[0]), want) << "case " << n;
         }
       }
     }
   }
+}
+
+TEST(Pool, HandComputedPaddedAverage) {
+  // 2x2x1 image {4, 8, 12, 16}, a 3x3 window with pad 1 on every side at (0, 0): the four
+  // in-image values sum to 40; avg = 40 / 4 = 10, or 40 / 9 = 4.44 -> 4 with count_pad.
+  const Semantics sem(the_isa());
+  Memory mem(small_config());
+  const uint8_t img[4] = {4, 8, 12, 16};
+  mem.sram.write(0, img);
+  for (int64_t count_pad : {0, 1}) {
+    sem.execute(make("pool", {{"dst", 0x40}, {"src", 0}, {"h", 2}, {"w", 2}, {"c", 1}, {"window_h", 3},
+                              {"window_w", 3}, {"stride_h", 2}, {"stride_w", 2}, {"pad_top", 1}, {"pad_left", 1},
+                              {"pad_bottom", 1}, {"pad_right", 1}, {"mode", 1}, {"count_pad", count_pad}}),
+                mem);
+    EXPECT_EQ(mem.sram.view(0x40, 1)[0], count_pad ? 4 : 10);
+  }
+}
+
+TEST(Lut, TableIndexedFromMinus128) {
+  const Semantics sem(the_isa());
+  Memory mem(small_config());
+  std::vector<uint8_t> table(256);
+  for (int i = 0; i < 256; ++i) table[i] = static_cast<uint8_t>(127 - i);  // f(q) = -1 - q at i = q + 128
+  mem.sram.write(0x100, table);
+  const uint8_t src[5] = {0x80, 0xff, 0x00, 0x01, 0x7f};  // -128, -1, 0, 1, 127
+  mem.sram.write(0, src);
+  sem.execute(make("lut", {{"dst", 0x40}, {"src", 0}, {"table", 0x100}, {"len", 5}}), mem);
+  const std::vector<int8_t> want = {127, 0, -1, -2, -128};
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(s8(mem.sram.view(0x40 + i, 1)[0]), want[i]) << i;
 }
 
 TEST(Move, OverlappingIsMemmove) {
@@ -342,10 +431,10 @@ TEST(Bounds, OutOfRangeIsAnErrorAndChangesNothing) {
 
 TEST(Binding, MissingFieldIsNamed) {
   std::string yaml(isa::builtin_isa_yaml());
-  const std::string from = "{name: shift, bits: [169, 164]";
+  const std::string from = "{name: shift, bits: [205, 200]";
   const auto at = yaml.find(from);
   ASSERT_NE(at, std::string::npos);
-  yaml.replace(at, from.size(), "{name: shiftx, bits: [169, 164]");
+  yaml.replace(at, from.size(), "{name: shiftx, bits: [205, 200]");
   const isa::Isa broken = isa::Isa::load_string(yaml, "broken.yaml");
   try {
     Semantics sem(broken);
