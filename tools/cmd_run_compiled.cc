@@ -161,7 +161,8 @@ struct Runner {
     if (!r.pass) {
       fmt::print("seg{} (npu) failed: exit {}; the simulator said:\n{}", s.index, code,
                  util::read_file(log, "simulator log"));
-      fmt::print("  reproduce: {}\n", shell_line(args));
+      fmt::print("  reproduce: {}{}\n", shell_line(args),
+                 o.work_dir.empty() ? " (run-model --work-dir DIR keeps these images)" : "");
     }
     if (!fs::exists(out)) throw Error(fmt::format("seg{}: the simulator wrote no DDR image ({})", s.index, log.string()));
     std::vector<uint8_t> next = read_image(out);

@@ -27,14 +27,15 @@ using cli_testing::ScratchDir;
 
 inline std::string small_convnet() { return std::string(NPUFORGE_SOURCE_DIR) + "/configs/models/small_convnet.yaml"; }
 
-// `npuforge compile small_convnet.yaml --samples 2 <extra> -o dir/out`.
-inline CliRun compile(const ScratchDir& dir, const std::string& out, const std::string& extra = "") {
-  return run_cli("compile " + small_convnet() + " --samples 2 -q " + extra + " -o " + dir.path(out));
+// `npuforge compile MODEL --samples 2 <extra> -o dir/out` (MODEL: small_convnet by default).
+inline CliRun compile(const ScratchDir& dir, const std::string& out, const std::string& extra = "",
+                      const std::string& model = small_convnet()) {
+  return run_cli("compile " + model + " --samples 2 -q " + extra + " -o " + dir.path(out));
 }
 
-// x.npy: a seeded 1x3x32x32 float input in [-1, 1].
-inline std::string input(const ScratchDir& dir, uint64_t seed = 11) {
-  model::Tensor x(model::DType::kFloat32, {1, 3, 32, 32});
+// x.npy: a seeded 1x3xSxS float input in [-1, 1].
+inline std::string input(const ScratchDir& dir, uint64_t seed = 11, int64_t size = 32) {
+  model::Tensor x(model::DType::kFloat32, {1, 3, size, size});
   Rng rng(seed);
   for (float& v : x.values<float>()) v = static_cast<float>(rng.next() % 2001) / 1000.0f - 1.0f;
   const std::string path = dir.path("x.npy");
