@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include "compiler/graph_yaml.h"
+#include "compiler/qgraph_io.h"
 #include "isa/assembler.h"
 #include "util/error.h"
 #include "util/file_io.h"
@@ -188,6 +189,11 @@ Manifest write_bundle(const std::filesystem::path& out, const QGraph& g, const C
       apply_outputs(g, m, g.ops[cs.segment.first], values, image);
     }
   }
+  write_qgraph(out / "qgraph.bin", g, [&](size_t op) {
+    for (const ManifestSegment& ms : mf.segments)
+      if (ms.kind == "cpu" && m.segments.at(static_cast<size_t>(ms.index)).segment.first == op) return ms.graph;
+    throw Error(fmt::format("internal: CPU step op {} is in no CPU segment", op));
+  });
   mf.save_file(out / "manifest.yaml");
   return mf;
 }

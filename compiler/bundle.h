@@ -8,6 +8,7 @@
 //                        sample input, from the int8 reference)
 //   segK.expect.ddr.bin  DDR after the segment (what the NPU must leave)
 //   segK.cpu.yaml, segK.cpu/*.npy   per CPU step: its sub-graph as a YAML graph
+//   qgraph.bin           the QGraph itself (qgraph_io.h): the runner's int8 reference
 #include <filesystem>
 #include <string>
 #include <vector>

@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include "compiler/bundle.h"
+#include "compiler/plant.h"
 #include "compiler/qref.h"
 #include "planner/plan_io.h"
 #include "util/error.h"
@@ -49,6 +50,7 @@ CompileResult compile_model(const CompileOptions& o, const isa::Isa& isa) {
     return r;
   }
   r.compiled = compile_backend(r.front.graph, isa, b);
+  if (!o.plant_bug.empty()) r.planted = plant_bug(r.compiled, o.plant_bug);
   r.times.back_s = since(t0);
 
   // The sample input: the first calibration sample (the user's files, or the seeded random
@@ -99,6 +101,7 @@ std::string format_summary(const CompileResult& r, const CompileOptions& o) {
   if (!m.arena.clean || !o.arena_plan.empty()) s += m.arena.verdict + "\n";
   s += fmt::format("DDR: weights {} + inputs {} + arena {} + outputs {} = {} bytes\n", m.ddr.weights.bytes,
                    m.ddr.inputs.bytes, m.ddr.arena.bytes, m.ddr.outputs.bytes, m.ddr.end());
+  if (!r.planted.empty()) s += fmt::format("PLANTED BUG (testing hook): {}\n", r.planted);
   s += fmt::format("time: {:.3f} s (load {:.3f}, front {:.3f}, back {:.3f}, reference {:.3f}, write {:.3f})\n",
                    r.times.total(), r.times.load_s, r.times.front_s, r.times.back_s, r.times.reference_s,
                    r.times.write_s);

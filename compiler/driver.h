@@ -24,6 +24,7 @@ struct CompileOptions {
   double arena_time_budget_s = 10.0;
   std::filesystem::path export_lifetimes;    // write the arena problem (MiniMalloc CSV)
   std::filesystem::path out;                 // empty: compile without writing a bundle
+  std::string plant_bug;                     // testing hook (plant.h): empty, or a bug to plant
 };
 
 struct CompileTimes {
@@ -36,6 +37,7 @@ struct CompileResult {
   CompiledModel compiled;
   Manifest manifest;
   CompileTimes times;
+  std::string planted;  // what plant_bug did, when asked
 };
 
 CompileResult compile_model(const CompileOptions& options, const isa::Isa& isa);

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <yaml-cpp/yaml.h>
 
+#include "model/tensor.h"
 #include "util/error.h"
 #include "util/file_io.h"
 #include "util/yaml_util.h"
@@ -100,8 +101,8 @@ struct Reader {
     t.ddr = u64(n, "ddr", what);
     t.bytes = u64(n, "bytes", what);
     t.dtype = str(n, "dtype", what);
-    if (t.dtype != "int8" && t.dtype != "float32")
-      fail(n, fmt::format("'{}.dtype' = '{}' (expected int8 or float32)", what, t.dtype));
+    if (!model::dtype_from_name(t.dtype))  // int8 and float32, or a CPU-side value's own dtype (uint8, ...)
+      fail(n, fmt::format("'{}.dtype' = '{}' (expected int8, float32 or another model dtype)", what, t.dtype));
     t.layout = str(n, "layout", what);
     if (t.layout != "hwc" && t.layout != "row_major" && t.layout != "onnx")
       fail(n, fmt::format("'{}.layout' = '{}' (expected hwc, row_major or onnx)", what, t.layout));

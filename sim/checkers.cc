@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include "util/error.h"
+#include "sim/ddr_owner.h"
 #include "sim/shadow.h"
 
 namespace npuforge::sim {
@@ -31,6 +32,8 @@ constexpr KindInfo kKinds[] = {
     {FindingKind::OutOfRange, "out-of-range", "executor"},
     {FindingKind::DdrMismatch, "ddr-mismatch", "golden"},
     {FindingKind::RtlMismatch, "rtl-mismatch", "rtl"},
+    {FindingKind::DdrClobber, "ddr-clobber", "ddr"},
+    {FindingKind::DdrStaleRead, "ddr-stale-read", "ddr"},
 };
 
 std::string_view queue_name(const isa::Instruction& in) { return isa::to_string(in.spec->queue); }
@@ -74,6 +77,12 @@ struct Checkers::Shadow {
   std::vector<int32_t> scratch;
 };
 
+// A nested name for DdrOwnership, so that checkers.h need not include ddr_owner.h.
+class Checkers::DdrOwner : public DdrOwnership {
+ public:
+  using DdrOwnership::DdrOwnership;
+};
+
 // Hazards: per SRAM byte range, the last read and last write of each queue (FastTrack style:
 // with a feed order consistent with happens-before, the last access per queue suffices).
 struct Checkers::Hazards {
@@ -103,11 +112,15 @@ Checkers::Checkers(const Program& program, const Semantics& sem, CheckerOptions 
   if (program.memmap && (options_.shadow || options_.overlap)) {
     shadow_ = std::make_unique<Shadow>(*program.memmap, sram);
   }
+  if (program.memmap && !program.memmap->ddr_buffers.empty() && options_.shadow) {
+    ddr_owner_ = std::make_unique<DdrOwner>(*program.memmap);
+  }
   if (options_.hazard) {
     hazards_ = std::make_unique<Hazards>(sram);
     ddr_hazards_ = std::make_unique<Hazards>(program.config.ddr_bytes.value);
   }
   finish_time_.assign(n, UINT64_MAX);
+  start_time_.assign(n, 0);
   started_.assign(n, 0);
 }
 
@@ -147,6 +160,7 @@ void Checkers::on_start(size_t instr, uint64_t time) {
   }
   if (started_[instr]) return;
   started_[instr] = 1;
+  start_time_[instr] = time;
   for (unsigned q = 0; q < isa::kNumQueues; ++q) {
     const int64_t p = order_->latest_before(instr, q);
     if (p < 0 || finish_time_[static_cast<size_t>(p)] <= time) continue;
@@ -218,7 +232,7 @@ void Checkers::on_access(size_t instr, const isa::Extent& e) {
 // DDR is not in the memory map, but a STORE and a later LOAD of the same DDR bytes (a spill
 // and its reload) race like SRAM accesses. A 2-D DMA touches only its rows, not the gaps.
 void Checkers::check_ddr_access(size_t instr, const isa::Extent& e) {
-  if (!ddr_hazards_) return;
+  if (!ddr_hazards_ && !ddr_owner_) return;
   const uint64_t ddr = program_->config.ddr_bytes.value;
   const auto& in = program_->instrs[instr];
   const Op op = sem_->op(in);
@@ -232,7 +246,13 @@ void Checkers::check_ddr_access(size_t instr, const isa::Extent& e) {
     row.addr = e.addr + r * stride;
     if (row.addr >= ddr) break;
     row.bytes = std::min(row_bytes, ddr - row.addr);
-    check_hazard(*ddr_hazards_, instr, row);
+    if (ddr_owner_) {
+      std::vector<Finding> found;
+      ddr_owner_->access(static_cast<int64_t>(instr), in.spec->mnemonic, start_time_[instr],
+                         row.access == isa::Access::Write, row.addr, row.bytes, found);
+      for (Finding& f : found) report(std::move(f));
+    }
+    if (ddr_hazards_) check_hazard(*ddr_hazards_, instr, row);
   }
 }
 

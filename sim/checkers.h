@@ -28,6 +28,9 @@
 //    cycle) are a deadlock; signals no wait consumes are reported too. An executor that
 //    starts an instruction before its token or barrier predecessor finished is an
 //    OrderViolation (a bug in the model, not the program).
+// 4. DDR ownership (memory maps with ddr_buffers, i.e. compiled models; sim/ddr_owner.h): a
+//    STORE into bytes of another live DDR tensor, a LOAD of bytes last written for another
+//    tensor; both tensors, the instruction and its start cycle are named. On with `shadow`.
 #include <array>
 #include <cstdint>
 #include <map>
@@ -58,9 +61,12 @@ enum class FindingKind : uint8_t {
   OutOfRange,        // executor: an operand outside SRAM or DDR
   DdrMismatch,       // final DDR differs from the golden model or the expected image
   RtlMismatch,       // rtl: the RTL decoder's fields differ from the C++ decoder's
+  DdrClobber,        // ddr: a STORE writes bytes of another live DDR tensor (ddr_owner.h)
+  DdrStaleRead,      // ddr: a LOAD reads bytes last written for another DDR tensor
 };
 std::string_view to_string(FindingKind);
-// The checker a kind belongs to: "shadow", "overlap", "hazard", "executor", "golden", "rtl".
+// The checker a kind belongs to: "shadow", "overlap", "hazard", "executor", "golden", "rtl",
+// "ddr".
 std::string_view checker_of(FindingKind);
 
 struct Finding {
@@ -118,6 +124,7 @@ class Checkers {
  private:
   struct Shadow;
   struct Hazards;
+  class DdrOwner;
   void check_overlap_at(size_t instr);
   void check_shadow(size_t instr, const isa::Extent& e);
   void check_hazard(Hazards& hz, size_t instr, const isa::Extent& e);
@@ -136,6 +143,8 @@ class Checkers {
   std::unique_ptr<Shadow> shadow_;
   std::unique_ptr<Hazards> hazards_;      // SRAM
   std::unique_ptr<Hazards> ddr_hazards_;  // DDR (spill/reload through DDR races too)
+  std::unique_ptr<DdrOwner> ddr_owner_;   // DDR tensors of a compiled model's memory map
+  std::vector<uint64_t> start_time_;      // per instruction, for the DDR findings
   std::vector<uint64_t> finish_time_;  // per instruction, UINT64_MAX until finished
   std::vector<uint8_t> started_;
   std::set<std::pair<size_t, size_t>> reported_pairs_;  // hazard/overlap de-duplication

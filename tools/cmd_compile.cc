@@ -26,6 +26,7 @@ struct CompileCliOptions {
   std::string export_lifetimes;
   std::string sram_policy = "first-fit";
   std::string out;
+  std::string plant_bug;
   bool quiet = false;
 };
 
@@ -56,6 +57,8 @@ int run_compile(const CompileCliOptions& c) {
   o.arena_time_budget_s = c.arena_budget;
   o.export_lifetimes = c.export_lifetimes;
   o.out = c.out;
+  o.plant_bug = c.plant_bug;
+  if (!o.plant_bug.empty() && o.out.empty()) throw Error("--plant-bug needs -o OUT (it edits the compiled programs)");
   const compiler::CompileResult r = compiler::compile_model(o, isa::builtin_isa());
   if (!c.quiet) fmt::print("{}", compiler::format_report(r.front.report));
   fmt::print("{}", compiler::format_summary(r, o));
@@ -92,6 +95,8 @@ void add_compile_command(CLI::App& app, Runner& run) {
                   "write the arena problem (tensor lifetimes in op steps and sizes) as MiniMalloc CSV");
   sub->add_option("--sram-policy", opts->sram_policy, "SRAM allocator policy: first-fit, best-fit or next-fit");
   sub->add_option("-o,--out", opts->out, "output directory");
+  sub->add_option("--plant-bug", opts->plant_bug,
+                  "testing hook: plant a compiler bug the simulator must catch (early-free, im2col-short, drop-token)");
   sub->add_flag("-q,--quiet", opts->quiet, "print the summary only, not the front half's report");
   bind_runner(sub, opts, run, &run_compile);
 }

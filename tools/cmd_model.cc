@@ -13,6 +13,7 @@
 #include "model/npy.h"
 #include "model/stats.h"
 #include "tools/command.h"
+#include "tools/run_compiled.h"
 
 namespace npuforge::tools {
 namespace {
@@ -23,6 +24,12 @@ struct RunModelOptions {
   std::string model;
   std::vector<std::string> inputs, outputs, input_shapes;
   std::string dump_dir;
+  // A compiled model (a directory from npuforge compile -o) only:
+  bool rtl = false;
+  std::string trace;
+  std::string backend = "systemc";
+  uint64_t max_errors = 20;
+  std::string work_dir;
 };
 
 struct ModelInfoOptions {
@@ -82,8 +89,19 @@ std::string file_name_of(const std::string& value) {
 }
 
 int run_model(const RunModelOptions& o) {
-  if (std::filesystem::is_directory(o.model))
-    throw Error(fmt::format("{}: is a directory; run-model reads a model file (.onnx, .yaml)", o.model));
+  if (std::filesystem::is_directory(o.model)) {
+    if (!std::filesystem::exists(std::filesystem::path(o.model) / "manifest.yaml"))
+      throw Error(fmt::format("{}: is a directory without manifest.yaml; run-model reads a model file (.onnx, .yaml) "
+                              "or a compiled model (npuforge compile -o DIR)",
+                              o.model));
+    if (!o.input_shapes.empty() || !o.dump_dir.empty())
+      throw Error("--input-shape and --dump-dir are for model files; a compiled model has fixed shapes");
+    return run_compiled_model({.dir = o.model, .inputs = o.inputs, .outputs = o.outputs, .rtl = o.rtl,
+                               .trace = o.trace, .backend = o.backend, .max_errors = o.max_errors,
+                               .work_dir = o.work_dir});
+  }
+  if (o.rtl || !o.trace.empty() || !o.work_dir.empty() || o.backend != "systemc")
+    throw Error("--rtl, --trace, --backend and --work-dir are for compiled models (a directory from npuforge compile)");
   Graph graph = import_model(o.model);
   TensorMap inputs = read_inputs(graph.inputs, o.inputs);
   // Dimensions the model leaves open are taken from the input files, unless --input-shape
@@ -158,12 +176,19 @@ void add_input_shape_option(CLI::App* sub, std::vector<std::string>& shapes) {
 void add_run_model_command(CLI::App& app, Runner& run) {
   auto opts = std::make_shared<RunModelOptions>();
   auto* sub = app.add_subcommand("run-model", "Run a model (.onnx or YAML graph) on .npy inputs with the "
-                                              "reference interpreter and write its outputs as .npy");
-  sub->add_option("model", opts->model, "Model file (.onnx, .yaml)")->required();
+                                              "reference interpreter, or a compiled model (directory from npuforge "
+                                              "compile) on the simulated NPU, and write its outputs as .npy");
+  sub->add_option("model", opts->model, "Model file (.onnx, .yaml) or compiled model directory")->required();
   sub->add_option("--input", opts->inputs, "Input .npy, in the model's input order, or NAME=FILE.npy (repeatable)");
   sub->add_option("--output", opts->outputs, "Output .npy, in the model's output order, or NAME=FILE.npy (repeatable)");
   add_input_shape_option(sub, opts->input_shapes);
   sub->add_option("--dump-dir", opts->dump_dir, "Also write every intermediate value as DIR/<name>.npy");
+  sub->add_flag("--rtl", opts->rtl, "Compiled model: the Verilated scratchpad and decoder in the loop");
+  sub->add_option("--trace", opts->trace, "Compiled model: a VCD waveform per NPU segment (FILE -> FILE stem.segK.vcd)");
+  sub->add_option("--backend", opts->backend, "Compiled model: systemc (default) or sequential");
+  sub->add_option("--max-errors", opts->max_errors, "Compiled model: findings each NPU segment prints");
+  sub->add_option("--work-dir", opts->work_dir,
+                  "Compiled model: keep each segment's DDR images, verdict and log here (default: a temporary directory)");
   bind_runner(sub, opts, run, &run_model);
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include "allocator/memmap.h"
+#include "planner/ddr_check.h"
 #include "planner/plan_check.h"
 #include "planner/plan_io.h"
 #include "planner/plan_svg.h"
@@ -91,12 +92,14 @@ int run_plan(const PlanOptions& o) {
 int run_check(const CheckOptions& o) {
   PlanProblem p;
   PlanCheckResult r;
+  std::optional<PlanCheckResult> ddr;  // a compiled program's DDR tensors
   const bool memmap = is_memmap_path(o.input);
   if (memmap) {
     const MemMap m = MemMap::load_file(o.input);
     p = problem_from_memmap(m);
     if (auto cap = parse_capacity(o.capacity)) p.capacity = cap;
     r = check_plan(p);  // alignment and capacity come from the map unless overridden
+    if (!m.ddr_buffers.empty()) ddr = check_memmap_ddr(m);
   } else {
     p = load_plan_file(o.input, {.inclusive = o.inclusive});
     if (auto cap = parse_capacity(o.capacity)) p.capacity = cap;
@@ -105,7 +108,8 @@ int run_check(const CheckOptions& o) {
   if (!o.svg.empty())
     util::write_file(o.svg, plan_svg(p, &r, {.inclusive = memmap, .title = o.input}));
   fmt::print("{}: {}", o.input, r.report());
-  if (!r.ok()) return kExitFinding;
+  if (ddr) fmt::print("{} (DDR tensors): {}", o.input, ddr->report());
+  if (!r.ok() || (ddr && !ddr->ok())) return kExitFinding;
   if (!o.addresses.empty()) {
     const auto addrs = instantiate(p, parse_number(o.base, "--base"), o.instances);
     std::string csv = "instance,id,address,size\n";

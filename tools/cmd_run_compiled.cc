@@ -1,0 +1,290 @@
+// The runner of a compiled model (run_compiled.h); `npuforge run-model` calls it for a directory.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/core.h>
+
+#include "compiler/convert.h"
+#include "compiler/manifest.h"
+#include "compiler/qgraph_io.h"
+#include "compiler/qref.h"
+#include "model/bindings.h"
+#include "model/interpreter.h"
+#include "model/npy.h"
+#include "tools/run_compiled.h"
+#include "util/error.h"
+#include "util/file_io.h"
+
+extern char** environ;
+
+namespace npuforge::tools {
+namespace {
+
+namespace fs = std::filesystem;
+using compiler::Manifest;
+using compiler::ManifestTensor;
+using compiler::QGraph;
+using compiler::QTensor;
+using compiler::TensorId;
+
+std::vector<uint8_t> read_image(const fs::path& path) {
+  const std::string s = util::read_file(path, "DDR image");
+  return {s.begin(), s.end()};
+}
+
+// Runs `args` (args[0] the program), stdout and stderr to `log`; returns the exit code.
+int run_child(const std::vector<std::string>& args, const fs::path& log) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) throw Error(fmt::format("cannot start {}: {}", args[0], std::strerror(rc)));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) throw Error(fmt::format("waiting for {}: {}", args[0], std::strerror(errno)));
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+// A number after "key": in the sim's JSON verdict (flat, written by npuforge itself).
+uint64_t json_number(const std::string& json, const std::string& key) {
+  const std::string k = "\"" + key + "\": ";
+  const size_t at = json.find(k);
+  if (at == std::string::npos) return 0;
+  return std::strtoull(json.c_str() + at + k.size(), nullptr, 10);
+}
+
+std::string shell_line(const std::vector<std::string>& args) {
+  std::string s;
+  for (const std::string& a : args) s += (s.empty() ? "" : " ") + a;
+  return s;
+}
+
+const QTensor& qtensor(const QGraph& g, const std::string& name, TensorId* id = nullptr) {
+  const TensorId t = g.find(name);
+  if (!t.valid()) throw Error(fmt::format("the manifest names tensor '{}' that the QGraph lacks", name));
+  if (id) *id = t;
+  return g.tensor(t);
+}
+
+// A tensor's stored value, read from the image.
+model::Tensor read_stored(const std::vector<uint8_t>& image, const ManifestTensor& mt, const QTensor& t) {
+  model::Tensor v(t.dtype, t.is_int8() ? t.storage_shape() : t.shape);
+  const auto out = v.bytes();
+  if (mt.ddr + out.size() > image.size())
+    throw Error(fmt::format("tensor '{}' [0x{:x}, +{}) lies outside the DDR image", mt.tensor, mt.ddr, out.size()));
+  std::memcpy(out.data(), image.data() + mt.ddr, out.size());
+  return v;
+}
+
+void write_stored(std::vector<uint8_t>& image, uint64_t ddr, const model::Tensor& v, const std::string& name) {
+  const auto b = v.bytes();
+  if (ddr + b.size() > image.size())
+    throw Error(fmt::format("tensor '{}' [0x{:x}, +{}) lies outside the DDR image", name, ddr, b.size()));
+  std::memcpy(image.data() + ddr, b.data(), b.size());
+}
+
+// Bytes of `got` that differ from the reference; a line for the report when any.
+std::string compare(const model::Tensor& got, const model::Tensor& want, const std::string& name, uint64_t& bad) {
+  const auto g = got.bytes(), w = want.bytes();
+  if (g.size() != w.size()) {
+    bad += std::max(g.size(), w.size());
+    return fmt::format("%{}: {} bytes, the reference has {}", name, g.size(), w.size());
+  }
+  uint64_t n = 0, first = 0;
+  for (size_t i = 0; i < g.size(); ++i)
+    if (g[i] != w[i] && n++ == 0) first = i;
+  bad += n;
+  if (n == 0) return {};
+  return fmt::format("%{}: {} of {} bytes differ from the int8 reference, first at byte {} (got {}, want {})", name, n,
+                     g.size(), first, static_cast<int>(static_cast<int8_t>(g[first])),
+                     static_cast<int>(static_cast<int8_t>(w[first])));
+}
+
+struct SegmentReport {
+  std::string kind;
+  uint64_t cycles = 0, instructions = 0, sram_peak = 0, findings = 0, mismatched = 0;
+  bool pass = true;
+  double seconds = 0;
+};
+
+struct Runner {
+  explicit Runner(const RunCompiledOptions& options) : o(options) {}
+  const RunCompiledOptions& o;
+  Manifest mf;
+  QGraph g;
+  compiler::QrefResult ref;
+  std::vector<uint8_t> image;
+  fs::path work;
+  fs::path exe;
+  bool ok = true;
+
+  SegmentReport run_npu(const compiler::ManifestSegment& s) {
+    SegmentReport r;
+    r.kind = "npu";
+    const std::string k = fmt::format("seg{}", s.index);
+    const fs::path in = work / (k + ".in.ddr.bin"), out = work / (k + ".out.ddr.bin"), json = work / (k + ".json"),
+                   log = work / (k + ".log");
+    util::write_file(in, image, "DDR image");
+    std::vector<std::string> args = {exe.string(), "sim", (o.dir / s.bin).string(), "--memmap",
+                                     (o.dir / s.memmap).string(), "--ddr", in.string(), "--npu",
+                                     (o.dir / mf.npu_file).string(), "--out-ddr", out.string(), "--json",
+                                     json.string(), "--max-errors", std::to_string(o.max_errors), "--backend",
+                                     o.backend};
+    if (o.rtl) args.push_back("--rtl");
+    if (!o.trace.empty()) {
+      const fs::path t(o.trace);
+      args.push_back("--trace");
+      args.push_back((t.parent_path() / (t.stem().string() + "." + k + t.extension().string())).string());
+    }
+    fs::remove(json);
+    const auto t0 = std::chrono::steady_clock::now();
+    const int code = run_child(args, log);
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const std::string verdict = fs::exists(json) ? util::read_file(json, "JSON verdict") : std::string();
+    r.cycles = json_number(verdict, "cycles");
+    r.instructions = s.instructions;
+    r.sram_peak = s.sram_peak;
+    r.findings = json_number(verdict, "findings");
+    r.pass = code == 0 && verdict.find("\"pass\": true") != std::string::npos;
+    if (!r.pass) {
+      fmt::print("seg{} (npu) failed: exit {}; the simulator said:\n{}", s.index, code,
+                 util::read_file(log, "simulator log"));
+      fmt::print("  reproduce: {}{}\n", shell_line(args),
+                 o.work_dir.empty() ? " (run-model --work-dir DIR keeps these images)" : "");
+    }
+    if (!fs::exists(out)) throw Error(fmt::format("seg{}: the simulator wrote no DDR image ({})", s.index, log.string()));
+    std::vector<uint8_t> next = read_image(out);
+    next.resize(std::max(next.size(), image.size()), 0);  // bytes past the written extent read as zero
+    image = std::move(next);
+    check_outputs(s, r);
+    return r;
+  }
+
+  SegmentReport run_cpu(const compiler::ManifestSegment& s) {
+    SegmentReport r;
+    r.kind = "cpu";
+    const auto& seg = g.segments.at(static_cast<size_t>(s.index));
+    const auto& step = std::get<compiler::CpuStepOp>(g.ops.at(seg.first));
+    const auto t0 = std::chrono::steady_clock::now();
+    model::TensorMap in;
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      const QTensor& t = g.tensor(step.inputs[i]);
+      const model::Tensor v = read_stored(image, s.inputs.at(i), t);
+      in[step.graph.inputs[i]] = t.is_int8() ? compiler::dequantize(v, t) : v;
+    }
+    const model::TensorMap out = model::run_graph(step.graph, std::move(in));
+    for (size_t i = 0; i < step.outputs.size(); ++i) {
+      const QTensor& t = g.tensor(step.outputs[i]);
+      const model::Tensor& v = out.at(step.graph.outputs[i]);
+      write_stored(image, s.outputs.at(i).ddr, t.is_int8() ? compiler::quantize(v, t) : v, t.name);
+    }
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    check_outputs(s, r);
+    return r;
+  }
+
+  void check_outputs(const compiler::ManifestSegment& s, SegmentReport& r) {
+    for (const ManifestTensor& mt : s.outputs) {
+      TensorId id;
+      const QTensor& t = qtensor(g, mt.tensor, &id);
+      const std::string line = compare(read_stored(image, mt, t), ref.values.at(id.value), mt.tensor, r.mismatched);
+      if (!line.empty()) fmt::print("seg{} ({}): {}\n", s.index, r.kind, line);
+    }
+    if (r.mismatched) r.pass = false;
+  }
+
+  int run() {
+    mf = Manifest::load_file(o.dir / "manifest.yaml");
+    g = compiler::read_qgraph(o.dir / "qgraph.bin");
+    std::vector<std::string> names;
+    for (const ManifestTensor& t : mf.inputs) names.push_back(t.name);
+    model::TensorMap inputs = model::read_inputs(names, o.inputs);
+    for (const ManifestTensor& mt : mf.inputs) {
+      const model::Tensor& v = inputs.at(mt.name);
+      if (v.shape() != mt.shape)
+        throw Error(fmt::format("input '{}' is {}, the compiled model expects {}", mt.name, model::shape_str(v.shape()),
+                                model::shape_str(mt.shape)));
+    }
+    const auto outputs_to = model::bind_files([&] {
+      std::vector<std::string> n;
+      for (const ManifestTensor& t : mf.outputs) n.push_back(t.name);
+      return n;
+    }(), o.outputs, "--output");
+    ref = compiler::run_qref(g, inputs);
+    image = read_image(o.dir / mf.image);
+    image.resize(std::max<size_t>(image.size(), mf.output.base + mf.output.bytes), 0);
+    for (const ManifestTensor& mt : mf.inputs) {
+      TensorId id;
+      qtensor(g, mt.tensor, &id);
+      write_stored(image, mt.ddr, ref.values.at(id.value), mt.tensor);  // quantized and laid out as qref did
+    }
+    const bool temp = o.work_dir.empty();
+    work = temp ? fs::temp_directory_path() / fmt::format("npuforge_run_{}", ::getpid()) : fs::path(o.work_dir);
+    fs::create_directories(work);
+    struct Cleanup {  // the temporary images go whatever happens
+      fs::path dir;
+      ~Cleanup() {
+        std::error_code ec;
+        if (!dir.empty()) fs::remove_all(dir, ec);
+      }
+    } cleanup{temp ? work : fs::path()};
+    exe = fs::read_symlink("/proc/self/exe");
+
+    std::vector<SegmentReport> reports;
+    for (const auto& s : mf.segments) reports.push_back(s.kind == "npu" ? run_npu(s) : run_cpu(s));
+
+    fmt::print("{:<6} {:<4} {:>12} {:>12} {:>10} {:>9} {:>10}  {}\n", "seg", "kind", "cycles", "instructions",
+               "SRAM peak", "findings", "time (s)", "verdict");
+    uint64_t cycles = 0, instructions = 0;
+    for (size_t i = 0; i < reports.size(); ++i) {
+      const SegmentReport& r = reports[i];
+      cycles += r.cycles;
+      instructions += r.instructions;
+      ok = ok && r.pass;
+      const std::string verdict = r.pass ? "bit-exact, clean"
+                                         : fmt::format("FAIL ({} findings, {} bytes differ)", r.findings, r.mismatched);
+      if (r.kind == "npu")
+        fmt::print("seg{:<3} npu  {:>12} {:>12} {:>10} {:>9} {:>10.3f}  {}\n", i, r.cycles, r.instructions, r.sram_peak,
+                   r.findings, r.seconds, verdict);
+      else
+        fmt::print("seg{:<3} cpu  {:>12} {:>12} {:>10} {:>9} {:>10.3f}  {}\n", i, "-", "-", "-", "-", r.seconds,
+                   r.pass ? "bit-exact" : verdict);
+    }
+    fmt::print("total: {} cycles, {} instructions on the NPU ({} backend{})\n", cycles, instructions, o.backend,
+               o.rtl ? ", RTL" : "");
+    fmt::print("arena: planner {}, peak {} bytes, lower bound {}{}\n", mf.arena_planner, mf.arena_peak,
+               mf.arena_lower_bound, mf.arena_clean ? "" : " (its static check has findings)");
+
+    for (const ManifestTensor& mt : mf.outputs) {
+      TensorId id;
+      const QTensor& t = qtensor(g, mt.tensor, &id);
+      const model::Tensor stored = read_stored(image, mt, t);
+      const model::Tensor v = t.is_int8() ? compiler::dequantize(stored, t) : stored;
+      auto file = outputs_to.find(mt.name);
+      if (file != outputs_to.end()) model::write_npy(file->second, v);
+      fmt::print("{}: {} {}{}\n", mt.name, model::dtype_name(v.dtype()), model::shape_str(v.shape()),
+                 file != outputs_to.end() ? " -> " + file->second.string() : "");
+    }
+    fmt::print("{}\n", ok ? "PASS: every segment clean and bit-exact with the int8 reference"
+                          : "FAIL: see the segments above");
+    return ok ? 0 : 1;
+  }
+};
+
+}  // namespace
+
+int run_compiled_model(const RunCompiledOptions& options) { return Runner(options).run(); }
+
+}  // namespace npuforge::tools

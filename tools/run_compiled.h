@@ -1,0 +1,38 @@
+#pragma once
+// `npuforge run-model OUT/`: runs a compiled model (npuforge compile -o OUT/) segment by
+// segment on the user's inputs and checks it:
+//  - the model inputs are quantized into the DDR image (OUT/model.ddr.bin holds the weights);
+//  - each NPU segment runs in a child process, `npuforge sim segK.bin --memmap ... --ddr <the
+//    image now> --out-ddr ...` on the SystemC model with every checker on (shadow, overlap,
+//    hazards, DDR ownership, the golden model); its final DDR image becomes the image now;
+//  - each CPU step runs on the reference interpreter (dequantize, its graph, quantize) on the
+//    bytes in the image and writes its outputs back;
+//  - every segment's outputs are compared bit for bit with the int8 reference of the compiled
+//    QGraph (OUT/qgraph.bin, compiler/qref.h) on the same inputs;
+//  - the model outputs are read from the image, dequantized and written as .npy.
+// Why a child process per NPU segment: SystemC elaborates once per process, and the segments
+// form a chain (segment k+1's DDR input is segment k's simulated output, through CPU steps),
+// so they cannot be elaborated side by side up front (sc_backend.h run_together). The child
+// is the very command a user runs to reproduce one segment; the runner prints it on failure.
+// The cost is a process start and an elaboration per segment (milliseconds).
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace npuforge::tools {
+
+struct RunCompiledOptions {
+  std::filesystem::path dir;            // OUT/
+  std::vector<std::string> inputs;      // .npy per model input (in order or NAME=FILE)
+  std::vector<std::string> outputs;     // .npy per model output
+  bool rtl = false;                     // Verilated scratchpad and decoder in the loop
+  std::string trace;                    // VCD per NPU segment: <stem>.segK<ext>
+  std::string backend = "systemc";      // or sequential (no SystemC)
+  uint64_t max_errors = 20;             // findings each segment prints
+  std::string work_dir;                 // keep the per-segment images and logs here
+};
+
+// Exit code: 0 when every segment is clean and bit-exact, 1 otherwise.
+int run_compiled_model(const RunCompiledOptions& options);
+
+}  // namespace npuforge::tools
