@@ -200,13 +200,20 @@ class LineParser {
     int64_t offset = 0;
     if (const size_t plus = name.find('+'); plus != std::string_view::npos) {
       const auto off = parse_number(name.substr(plus + 1));
-      if (!off || *off < 0) fail(value, fmt::format("bad symbol offset in '{}'", value));
+      if (!off || *off < 0 || *off > 0xffffffffll) fail(value, fmt::format("bad symbol offset in '{}'", value));
       offset = *off;
       name = trim(name.substr(0, plus));
     }
     if (!is_ident(name)) fail(value, fmt::format("bad symbol name '{}'", value));
     const auto it = prog_.equates.find(std::string(name));
-    if (it != prog_.equates.end()) return in.set_value(slot, it->second + offset);
+    if (it != prog_.equates.end()) {
+      const FieldSpec& f = in.spec->fields[slot];
+      const int64_t addr = int64_t{it->second} + offset;
+      if (addr < f.min || addr > f.max)
+        fail(value, fmt::format("field '{}' = {} = {:#x} is out of range [{:#x}, {:#x}]", f.name, value, addr,
+                                f.min, f.max));
+      return in.set_value(slot, addr);
+    }
     prog_.symbol_refs.push_back({prog_.instrs.size(), slot, std::string(name), offset});
   }
 
@@ -242,7 +249,12 @@ void resolve_symbols(AsmProgram& program, const std::map<std::string, uint32_t>&
       throw Error(fmt::format("instruction {}: symbol '%{}' has no address (define it with .equ or let the "
                               "allocator place it)",
                               ref.instr, ref.symbol));
-    program.instrs[ref.instr].set_value(ref.field, static_cast<int64_t>(it->second) + ref.offset);
+    const FieldSpec& f = program.instrs[ref.instr].spec->fields[ref.field];
+    const int64_t addr = static_cast<int64_t>(it->second) + ref.offset;
+    if (addr < f.min || addr > f.max)
+      throw Error(fmt::format("instruction {}: '%{}+{}' = {:#x} does not fit field '{}' [{:#x}, {:#x}]", ref.instr,
+                              ref.symbol, ref.offset, addr, f.name, f.min, f.max));
+    program.instrs[ref.instr].set_value(ref.field, addr);
   }
   program.symbol_refs.clear();
 }

@@ -68,7 +68,7 @@ constexpr NpuField kFields[] = {
 void reject_unknown(const YAML::Node& root, std::string_view src) {
   util::require_map(root, src, "the NPU config");
   for (const auto& kv : root) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = util::key_string(kv.first, src);
     if (std::any_of(std::begin(kFields), std::end(kFields), [&](const NpuField& f) { return f.key == key; })) continue;
     std::string list;
     for (const auto& f : kFields) list += fmt::format("{}{}", list.empty() ? "" : ", ", f.key);

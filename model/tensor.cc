@@ -61,9 +61,13 @@ std::string shape_str(const Shape& shape) {
 
 Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   numel_ = element_count(shape_);
-  const int64_t limit = int64_t{1} << 40;  // 1 TiB: a corrupt shape, not a real tensor
+  // 1 GiB, far above any tensor of the models npuforge targets: a larger one is a corrupt or
+  // hostile shape (a YAML constant, a folded ConstantOfShape) and must be an error, not an
+  // out-of-memory kill.
+  const int64_t limit = int64_t{1} << 30;
   if (numel_ > limit / int64_t(dtype_size(dtype_)))
-    throw Error(fmt::format("tensor of shape {} ({}) is too large", shape_str(shape_), dtype_name(dtype_)));
+    throw Error(fmt::format("tensor of shape {} ({}) is too large (more than 1 GiB)", shape_str(shape_),
+                            dtype_name(dtype_)));
   data_.assign(static_cast<size_t>(numel_) * dtype_size(dtype_), std::byte{0});
 }
 

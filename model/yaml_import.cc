@@ -303,7 +303,7 @@ struct Reader {
     if (n["attributes"]) {
       util::require_map(n["attributes"], source, "attributes");
       for (const auto& kv : n["attributes"]) {
-        const std::string key = kv.first.as<std::string>();
+        const std::string key = util::key_string(kv.first, source);
         node.attributes.emplace(key, attribute(kv.second, key));
       }
     }

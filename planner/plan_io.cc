@@ -18,6 +18,12 @@
 namespace npuforge::planner {
 namespace {
 
+// Bounds on what a plan may hold, so that the planners' and the checker's arithmetic (end =
+// offset + size, sums of live sizes, upper - lower, upper + 1 for inclusive lifetimes) cannot
+// overflow: 1 TiB per size or offset, times within +-2^60.
+constexpr int64_t kMaxBytes = int64_t{1} << 40;
+constexpr int64_t kMaxTime = int64_t{1} << 60;
+
 enum class Column { kId, kLower, kUpper, kUpperInclusive, kSize, kAlignment, kOffset, kIgnored };
 
 std::optional<Column> column_of(std::string_view name) {
@@ -50,7 +56,7 @@ std::vector<Field> split(std::string_view line) {
 }
 
 int64_t parse_int(std::string_view source, size_t line, const Field& f, std::string_view what,
-                  int64_t min) {
+                  int64_t min, int64_t max) {
   int64_t v = 0;
   auto [p, ec] = std::from_chars(f.text.data(), f.text.data() + f.text.size(), v);
   if (f.text.empty() || ec != std::errc() || p != f.text.data() + f.text.size())
@@ -59,6 +65,9 @@ int64_t parse_int(std::string_view source, size_t line, const Field& f, std::str
   if (v < min)
     throw Error(fmt::format("{}:{}:{}: '{}' must be >= {}, got {}", source, line, f.column, what,
                             min, v));
+  if (v > max)
+    throw Error(fmt::format("{}:{}:{}: '{}' must be <= {}, got {}", source, line, f.column, what,
+                            max, v));
   return v;
 }
 
@@ -122,15 +131,15 @@ PlanProblem read_plan_csv(std::string_view text, std::string_view source,
             throw Error(fmt::format("{}:{}:{}: empty buffer id", source, line, f.column));
           b.id = std::string(f.text);
           break;
-        case Column::kLower: b.lifespan.lower = parse_int(source, line, f, "lower", INT64_MIN); break;
+        case Column::kLower: b.lifespan.lower = parse_int(source, line, f, "lower", -kMaxTime, kMaxTime); break;
         case Column::kUpper:
-          b.lifespan.upper = parse_int(source, line, f, "upper", INT64_MIN) + (options.inclusive ? 1 : 0);
+          b.lifespan.upper = parse_int(source, line, f, "upper", -kMaxTime, kMaxTime) + (options.inclusive ? 1 : 0);
           break;
-        case Column::kUpperInclusive: b.lifespan.upper = parse_int(source, line, f, "end", INT64_MIN) + 1; break;
-        case Column::kSize: b.size = {uint64_t(parse_int(source, line, f, "size", 0))}; break;
-        case Column::kAlignment: b.alignment = {uint64_t(parse_int(source, line, f, "alignment", 1))}; break;
+        case Column::kUpperInclusive: b.lifespan.upper = parse_int(source, line, f, "end", -kMaxTime, kMaxTime) + 1; break;
+        case Column::kSize: b.size = {uint64_t(parse_int(source, line, f, "size", 0, kMaxBytes))}; break;
+        case Column::kAlignment: b.alignment = {uint64_t(parse_int(source, line, f, "alignment", 1, kMaxBytes))}; break;
         case Column::kOffset:
-          if (!f.text.empty()) b.offset = uint64_t(parse_int(source, line, f, "offset", 0));
+          if (!f.text.empty()) b.offset = uint64_t(parse_int(source, line, f, "offset", 0, kMaxBytes));
           break;
         case Column::kIgnored: break;
       }
@@ -146,7 +155,7 @@ PlanProblem read_plan_csv(std::string_view text, std::string_view source,
 namespace {
 
 int64_t yaml_int(std::string_view source, const YAML::Node& map, const char* key, bool required,
-                 int64_t fallback, int64_t min) {
+                 int64_t fallback, int64_t min, int64_t max) {
   const YAML::Node n = map[key];
   if (!n) {
     if (required)
@@ -158,6 +167,8 @@ int64_t yaml_int(std::string_view source, const YAML::Node& map, const char* key
     throw Error(fmt::format("{}: expected an integer for '{}'", util::where_column(source, n), key));
   if (v < min)
     throw Error(fmt::format("{}: '{}' must be >= {}, got {}", util::where_column(source, n), key, min, v));
+  if (v > max)
+    throw Error(fmt::format("{}: '{}' must be <= {}, got {}", util::where_column(source, n), key, max, v));
   return v;
 }
 
@@ -181,7 +192,7 @@ PlanProblem read_plan_yaml(std::string_view text, std::string_view source,
     else if (s == "half-open") inclusive = false;
     else throw Error(fmt::format("{}: 'lifetimes' must be half-open or inclusive", util::where_column(source, l)));
   }
-  if (root["capacity"]) p.capacity = Bytes{uint64_t(yaml_int(source, root, "capacity", true, 0, 0))};
+  if (root["capacity"]) p.capacity = Bytes{uint64_t(yaml_int(source, root, "capacity", true, 0, 0, kMaxBytes))};
   const YAML::Node bufs = root["buffers"];
   if (!bufs || !bufs.IsSequence())
     throw Error(fmt::format("{}: expected a sequence 'buffers'", util::where_column(source, bufs ? bufs : root)));
@@ -193,11 +204,11 @@ PlanProblem read_plan_yaml(std::string_view text, std::string_view source,
     if (!id || !id.IsScalar() || id.Scalar().empty())
       throw Error(fmt::format("{}: buffer is missing the field 'id'", util::where_column(source, n)));
     b.id = id.Scalar();
-    b.lifespan.lower = yaml_int(source, n, "lower", true, 0, INT64_MIN);
-    b.lifespan.upper = yaml_int(source, n, "upper", true, 0, INT64_MIN) + (inclusive ? 1 : 0);
-    b.size = {uint64_t(yaml_int(source, n, "size", true, 0, 0))};
-    b.alignment = {uint64_t(yaml_int(source, n, "alignment", false, 1, 1))};
-    if (n["offset"]) b.offset = uint64_t(yaml_int(source, n, "offset", true, 0, 0));
+    b.lifespan.lower = yaml_int(source, n, "lower", true, 0, -kMaxTime, kMaxTime);
+    b.lifespan.upper = yaml_int(source, n, "upper", true, 0, -kMaxTime, kMaxTime) + (inclusive ? 1 : 0);
+    b.size = {uint64_t(yaml_int(source, n, "size", true, 0, 0, kMaxBytes))};
+    b.alignment = {uint64_t(yaml_int(source, n, "alignment", false, 1, 1, kMaxBytes))};
+    if (n["offset"]) b.offset = uint64_t(yaml_int(source, n, "offset", true, 0, 0, kMaxBytes));
     check_lifespan(b, util::where_column(source, n));
     check_unique(ids, b, util::where_column(source, n));
     p.buffers.push_back(std::move(b));

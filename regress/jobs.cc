@@ -11,6 +11,10 @@
 namespace npuforge::regress {
 namespace {
 
+// More seeds than any regression runs; bounds the memory of a mistyped range (a list of
+// 100 M jobs would need tens of GB before the first seed starts).
+constexpr uint64_t kMaxSeeds = 1'000'000;
+
 uint64_t parse_u64(std::string_view s, std::string_view what) {
   while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
   while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
@@ -24,10 +28,12 @@ uint64_t parse_u64(std::string_view s, std::string_view what) {
 
 std::string resolve(const std::filesystem::path& list, const std::string& p) {
   if (p.empty()) return p;
+  // An unreadable or over-long name counts as "not here": the run that uses it reports it.
+  std::error_code ec;
   const std::filesystem::path path(p);
-  if (path.is_absolute() || std::filesystem::exists(path)) return p;
-  const auto root = std::filesystem::absolute(list).parent_path().parent_path().parent_path();
-  if (std::filesystem::exists(root / path)) return (root / path).lexically_normal().string();
+  if (path.is_absolute() || std::filesystem::exists(path, ec)) return p;
+  const auto root = std::filesystem::absolute(list, ec).parent_path().parent_path().parent_path();
+  if (std::filesystem::exists(root / path, ec)) return (root / path).lexically_normal().string();
   return p;
 }
 
@@ -57,10 +63,12 @@ std::vector<uint64_t> parse_seeds(std::string_view spec) {
       lo = parse_u64(part.substr(0, dash), where);
       hi = parse_u64(part.substr(dash + 1), where);
       if (hi < lo) throw Error(fmt::format("{}: range '{}' is empty (expected LO-HI, LO <= HI)", where, part));
-      if (hi - lo >= 100'000'000) throw Error(fmt::format("{}: range '{}' is too large", where, part));
+      if (hi - lo >= kMaxSeeds)
+        throw Error(fmt::format("{}: range '{}' is too large (at most {} seeds)", where, part, kMaxSeeds));
     }
     for (uint64_t s = lo;; ++s) {
       if (seen.insert(s).second) out.push_back(s);
+      if (out.size() > kMaxSeeds) throw Error(fmt::format("{}: more than {} seeds", where, kMaxSeeds));
       if (s == hi) break;
     }
     pos = comma + 1;
@@ -98,8 +106,9 @@ std::vector<Job> load_list(const std::filesystem::path& path) {
   Job defaults;
   auto apply = [&](const YAML::Node& n, Job& job, const std::string& where, bool entry) {
     for (const auto& kv : n) {
-      const std::string key = kv.first.as<std::string>();
       const auto line = kv.first.Mark().line + 1;
+      if (!kv.first.IsScalar()) throw Error(fmt::format("{}:{}: {}: a key must be a plain name", file, line, where));
+      const std::string key = kv.first.Scalar();
       try {
         if (key == "npu") job.npu = resolve(path, kv.second.as<std::string>());
         else if (key == "length") job.length = kv.second.as<int64_t>();
@@ -127,7 +136,18 @@ std::vector<Job> load_list(const std::filesystem::path& path) {
                               entry.Mark().line + 1, where));
     }
     if (job.run.empty()) job.run = std::filesystem::path(job.profile).stem().string();
-    for (uint64_t seed : parse_seeds(entry["seeds"].as<std::string>())) {
+    if (!entry["seeds"].IsScalar())
+      throw Error(fmt::format("{}:{}: {}: 'seeds' must be a string like \"1-500\"", file,
+                              entry["seeds"].Mark().line + 1, where));
+    std::vector<uint64_t> seeds;
+    try {
+      seeds = parse_seeds(entry["seeds"].Scalar());
+    } catch (const Error& e) {
+      throw Error(fmt::format("{}:{}: {}: {}", file, entry["seeds"].Mark().line + 1, where, e.what()));
+    }
+    for (uint64_t seed : seeds) {
+      if (jobs.size() >= kMaxSeeds)
+        throw Error(fmt::format("{}: more than {} jobs in the list", file, kMaxSeeds));
       job.seed = seed;
       jobs.push_back(job);
     }

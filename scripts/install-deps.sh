@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(cmake g++ make pkg-config verilator libsystemc-dev libyaml-cpp-dev libgtest-dev
           libbenchmark-dev libcli11-dev libfmt-dev libprotobuf-dev protobuf-compiler libonnx-dev
-          libonnx-testdata)
+          libonnx-testdata clang-14 libfuzzer-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

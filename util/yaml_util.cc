@@ -39,11 +39,17 @@ void require_map(const YAML::Node& map, std::string_view source, std::string_vie
   if (!map.IsMap()) throw Error(fmt::format("{}: {} must be a mapping of key: value", where(source, map), what));
 }
 
+std::string key_string(const YAML::Node& key, std::string_view source) {
+  if (!key.IsScalar())
+    throw Error(fmt::format("{}: a key must be a plain name, not a list or map", where_column(source, key)));
+  return key.Scalar();
+}
+
 void reject_unknown_keys(const YAML::Node& map, std::initializer_list<std::string_view> allowed,
                          std::string_view source, std::string_view what) {
   require_map(map, source, what);
   for (const auto& kv : map) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = key_string(kv.first, source);
     bool known = false;
     for (auto a : allowed) known = known || a == key;
     if (known) continue;

@@ -20,6 +20,9 @@ std::string where(std::string_view source, const YAML::Node& node);
 // "source:line:column", for formats whose entries share a line (flow-style lists).
 std::string where_column(std::string_view source, const YAML::Node& node);
 
+// The text of a mapping key; a key that is itself a list or map (`? [a]: 1`, `{[a]: 1}`) is an
+// error naming the line, never a yaml-cpp conversion exception.
+std::string key_string(const YAML::Node& key, std::string_view source);
 // Throws when `map` is not a map or holds a key outside `allowed`, naming the key.
 void require_map(const YAML::Node& map, std::string_view source, std::string_view what);
 void reject_unknown_keys(const YAML::Node& map, std::initializer_list<std::string_view> allowed,

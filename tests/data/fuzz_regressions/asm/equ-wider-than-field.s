@@ -1,0 +1,3 @@
+.equ %a, 0xffffffff
+load %a, ddr:0, rows=1, row_bytes=1
+halt
