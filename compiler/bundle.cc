@@ -75,7 +75,8 @@ void apply_outputs(const QGraph& g, const CompiledModel& m, const QOp& op, const
 
 std::vector<uint8_t> initial_image(const QGraph& g, const CompiledModel& m, const std::vector<model::Tensor>& values) {
   std::vector<uint8_t> image(m.ddr.end(), 0);
-  std::memcpy(image.data(), m.consts.bytes.data(), m.consts.bytes.size());
+  // A graph without constants has an empty (null) weight blob; memcpy must not see it.
+  if (!m.consts.bytes.empty()) std::memcpy(image.data(), m.consts.bytes.data(), m.consts.bytes.size());
   for (const GraphIO& io : g.inputs) put(image, m.ddr.addr.at(io.tensor.value), values.at(io.tensor.value), io.name);
   return image;
 }
