@@ -40,7 +40,7 @@ cat > "$d/pc.cc" <<'CC'
 #include "sim/semantics.h"
 // libsystemc.so (listed by the .pc for the SystemC model) calls the program's sc_main, so a
 // program linking it must define one even when it never starts a simulation.
-int sc_main(int, char**) { return 0; }
+extern "C" int sc_main(int, char**) { return 0; }
 int main() {
   const auto& isa = npuforge::isa::builtin_isa();
   const npuforge::sim::Semantics sem(isa);
