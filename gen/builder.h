@@ -77,6 +77,12 @@ class Builder {
   // refs 0 makes a dead load (no reader) only when `may_die`: an input fetched for an
   // immediate consumer always gets at least one reference.
   uint32_t load_fresh(uint64_t bytes, uint32_t refs, bool exact = true, bool may_die = false);
+  // load_fresh of a sampled size and consumer count, drawn in a fixed order: as two arguments
+  // of one call their order was the compiler's (GCC and Clang differed).
+  uint32_t load_sampled(const SizeDist& sizes, bool may_die = false) {
+    const uint32_t refs = sample_refs();
+    return load_fresh(sample_size(sizes), refs, false, may_die);
+  }
   bool store_of(uint32_t sym, bool consume, int64_t ddr_dst = -1, int64_t ddr_dep = -1);
   void op_gemm();
   void op_im2col();

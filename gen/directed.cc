@@ -62,7 +62,10 @@ void Builder::directed() {
       break;
     }
     case Directed::TinyBuffers:  // many buffers of one unit or less
-      for (unsigned i = 0; i < 4 * n; ++i) load_fresh(1 + rng_.below(align_), sample_refs(), false);
+      for (unsigned i = 0; i < 4 * n; ++i) {
+        const uint32_t refs = sample_refs();  // drawn before the size, as GCC did (see load_sampled)
+        load_fresh(1 + rng_.below(align_), refs, false);
+      }
       break;
   }
 }

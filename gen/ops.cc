@@ -47,11 +47,11 @@ void Builder::step() {
   unsigned k = 0;
   while (k + 1 < kNumOpKinds && (u -= p_.mix[k]) >= 0) ++k;
   switch (static_cast<OpKind>(k)) {
-    case OpKind::Load: load_fresh(sample_size(p_.load_sizes), sample_refs(), false, true); break;
+    case OpKind::Load: load_sampled(p_.load_sizes, true); break;
     case OpKind::Store: {
       const uint32_t src = pick_input(1, false);
       if (src != kNone) store_of(src, true);
-      else load_fresh(sample_size(p_.load_sizes), sample_refs(), false);
+      else load_sampled(p_.load_sizes);
       break;
     }
     case OpKind::Gemm: op_gemm(); break;
@@ -279,7 +279,7 @@ void Builder::op_pool() {
 void Builder::op_move() {
   const Bound& g = roles_.pick(OpKind::Move, rng_);
   uint32_t src = pick_input(1, false);
-  if (src == kNone && (src = load_fresh(sample_size(p_.vector_sizes), sample_refs(), false)) == kNone) return;
+  if (src == kNone && (src = load_sampled(p_.vector_sizes)) == kNone) return;
   Pin ps(*this, src);
   const uint64_t w = written(src);
   const uint64_t len = rng_.chance(0.7) ? w : 1 + rng_.below(w);

@@ -4,6 +4,7 @@
 // (see the README there). A refactoring of the generator must keep every byte.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -51,6 +52,13 @@ std::map<std::string, std::string> load_digests(const std::string& path) {
   return out;
 }
 
+// NPUFORGE_GOLDEN_DUMP=DIR keeps each differing output, to diff against `npuforge gen`'s.
+void dump_for_diff(const std::string& name, const std::string& bytes) {
+  const char* dir = std::getenv("NPUFORGE_GOLDEN_DUMP");
+  if (dir == nullptr || *dir == '\0') return;
+  std::ofstream(std::string(dir) + "/" + name, std::ios::binary) << bytes;
+}
+
 std::string as_text(const std::vector<uint8_t>& bytes) { return std::string(bytes.begin(), bytes.end()); }
 
 TEST(GenGolden, Sha256KnownAnswers) {
@@ -88,9 +96,11 @@ TEST_P(GoldenProfile, HundredSeedsByteIdentical) {
     for (const auto& [ext, bytes] : outputs) {
       const auto it = golden.find(prefix + ext);
       ASSERT_NE(it, golden.end()) << "no digest for " << prefix + ext;
-      if (sha256_hex(bytes) != it->second && ++mismatches <= 10)
+      if (sha256_hex(bytes) == it->second) continue;
+      if (++mismatches <= 10)
         ADD_FAILURE() << prefix + ext << " differs from the golden output (" << g.instrs.size()
                       << " instructions)";
+      dump_for_diff(prefix + ext, bytes);
     }
   }
   EXPECT_EQ(mismatches, 0u);
