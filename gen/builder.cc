@@ -289,8 +289,19 @@ GeneratedProgram Builder::run() {
   return out;
 }
 
+Bytes estimated_peak_memory(int64_t length, const isa::NpuConfig& npu) {
+  return Bytes{static_cast<uint64_t>(std::max<int64_t>(length, 0)) * kPeakBytesPerInstruction +
+               npu.ddr_bytes.value};
+}
+
 GeneratedProgram generate(const isa::Isa& isa, const isa::NpuConfig& npu, const Profile& profile,
                           const GenOptions& options) {
+  const int64_t length = options.length > 0 ? options.length : profile.length;
+  const Bytes need = estimated_peak_memory(length, npu);
+  if (options.max_memory.value != 0 && need.value > options.max_memory.value)
+    throw Error(fmt::format("gen: {} instructions need about {} MiB at the peak ({} bytes per instruction and "
+                            "the DDR image), over the limit of {} MiB: lower --length or raise --max-memory",
+                            length, need.value >> 20, kPeakBytesPerInstruction, options.max_memory.value >> 20));
   Builder b(isa, npu, profile, options);
   return b.run();
 }

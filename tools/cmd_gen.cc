@@ -12,6 +12,7 @@
 #include "gen/program_check.h"
 #include "planner/plan_check.h"
 #include "sim/program.h"
+#include "util/sysinfo.h"
 #include "util/yaml_util.h"
 #include "tools/command.h"
 #include "tools/io_util.h"
@@ -27,6 +28,7 @@ struct GenOptions {
   std::string output;
   bool check = false;
   uint32_t plant_overlap = 0;
+  uint64_t max_memory = util::default_memory_limit().value;
 };
 
 // The static checks of a generated program; prints the first findings of each and their
@@ -68,6 +70,7 @@ int run_gen(const GenOptions& o) {
   g.length = o.length;
   g.npu_source = npu.source;
   g.npu_hash = util::fnv1a64(npu.text);
+  g.max_memory = Bytes{o.max_memory};
   std::unique_ptr<allocator::Allocator> alloc;
   std::unique_ptr<gen::OverlappingPlacer> placer;
   if (o.plant_overlap > 0) {  // test hook: the allocator bug --check must catch
@@ -97,6 +100,11 @@ void add_gen_command(CLI::App& app, Runner& run) {
   sub->add_option("--seed", opts->seed, "Random seed")->required();
   sub->add_option("--length", opts->length, "Instructions, halt included (default: the profile's length)")
       ->check(CLI::Range(int64_t{1}, int64_t{100'000'000}));
+  sub->add_option("--max-memory", opts->max_memory,
+                  "Refuse, before starting, a program whose generation would need more memory than this "
+                  "(bytes, or with a unit: 512MB, 4GB; 0: no limit)")
+      ->transform(CLI::AsSizeValue(false))
+      ->default_str(fmt::format("3/4 of physical memory, {} MiB here", util::default_memory_limit().value >> 20));
   sub->add_option("-o,--output", opts->output, "Output prefix")->required();
   sub->add_flag("--check", opts->check,
                 "Also check the program statically (operands inside their buffers, tokens paired, no races), "

@@ -96,6 +96,30 @@ TEST(GenGenerator, LongProgramPassesEveryCheck) {
   }
 }
 
+// A program that would need more memory than the limit is refused before any work, with the
+// figures and the way out in the message; at exactly the estimate it runs.
+TEST(GenGenerator, MemoryLimitRefusesUpFront) {
+  const Profile p = profile("default");
+  const isa::NpuConfig npu;
+  GenOptions o;
+  o.length = 50'000'000;
+  o.max_memory = Bytes{1ull << 30};
+  try {
+    generate(isa(), npu, p, o);
+    FAIL() << "expected the memory limit to refuse 50 M instructions in 1 GiB";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("50000000 instructions need about"), std::string::npos) << what;
+    EXPECT_NE(what.find("limit of 1024 MiB"), std::string::npos) << what;
+    EXPECT_NE(what.find("--max-memory"), std::string::npos) << what;
+  }
+  o.length = 3000;
+  o.max_memory = estimated_peak_memory(o.length, npu);
+  EXPECT_EQ(generate(isa(), npu, p, o).instrs.size(), 3000u);
+  o.max_memory = Bytes{o.max_memory.value - 1};
+  EXPECT_THROW(generate(isa(), npu, p, o), Error);
+}
+
 TEST(GenGenerator, SameSeedSameBytesDifferentSeedsDiffer) {
   const Profile p = profile("default");
   const GeneratedProgram a = gen(p, 42, 2000), b = gen(p, 42, 2000), c = gen(p, 43, 2000);
