@@ -1,5 +1,7 @@
 #include "util/file_io.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 
@@ -24,8 +26,13 @@ std::vector<uint8_t> read_binary_file(const std::filesystem::path& path, std::st
 
 void write_file(const std::filesystem::path& path, std::string_view data, std::string_view what) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (out) out.write(data.data(), static_cast<std::streamsize>(data.size()));
-  if (!out) throw Error(fmt::format("{}: cannot write {}", path.string(), what));
+  if (!out) throw Error(fmt::format("{}: cannot create {}: {}", path.string(), what, std::strerror(errno)));
+  errno = 0;
+  out.write(data.data(), static_cast<std::streamsize>(data.size()));
+  out.close();  // a full disk often shows only when the buffer is flushed
+  if (!out)
+    throw Error(fmt::format("{}: cannot write {} ({} bytes): {}", path.string(), what, data.size(),
+                            errno != 0 ? std::strerror(errno) : "write failed"));
 }
 
 void write_file(const std::filesystem::path& path, std::span<const uint8_t> data, std::string_view what) {
