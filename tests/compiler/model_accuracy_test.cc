@@ -124,8 +124,10 @@ void print_drift(const CompileFront& front, const model::TensorMap& in) {
   int shown = 0;
   for (const LayerDrift& d : layer_drift(front.graph, front.float_graph, in)) {
     if (d.cosine >= 0.99 && !std::getenv("NPUFORGE_DRIFT")) continue;
-    std::cout << fmt::format("  drift op {:3} {:50} cos {:.5f} max|err| {:.4g} scale {:.4g}\n", d.op, d.tensor, d.cosine,
-                             d.max_abs, d.scale);
+    std::cout << fmt::format("  drift op {:3} {:40} cos {:.5f} max|err| {:.4g} scale {:.4g} | alone {:.5f} rounding {:.5f} "
+                             "own absmax {:.5f} per channel {:.5f}\n",
+                             d.op, d.tensor, d.cosine, d.max_abs, d.scale, d.isolated, d.rounding, d.per_tensor,
+                             d.per_channel);
     if (++shown == 12 && !std::getenv("NPUFORGE_DRIFT")) break;
   }
 }
