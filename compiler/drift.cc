@@ -42,6 +42,24 @@ model::Tensor absmax_round_trip(const model::Tensor& v, bool per_channel) {
   return out;
 }
 
+// The share of the squared error |a - b|^2 that is a per-channel constant (axis 1) shift: what a
+// bias correction could remove.
+double channel_mean_share(const model::Tensor& a, const model::Tensor& b) {
+  const model::Shape& s = b.shape();
+  if (s.size() < 3) return 0;
+  const int64_t c = s[1], inner = b.numel() / (s[0] * c);
+  std::vector<double> sum(static_cast<size_t>(c), 0.0);
+  double total = 0;
+  for (int64_t i = 0; i < b.numel(); ++i) {
+    const double e = a.real_at(i) - b.real_at(i);
+    sum[static_cast<size_t>((i / inner) % c)] += e;
+    total += e * e;
+  }
+  double explained = 0;
+  for (double v : sum) explained += v * v / static_cast<double>(inner * s[0]);
+  return total > 0 ? explained / total : 0;
+}
+
 // The op on its inputs quantized from the float values, or nullopt when it has no float twin.
 std::optional<model::Tensor> isolated_output(const QGraph& g, const QOp& op, const model::TensorMap& want) {
   auto in = [&](TensorId id) -> std::optional<model::Tensor> {
@@ -89,7 +107,9 @@ std::vector<LayerDrift> layer_drift(const QGraph& graph, const model::Graph& flo
       LayerDrift d;
       d.tensor = t.name;
       d.op = i;
-      d.cosine = cosine_of(dequantize(got.values.at(id.value), t), w->second, &d.max_abs);
+      const model::Tensor q = dequantize(got.values.at(id.value), t);
+      d.cosine = cosine_of(q, w->second, &d.max_abs);
+      d.mean_share = channel_mean_share(q, w->second);
       d.scale = t.scale;
       d.rounding = cosine_of(dequantize(quantize(w->second, t), t), w->second);
       d.per_channel = cosine_of(absmax_round_trip(w->second, true), w->second);

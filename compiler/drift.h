@@ -23,6 +23,9 @@ struct LayerDrift {
   // `per_tensor` / `per_channel`: the value quantized at the absmax of this very value, one
   // scale per tensor / per channel (what a perfect calibration / per-channel scales would give).
   double isolated = 1, rounding = 1, per_tensor = 1, per_channel = 1;
+  // The share of the squared error (against the float value) that is a constant per channel
+  // (a shift a bias correction can remove); 0 for values without channels.
+  double mean_share = 0;
 };
 
 // One entry per int8 tensor that the float graph also computes, in schedule order.
