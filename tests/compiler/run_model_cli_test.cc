@@ -28,6 +28,15 @@ using model_list::ModelEntry;
 
 std::string small_convnet() { return std::string(NPUFORGE_SOURCE_DIR) + "/configs/models/small_convnet.yaml"; }
 
+TEST(RunModelJudge, BadRandomRangeIsAClearError) {
+  ScratchDir dir("judge_range");
+  CliRun r = run_cli("compile " + small_convnet() + " --random-range 1 0 -q -o " + dir.path("out"));
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("--random-range: expected LO HI with LO < HI"), std::string::npos) << r.out;
+  r = run_cli("compile " + small_convnet() + " --random-range 1 -q -o " + dir.path("out"));
+  EXPECT_NE(r.code, 0) << r.out;
+}
+
 // The cosines run-model printed ("  NAME: cosine 0.999, ..."), by output name.
 std::map<std::string, double> cosines(const std::string& out) {
   std::map<std::string, double> c;
