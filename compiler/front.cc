@@ -43,6 +43,9 @@ CompileFront compile_front(const model::Graph& graph, const FrontOptions& option
   r.source = g.source;
   r.pre_quantized = out.hints.pre_quantized;
   r.cleanup = cleanup(g, &out.hints);
+  // A pre-quantized model's own scales are taken as they are: its weights must stay its own.
+  if (options.equalize && !out.hints.pre_quantized)
+    r.equalize = equalize_channels(g, calibration_inputs(g, options.calibration));
   const Calibration cal = calibrate(g, options.calibration);
   r.calibration = cal.source;
   r.method = options.calibration.method;
@@ -79,6 +82,9 @@ std::string format_report(const FrontReport& r) {
   s += fmt::format("calibration: {}; clip by {}\n", r.calibration, clip_method_name(r.method));
   s += fmt::format("clean-up: {} no-ops removed, {} nodes folded into Conv/Gemm, {} BatchNormalization decomposed\n",
                    r.cleanup.removed_noops.size(), r.cleanup.folded.size(), r.cleanup.decomposed.size());
+  s += fmt::format("equalisation: {} Conv pair(s) (cross-layer, per-channel ranges from the calibration)\n",
+                   r.equalize.pairs.size());
+  for (const std::string& p : r.equalize.pairs) s += "  " + p + "\n";
   s += fmt::format("result: {} NPU ops ({} rescale luts), {} CPU steps, {} segments\n", r.npu_ops, r.rescales,
                    r.cpu_steps, r.segments);
   s += "partition:\n";

@@ -1,7 +1,7 @@
 #pragma once
 // The front half of the model compiler, in one call: what the CLI (`npuforge compile`) and the
 // back half (tiling, placement, emission) start from.
-//   dequantize_model (pre-quantized models) -> cleanup -> calibrate -> partition ->
+//   dequantize_model (pre-quantized models) -> cleanup -> equalize (float models) -> calibrate -> partition ->
 //   plan_scales + quantize -> schedule -> validate
 #include <map>
 #include <string>
@@ -9,6 +9,7 @@
 
 #include "compiler/calibrate.h"
 #include "compiler/cleanup.h"
+#include "compiler/equalize.h"
 #include "compiler/hints.h"
 #include "compiler/partition.h"
 #include "compiler/qgraph.h"
@@ -20,6 +21,8 @@ namespace npuforge::compiler {
 
 struct FrontOptions {
   CalibrationOptions calibration;
+  // Cross-layer range equalisation (equalize.h) of float models before calibration.
+  bool equalize = true;
   NpuLimits limits;
 };
 
@@ -38,6 +41,7 @@ struct FrontReport {
   std::string calibration;         // where the samples came from ("seeded random" is said here)
   ClipMethod method = ClipMethod::kMse;
   CleanupReport cleanup;
+  EqualizeReport equalize;
   std::vector<OpChoice> choices;   // in partition order
   std::map<std::string, ScaleChoice, std::less<>> scales;  // every int8 tensor of the model
   size_t npu_ops = 0, cpu_steps = 0, segments = 0, rescales = 0;

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the real-model tests need beyond scripts/install-deps.sh, skipping what is
 # present: Debian's torch and torchvision (to export the torch models), python3-onnx (checker),
-# numpy and Pillow (inputs), node and npm (onnxruntime-node, npm pack). Use with /usr/bin/python3.
+# numpy, Pillow and the DejaVu fonts (inputs; calibration text is drawn in DejaVu), node and npm (onnxruntime-node, npm pack). Use with /usr/bin/python3.
 set -euo pipefail
-packages=(python3-torch python3-torchvision python3-onnx python3-numpy python3-pil)
+packages=(python3-torch python3-torchvision python3-onnx python3-numpy python3-pil fonts-dejavu-core)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -8,6 +8,12 @@ in [LO, HI) of the list's dtype and shape, drawn by numpy's legacy RandomState (
 fixed across numpy versions) seeded with (K, crc32(NAME), I). Real sample inputs, where the repo
 has one, are written as sample_<what>_inI.npy (see REAL_SAMPLES). Only numpy (and Pillow for the
 image samples) is needed, not torch. Rewriting is cheap, so the files are always rewritten.
+
+Models with real samples also get a calibration set, calibration/calib<K>_inI.npy (a sub-directory,
+so that nothing takes it for a test input), that is none of the inputs the tests judge on: CALIB_TEXTS drawn in the DejaVu fonts (Debian fonts-dejavu-core) with the
+model's own preprocessing, and CALIB_RANDOM seeded random inputs of other seeds. Calibrating such a
+model on random inputs alone misjudges the ranges real images produce (ppocr_rec_v4: cosine 0.47
+on the text sample, 0.998 with this set; tests/compiler/model_accuracy_test.cc).
 """
 import argparse
 import os
@@ -49,32 +55,65 @@ def text_image():
     return np.asarray(Image.open(os.path.join(DATA, "text_upright.png")).convert("RGB"), dtype=np.float32)
 
 
+CALIB_TEXTS = ["Hello world 42", "calibrate me", "OCR line 2027", "the quick fox", "SRAM 512 KiB", "int8 scale"]
+CALIB_FONTS = ["DejaVuSans.ttf", "DejaVuSerif.ttf", "DejaVuSansMono.ttf", "DejaVuSans-Bold.ttf",
+               "DejaVuSerif-Bold.ttf", "DejaVuSansMono-Bold.ttf"]
+CALIB_RANDOM = 4          # seeded random calibration inputs (seeds 1001, 1002, ...)
+FONT_DIR = "/usr/share/fonts/truetype/dejavu"
+
+
+def calib_text_image(k):
+    """Calibration text line k as HxWx3 float32 in [0, 255], 192x48 like text_upright.png:
+    another string, font, size, offset and paper shade than the test image."""
+    from PIL import Image, ImageDraw, ImageFont
+    font_path = os.path.join(FONT_DIR, CALIB_FONTS[k])
+    if not os.path.exists(font_path):
+        sys.exit(f"make-model-inputs: {font_path} is missing (Debian package fonts-dejavu-core; "
+                 "scripts/install-model-deps.sh installs it)")
+    img = Image.new("RGB", (192, 48), (255, 255, 255) if k % 2 == 0 else (235, 230, 220))
+    font = ImageFont.truetype(font_path, [22, 20, 18, 24, 21, 19][k])
+    ImageDraw.Draw(img).text((4 + k, 10 + k % 3), CALIB_TEXTS[k], fill=(0, 0, 0) if k % 3 else (40, 40, 90), font=font)
+    return np.asarray(img, dtype=np.float32)
+
+
 def nchw(a):
     return a.transpose(2, 0, 1)[None].astype(np.float32).copy()
 
 
+def ocr_line(a):
+    # PaddleOCR classifier and recogniser preprocessing: x/255, (x-0.5)/0.5.
+    return nchw((a / 255.0 - 0.5) / 0.5)
+
+
+def det_page(line):
+    # The line on a white 64x192 page, ImageNet mean/std (the detector's preprocessing).
+    page = np.full((64, 192, 3), 255.0, dtype=np.float32)
+    page[8:56] = line
+    mean = np.array([0.485, 0.456, 0.406], dtype=np.float32)
+    std = np.array([0.229, 0.224, 0.225], dtype=np.float32)
+    return nchw((page / 255.0 - mean) / std)
+
+
 def ppocr_cls_samples():
-    # PaddleOCR classifier preprocessing: x/255, (x-0.5)/0.5. Class 0 = 0 degrees, 1 = 180.
-    upright = nchw((text_image() / 255.0 - 0.5) / 0.5)
+    # Class 0 = 0 degrees, 1 = 180.
+    upright = ocr_line(text_image())
     return {"text0": [upright], "text180": [upright[:, :, ::-1, ::-1].copy()]}
 
 
 def ppocr_rec_samples():
     # Same preprocessing as the classifier; onnxruntime decodes it as "npuforge 2026" (CTC, with
     # ppocr_keys_v1.txt of the same package).
-    return {"text": [nchw((text_image() / 255.0 - 0.5) / 0.5)]}
+    return {"text": [ocr_line(text_image())]}
 
 
 def ppocr_det_samples():
-    # The text on a white 64x192 page, ImageNet mean/std: one text box in the probability map.
-    page = np.full((64, 192, 3), 255.0, dtype=np.float32)
-    page[8:56] = text_image()
-    mean = np.array([0.485, 0.456, 0.406], dtype=np.float32)
-    std = np.array([0.229, 0.224, 0.225], dtype=np.float32)
-    return {"text": [nchw((page / 255.0 - mean) / std)]}
+    # One text box in the probability map.
+    return {"text": [det_page(text_image())]}
 
 
 REAL_SAMPLES = {"ppocr_cls": ppocr_cls_samples, "ppocr_rec_v4": ppocr_rec_samples, "ppocr_det_v4": ppocr_det_samples}
+# The calibration text images of a model with real samples, preprocessed as its samples are.
+CALIB_IMAGES = {"ppocr_cls": ocr_line, "ppocr_rec_v4": ocr_line, "ppocr_det_v4": det_page}
 
 
 def seeded_input(model, seed, index, dtype, shape, lo, hi):
@@ -108,6 +147,19 @@ def main():
             for i, a in enumerate(arrays):
                 np.save(os.path.join(out, f"sample_{what}_in{i}.npy"), a)
                 written += 1
+        if name in CALIB_IMAGES:
+            calib = os.path.join(out, "calibration")
+            os.makedirs(calib, exist_ok=True)
+            k = 0
+            for t in range(len(CALIB_TEXTS)):
+                np.save(os.path.join(calib, f"calib{k}_in0.npy"), CALIB_IMAGES[name](calib_text_image(t)))
+                k += 1
+                written += 1
+            for seed in range(1001, 1001 + CALIB_RANDOM):
+                for i, (_, dtype, shape, lo, hi) in enumerate(models[name]):
+                    np.save(os.path.join(calib, f"calib{k}_in{i}.npy"), seeded_input(name, seed, i, dtype, shape, lo, hi))
+                    written += 1
+                k += 1
         print(f"make-model-inputs: {name}: {written} file(s) in {out}")
 
 

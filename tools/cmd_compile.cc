@@ -20,6 +20,7 @@ struct CompileCliOptions {
   int samples = 4;
   uint64_t seed = 1;
   std::string clip = "mse";
+  std::vector<float> random_range = {-1, 1};
   std::string arena_algo;
   std::string arena_plan;
   double arena_budget = 10.0;
@@ -49,6 +50,10 @@ int run_compile(const CompileCliOptions& c) {
   for (const std::string& f : c.calibrate) o.front.calibration.files.emplace_back(f);
   o.front.calibration.random_samples = c.samples;
   o.front.calibration.seed = c.seed;
+  if (c.random_range.size() != 2 || !(c.random_range[0] < c.random_range[1]))
+    throw Error(fmt::format("--random-range: expected LO HI with LO < HI, got {} value(s)", c.random_range.size()));
+  o.front.calibration.random_lo = c.random_range[0];
+  o.front.calibration.random_hi = c.random_range[1];
   o.front.calibration.method = parse_clip(c.clip);
   o.npu = isa::load_npu_config(c.npu);
   o.policy = allocator::parse_policy(c.sram_policy);
@@ -82,6 +87,9 @@ void add_compile_command(CLI::App& app, Runner& run) {
   sub->add_option("--samples", opts->samples, "random calibration samples when no --calibrate is given")
       ->check(CLI::Range(1, 1000));
   sub->add_option("--seed", opts->seed, "seed of the random calibration samples");
+  sub->add_option("--random-range", opts->random_range,
+                  "LO HI: the random calibration samples are uniform in [LO, HI) (default -1 1)")
+      ->expected(2);
   sub->add_option("--clip", opts->clip, "activation clip: absmax, percentile or mse");
   sub->add_option("--arena-algo", opts->arena_algo,
                   "activation arena planner (npuforge plan --help lists them; default: the best of the fast ones)");

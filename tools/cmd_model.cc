@@ -30,6 +30,8 @@ struct RunModelOptions {
   std::string backend = "systemc";
   uint64_t max_errors = 20;
   std::string work_dir;
+  std::string reference;
+  double min_cosine = 0;
 };
 
 struct ModelInfoOptions {
@@ -98,10 +100,12 @@ int run_model(const RunModelOptions& o) {
       throw Error("--input-shape and --dump-dir are for model files; a compiled model has fixed shapes");
     return run_compiled_model({.dir = o.model, .inputs = o.inputs, .outputs = o.outputs, .rtl = o.rtl,
                                .trace = o.trace, .backend = o.backend, .max_errors = o.max_errors,
-                               .work_dir = o.work_dir});
+                               .work_dir = o.work_dir, .reference = o.reference, .min_cosine = o.min_cosine});
   }
-  if (o.rtl || !o.trace.empty() || !o.work_dir.empty() || o.backend != "systemc")
-    throw Error("--rtl, --trace, --backend and --work-dir are for compiled models (a directory from npuforge compile)");
+  if (o.rtl || !o.trace.empty() || !o.work_dir.empty() || o.backend != "systemc" || !o.reference.empty() ||
+      o.min_cosine != 0)
+    throw Error("--rtl, --trace, --backend, --work-dir, --reference and --min-cosine are for compiled models (a "
+                "directory from npuforge compile)");
   Graph graph = import_model(o.model);
   TensorMap inputs = read_inputs(graph.inputs, o.inputs);
   // Dimensions the model leaves open are taken from the input files, unless --input-shape
@@ -189,6 +193,12 @@ void add_run_model_command(CLI::App& app, Runner& run) {
   sub->add_option("--max-errors", opts->max_errors, "Compiled model: findings each NPU segment prints");
   sub->add_option("--work-dir", opts->work_dir,
                   "Compiled model: keep each segment's DDR images, verdict and log here (default: a temporary directory)");
+  sub->add_option("--reference", opts->reference,
+                  "Compiled model: the float model its outputs are judged against (default: the copy compile put in "
+                  "the directory)");
+  sub->add_option("--min-cosine", opts->min_cosine,
+                  "Compiled model: fail when an output's cosine similarity with the float model is below this")
+      ->check(CLI::Range(0.0, 1.0));
   bind_runner(sub, opts, run, &run_model);
 }
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 
@@ -16,6 +17,7 @@
 #include "compiler/qref.h"
 #include "model/bindings.h"
 #include "model/interpreter.h"
+#include "model/load.h"
 #include "model/npy.h"
 #include "tools/run_compiled.h"
 #include "util/error.h"
@@ -112,6 +114,34 @@ std::string compare(const model::Tensor& got, const model::Tensor& want, const s
                      static_cast<int>(static_cast<int8_t>(w[first])));
 }
 
+// One model output against the float model.
+struct Accuracy {
+  double cosine = 1, max_abs = 0, max_ref = 0;
+  int64_t top1 = -1, top1_ref = -1;  // [1, N] outputs with N > 1 only
+};
+
+Accuracy judge(const model::Tensor& got, const model::Tensor& want) {
+  Accuracy a;
+  double ab = 0, aa = 0, bb = 0;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    const double x = got.real_at(i), y = want.real_at(i);
+    ab += x * y;
+    aa += x * x;
+    bb += y * y;
+    a.max_abs = std::max(a.max_abs, std::fabs(x - y));
+    a.max_ref = std::max(a.max_ref, std::fabs(y));
+  }
+  a.cosine = aa == 0 && bb == 0 ? 1 : aa == 0 || bb == 0 ? 0 : ab / std::sqrt(aa * bb);
+  if (want.rank() == 2 && want.shape()[0] == 1 && want.shape()[1] > 1) {
+    a.top1 = a.top1_ref = 0;
+    for (int64_t i = 1; i < want.numel(); ++i) {
+      if (got.real_at(i) > got.real_at(a.top1)) a.top1 = i;
+      if (want.real_at(i) > want.real_at(a.top1_ref)) a.top1_ref = i;
+    }
+  }
+  return a;
+}
+
 struct SegmentReport {
   std::string kind;
   uint64_t cycles = 0, instructions = 0, sram_peak = 0, findings = 0, mismatched = 0;
@@ -205,6 +235,40 @@ struct Runner {
     if (r.mismatched) r.pass = false;
   }
 
+  // The outputs against the float model on the same inputs; false when one is below --min-cosine.
+  bool judge_outputs(const model::TensorMap& inputs, const model::TensorMap& got) const {
+    const fs::path file = o.reference.empty() ? o.dir / mf.model : fs::path(o.reference);
+    if (!fs::exists(file)) {
+      fmt::print("float reference: {} is missing (compile copies the model there; --reference FILE names "
+                 "another): outputs not judged\n",
+                 file.string());
+      return o.min_cosine <= 0;
+    }
+    model::LoadOptions load;
+    for (const ManifestTensor& mt : mf.inputs) load.input_shapes[mt.name] = mt.shape;
+    const model::Graph graph = model::load_model(file, load);
+    const model::TensorMap want = model::Interpreter(graph).run(inputs);
+    fmt::print("float reference: {} on npuforge's fp32 interpreter (onnxruntime is not linked in; tests/models "
+               "checks the interpreter against it)\n",
+               file.filename().string());
+    bool pass = true;
+    for (const ManifestTensor& mt : mf.outputs) {
+      auto w = want.find(mt.name);
+      if (w == want.end()) throw Error(fmt::format("{}: the float model has no output '{}'", file.string(), mt.name));
+      const model::Tensor& g_out = got.at(mt.name);
+      if (g_out.shape() != w->second.shape())
+        throw Error(fmt::format("output '{}' is {}, the float model's is {}", mt.name, model::shape_str(g_out.shape()),
+                                model::shape_str(w->second.shape())));
+      const Accuracy a = judge(g_out, w->second);
+      const bool low = o.min_cosine > 0 && a.cosine < o.min_cosine;
+      pass = pass && !low;
+      fmt::print("  {}: cosine {:.6f}, max|diff| {:.4g} (max|float| {:.4g}){}{}\n", mt.name, a.cosine, a.max_abs,
+                 a.max_ref, a.top1 >= 0 ? fmt::format(", top-1 {} (float {})", a.top1, a.top1_ref) : "",
+                 low ? fmt::format("  BELOW --min-cosine {}", o.min_cosine) : "");
+    }
+    return pass;
+  }
+
   int run() {
     mf = Manifest::load_file(o.dir / "manifest.yaml");
     g = compiler::read_qgraph(o.dir / "qgraph.bin");
@@ -243,6 +307,7 @@ struct Runner {
     exe = fs::read_symlink("/proc/self/exe");
 
     std::vector<SegmentReport> reports;
+    model::TensorMap final_outputs;
     for (const auto& s : mf.segments) reports.push_back(s.kind == "npu" ? run_npu(s) : run_cpu(s));
 
     fmt::print("{:<6} {:<4} {:>12} {:>12} {:>10} {:>9} {:>10}  {}\n", "seg", "kind", "cycles", "instructions",
@@ -272,14 +337,17 @@ struct Runner {
       const QTensor& t = qtensor(g, mt.tensor, &id);
       const model::Tensor stored = read_stored(image, mt, t);
       const model::Tensor v = t.is_int8() ? compiler::dequantize(stored, t) : stored;
+      final_outputs[mt.name] = v;
       auto file = outputs_to.find(mt.name);
       if (file != outputs_to.end()) model::write_npy(file->second, v);
       fmt::print("{}: {} {}{}\n", mt.name, model::dtype_name(v.dtype()), model::shape_str(v.shape()),
                  file != outputs_to.end() ? " -> " + file->second.string() : "");
     }
-    fmt::print("{}\n", ok ? "PASS: every segment clean and bit-exact with the int8 reference"
-                          : "FAIL: see the segments above");
-    return ok ? 0 : 1;
+    const bool accurate = judge_outputs(inputs, final_outputs);
+    fmt::print("{}\n", !ok         ? "FAIL: see the segments above"
+                       : !accurate ? fmt::format("FAIL: an output's cosine is below --min-cosine {}", o.min_cosine)
+                                   : "PASS: every segment clean and bit-exact with the int8 reference");
+    return ok && accurate ? 0 : 1;
   }
 };
 

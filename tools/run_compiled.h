@@ -9,7 +9,13 @@
 //    bytes in the image and writes its outputs back;
 //  - every segment's outputs are compared bit for bit with the int8 reference of the compiled
 //    QGraph (OUT/qgraph.bin, compiler/qref.h) on the same inputs;
-//  - the model outputs are read from the image, dequantized and written as .npy.
+//  - the model outputs are read from the image, dequantized and written as .npy;
+//  - they are compared with the float model (OUT/<manifest model>, which compile copies there,
+//    or --reference FILE) run by npuforge's fp32 reference interpreter: cosine similarity, max
+//    |difference| and, for [1, N] outputs, the top-1, per output. The judge is the interpreter, not
+//    onnxruntime (not linked into npuforge; tests/models checks the interpreter against
+//    onnxruntime within 1e-4 relative on every cached model). --min-cosine makes a lower cosine a
+//    failure.
 // Why a child process per NPU segment: SystemC elaborates once per process, and the segments
 // form a chain (segment k+1's DDR input is segment k's simulated output, through CPU steps),
 // so they cannot be elaborated side by side up front (sc_backend.h run_together). The child
@@ -30,9 +36,12 @@ struct RunCompiledOptions {
   std::string backend = "systemc";      // or sequential (no SystemC)
   uint64_t max_errors = 20;             // findings each segment prints
   std::string work_dir;                 // keep the per-segment images and logs here
+  std::string reference;                // float model to judge against (default OUT/<manifest model>)
+  double min_cosine = 0;                // > 0: an output below it against the float model fails
 };
 
-// Exit code: 0 when every segment is clean and bit-exact, 1 otherwise.
+// Exit code: 0 when every segment is clean and bit-exact (and every output reaches
+// --min-cosine), 1 otherwise.
 int run_compiled_model(const RunCompiledOptions& options);
 
 }  // namespace npuforge::tools

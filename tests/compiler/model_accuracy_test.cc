@@ -1,15 +1,19 @@
 // Accuracy of the compiled (quantized) models: for each real model of configs/models/models.txt
 // present in the model cache, the int8 reference's outputs against the float model on the
 // reference interpreter, on the cached sample inputs (seeded and real ones): cosine similarity
-// >= 0.99 and, for classifiers, the same top-1. Calibration uses other seeded random inputs of
-// the list's range, so the test inputs are not the calibration inputs.
+// >= 0.99 and, for classifiers, the same top-1. Calibration never uses the test inputs: the
+// model's calibration set when the cache has one (model_list.h: drawn text lines and other
+// seeds, for the models with real image samples), else seeded random inputs of the list's range.
 //
 // The cache is prepared by scripts/prepare-models.sh (CI: scripts/run-tests.sh); without it the
 // tests skip, saying so. Models marked heavy in the list run only with NPUFORGE_COMPILER_HEAVY=1
 // (they take minutes under ASan). NPUFORGE_ACCURACY_TABLE=FILE appends one markdown row per model:
 // | model | kind | NPU ops | CPU steps | segments | min cosine | max |err|/max|float| | top-1 | compile s |
-// For measurements: NPUFORGE_CLIP=absmax|percentile|mse picks the clip statistic and
-// NPUFORGE_CALIBRATE_ON_SAMPLES=1 calibrates on the evaluation inputs themselves.
+// For measurements: NPUFORGE_CLIP=absmax|percentile|mse picks the clip statistic,
+// NPUFORGE_CALIBRATE_ON_SAMPLES=1 calibrates on the evaluation inputs themselves,
+// NPUFORGE_CALIBRATE_FILES=a.npy,b.npy on those files, NPUFORGE_CALIBRATE_RANDOM=1 on seeded random
+// inputs even when the model has a calibration set, NPUFORGE_EQUALIZE=0 turns cross-layer
+// equalisation off; NPUFORGE_DRIFT=1 prints every layer's drift.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -28,55 +32,14 @@
 #include "model/interpreter.h"
 #include "model/load.h"
 #include "model/npy.h"
-#include "util/text.h"
+#include "model_list.h"
 
 namespace npuforge::compiler {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct ModelEntry {
-  std::string name;
-  std::vector<std::string> input_names;
-  std::vector<model::Shape> shapes;
-  float lo = -1, hi = 1;
-  std::string options;
-};
-
-void PrintTo(const ModelEntry& m, std::ostream* os) { *os << m.name; }
-
-std::vector<ModelEntry> read_models() {
-  std::ifstream f(std::string(NPUFORGE_SOURCE_DIR) + "/configs/models/models.txt");
-  std::vector<ModelEntry> out;
-  std::string line;
-  while (std::getline(f, line)) {
-    std::istringstream ss(line);
-    std::vector<std::string> cols;
-    for (std::string c; ss >> c;) cols.push_back(c);
-    if (cols.size() != 5 || cols[0][0] == '#') continue;
-    ModelEntry m;
-    m.name = cols[0];
-    m.options = cols[4];
-    std::istringstream specs(cols[3]);
-    for (std::string spec; std::getline(specs, spec, ',');) {
-      std::vector<std::string> p;
-      std::istringstream ps(spec);
-      for (std::string x; std::getline(ps, x, '|');) p.push_back(x);
-      m.input_names.push_back(p.at(0));
-      m.shapes.push_back(model::parse_input_shape(p.at(0) + "=" + p.at(2)).second);
-      m.lo = std::stof(p.at(3));
-      m.hi = std::stof(p.at(4));
-    }
-    out.push_back(m);
-  }
-  return out;
-}
-
-fs::path cache_dir() {
-  if (const char* c = std::getenv("NPUFORGE_MODEL_CACHE")) return c;
-  const char* home = std::getenv("HOME");
-  return fs::path(home ? home : "/") / ".cache/npuforge/models";
-}
+using model_list::ModelEntry;
 
 double cosine(const model::Tensor& a, const model::Tensor& b) {
   double ab = 0, aa = 0, bb = 0;
@@ -97,24 +60,7 @@ int64_t argmax(const model::Tensor& t) {
   return best;
 }
 
-// Models that miss cosine 0.99 on some input with the default calibration (4 seeded random
-// samples), with what was found (per-layer drift, compiler-report-cfront): they must still reach
-// the floor, and classifiers the same top-1. A regression below the floor fails.
-struct KnownMiss {
-  double floor;
-  const char* why;
-};
-const std::map<std::string, KnownMiss>& known_misses() {
-  static const std::map<std::string, KnownMiss> m = {
-      {"ppocr_cls", {0.90, "PP-LCNet: per-channel activation ranges differ up to ~200x, per-tensor int8 loses the "
-                           "small channels; real text images also differ from the random calibration inputs"}},
-      {"ppocr_det_v4", {0.70, "same backbone; on random inputs the output is sigmoid(logit ~ -27) ~ 1e-12 and cosine "
-                              "of e^logit magnifies logit errors (the logits themselves are within cosine 0.995)"}},
-      {"ppocr_rec_v4", {0.40, "same backbone; the real text sample differs from the random calibration inputs "
-                              "(0.95 when calibrated on it); seeded inputs reach 0.995"}},
-  };
-  return m;
-}
+using model_list::known_misses;
 
 // A classifier's output: [1, classes] with more than one class.
 bool is_classifier(const model::Tensor& t) { return t.rank() == 2 && t.shape()[0] == 1 && t.shape()[1] > 1; }
@@ -124,8 +70,10 @@ void print_drift(const CompileFront& front, const model::TensorMap& in) {
   int shown = 0;
   for (const LayerDrift& d : layer_drift(front.graph, front.float_graph, in)) {
     if (d.cosine >= 0.99 && !std::getenv("NPUFORGE_DRIFT")) continue;
-    std::cout << fmt::format("  drift op {:3} {:50} cos {:.5f} max|err| {:.4g} scale {:.4g}\n", d.op, d.tensor, d.cosine,
-                             d.max_abs, d.scale);
+    std::cout << fmt::format("  drift op {:3} {:40} cos {:.5f} max|err| {:.4g} scale {:.4g} | alone {:.5f} rounding {:.5f} "
+                             "own absmax {:.5f} per channel {:.5f} mean share {:.3f}\n",
+                             d.op, d.tensor, d.cosine, d.max_abs, d.scale, d.isolated, d.rounding, d.per_tensor,
+                             d.per_channel, d.mean_share);
     if (++shown == 12 && !std::getenv("NPUFORGE_DRIFT")) break;
   }
 }
@@ -134,7 +82,7 @@ class ModelAccuracy : public testing::TestWithParam<ModelEntry> {};
 
 TEST_P(ModelAccuracy, QuantizedReferenceMatchesFloat) {
   const ModelEntry& m = GetParam();
-  const fs::path file = cache_dir() / (m.name + ".onnx");
+  const fs::path file = model_list::model_file(m);
   if (!fs::exists(file))
     GTEST_SKIP() << file << " is missing: run scripts/prepare-models.sh (CI: scripts/run-tests.sh) to fetch the models";
   if (m.options.find("unsupported=") != std::string::npos) GTEST_SKIP() << m.name << " is out of scope on purpose";
@@ -156,20 +104,21 @@ TEST_P(ModelAccuracy, QuantizedReferenceMatchesFloat) {
     const std::string c = clip;
     opts.calibration.method = c == "absmax" ? ClipMethod::kAbsMax : c == "percentile" ? ClipMethod::kPercentile : ClipMethod::kMse;
   }
-  std::vector<fs::path> sets;
-  for (const auto& e : fs::directory_iterator(cache_dir() / "inputs" / m.name)) {
-    const std::string f = e.path().filename().string();
-    if (f.size() > 8 && f.substr(f.size() - 8) == "_in0.npy") sets.push_back(e.path());
-  }
-  std::sort(sets.begin(), sets.end());
+  const std::vector<fs::path> sets = model_list::input_sets(m);
   ASSERT_FALSE(sets.empty()) << "no inputs for " << m.name << " in the cache";
-  if (const char* on = std::getenv("NPUFORGE_CALIBRATE_ON_SAMPLES"); on && std::string(on) == "1")
+  if (const char* eq = std::getenv("NPUFORGE_EQUALIZE")) opts.equalize = std::string(eq) != "0";
+  if (!std::getenv("NPUFORGE_CALIBRATE_RANDOM")) opts.calibration.files = model_list::calibration_files(m);
+  if (const char* on = std::getenv("NPUFORGE_CALIBRATE_ON_SAMPLES"); on && std::string(on) == "1") {
+    opts.calibration.files.clear();
     for (const fs::path& set0 : sets)
-      for (size_t i = 0; i < m.input_names.size(); ++i) {
-        std::string f = set0.string();
-        f.replace(f.size() - 5, 1, std::to_string(i));
-        opts.calibration.files.push_back(f);
-      }
+      for (const fs::path& f : model_list::set_files(m, set0)) opts.calibration.files.push_back(f);
+  }
+
+  if (const char* files = std::getenv("NPUFORGE_CALIBRATE_FILES")) {
+    opts.calibration.files.clear();
+    std::istringstream list(files);
+    for (std::string f; std::getline(list, f, ',');) opts.calibration.files.push_back(f);
+  }
 
   const auto t0 = std::chrono::steady_clock::now();
   const CompileFront front = compile_front(original, opts);
@@ -180,11 +129,8 @@ TEST_P(ModelAccuracy, QuantizedReferenceMatchesFloat) {
   const model::Interpreter interp(reference);
   for (const fs::path& set0 : sets) {
     model::TensorMap in;
-    for (size_t i = 0; i < m.input_names.size(); ++i) {
-      std::string f = set0.string();
-      f.replace(f.size() - 5, 1, std::to_string(i));
-      in[m.input_names[i]] = model::read_npy(f);
-    }
+    const std::vector<fs::path> files = model_list::set_files(m, set0);
+    for (size_t i = 0; i < m.input_names.size(); ++i) in[m.input_names[i]] = model::read_npy(files[i]);
     const model::TensorMap want = interp.run(in);
     const QrefResult got = run_qref(front.graph, in);
     for (const std::string& out : reference.outputs) {
@@ -225,7 +171,7 @@ TEST_P(ModelAccuracy, QuantizedReferenceMatchesFloat) {
   if (const char* table = std::getenv("NPUFORGE_ACCURACY_TABLE")) std::ofstream(table, std::ios::app) << row << "\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(Cache, ModelAccuracy, testing::ValuesIn(read_models()),
+INSTANTIATE_TEST_SUITE_P(Cache, ModelAccuracy, testing::ValuesIn(model_list::read_models()),
                          [](const testing::TestParamInfo<ModelEntry>& info) { return info.param.name; });
 
 }  // namespace
