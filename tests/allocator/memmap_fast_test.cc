@@ -32,7 +32,7 @@ MemMap random_map(Rng& rng) {
   static const char* kPrefix[] = {"ld", "st", "g", "ic", "e", "p", "mv", "lut", "nop", "sync"};
   MemMap m;
   m.header = rng.below(4) ? "npuforge memory map; seed: 7; profile: default.yaml (fnv1a64 0123abcd)" : "";
-  if (rng.below(5) == 0) m.header += "\nsecond line";
+  if (!m.header.empty() && rng.below(5) == 0) m.header += "\nsecond line";  // (an empty first line is lost by both readers)
   m.sram_bytes = Bytes{rng.below(3) ? 524288 : (uint64_t{1} << 32)};
   m.alignment = Bytes{uint64_t{1} << rng.below(10)};
   m.instructions = static_cast<int64_t>(rng.below(100000));
