@@ -30,8 +30,14 @@ template <class Sink>
 void emit_symbol(Sink& out, OpKind origin_kind, uint32_t origin, uint32_t version) {
   static constexpr const char* kPrefix[kNumOpKinds] = {"ld", "st", "g", "ic", "e", "p", "mv", "lut", "nop", "sync"};
   out.put(kPrefix[static_cast<unsigned>(origin_kind)]);
-  out.format("{}", origin);
-  if (version > 0) out.format("@{}", version);
+  // format_int: no format-string parsing per name (a million-instruction program has millions).
+  const fmt::format_int o(origin);
+  out.put(std::string_view(o.data(), o.size()));
+  if (version > 0) {
+    const fmt::format_int v(version);
+    out.put('@');
+    out.put(std::string_view(v.data(), v.size()));
+  }
 }
 
 }  // namespace
@@ -89,7 +95,8 @@ void emit_assembly(const GeneratedProgram& p, Sink& out) {
       out.put(first ? "  ; " : " ");
       first = false;
       const SymbolInfo& s = p.symbols[p.refs[r].symbol.value];
-      out.format("{}=%", in.spec->fields[p.refs[r].field].name);
+      out.put(in.spec->fields[p.refs[r].field].name);
+      out.put("=%");
       emit_symbol(out, s.kind, s.origin, s.version);
     }
     out.put('\n');
