@@ -2,11 +2,13 @@
 // documented layout (one flow mapping per buffer, offsets in hex).
 #include "util/file_io.h"
 #include "allocator/memmap.h"
+#include "allocator/memmap_fast.h"
 
-#include <fmt/core.h>
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "util/error.h"
@@ -140,6 +142,11 @@ std::string index_list(const std::vector<int64_t>& v) {
 }  // namespace
 
 MemMap MemMap::load_string(std::string_view yaml_text, std::string_view source_name) {
+  if (auto fast = parse_generated_memmap(yaml_text)) return std::move(*fast);
+  return load_yaml_string(yaml_text, source_name);
+}
+
+MemMap MemMap::load_yaml_string(std::string_view yaml_text, std::string_view source_name) {
   const YAML::Node root = util::load_yaml_string(yaml_text, source_name);
   util::reject_unknown_keys(root, {"sram_bytes", "alignment", "instructions", "buffers", "ddr_buffers"},
                            source_name, "memory map");
@@ -179,29 +186,30 @@ MemMap MemMap::load_file(const std::filesystem::path& path) {
 
 std::string MemMap::to_yaml() const {
   std::string out;
+  out.reserve(64 + header.size() + buffers.size() * 96);
+  auto put = std::back_inserter(out);
   if (!header.empty()) {
     std::istringstream lines(header);
     for (std::string line; std::getline(lines, line);) out += "# " + line + "\n";
   }
-  out += fmt::format("sram_bytes: {}\nalignment: {}\ninstructions: {}\n", sram_bytes.value,
-                     alignment.value, instructions);
-  if (buffers.empty()) {
-    out += "buffers: []\n";
-  } else {
-    out += "buffers:\n";
-  }
+  fmt::format_to(put, "sram_bytes: {}\nalignment: {}\ninstructions: {}\n", sram_bytes.value, alignment.value,
+                 instructions);
+  out += buffers.empty() ? "buffers: []\n" : "buffers:\n";
   for (const MemBuffer& b : buffers) {
-    // The emitter quotes a symbol only when YAML needs it.
-    YAML::Emitter sym;
-    sym << b.symbol;
-    out += fmt::format("  - {{symbol: {}, offset: 0x{:x}, size: {}, first: {}, last: {}",
-                       sym.c_str(), b.offset.value, b.size.value, b.first, b.last);
-    if (b.producer != kNoProducer) out += fmt::format(", producer: {}", b.producer);
+    out += "  - {symbol: ";
+    if (is_plain_symbol(b.symbol)) {
+      out += b.symbol;  // what the emitter writes for such a name, without its cost
+    } else {
+      YAML::Emitter sym;  // quotes a symbol only when YAML needs it
+      sym << b.symbol;
+      out += sym.c_str();
+    }
+    fmt::format_to(put, ", offset: 0x{:x}, size: {}, first: {}, last: {}", b.offset.value, b.size.value, b.first,
+                   b.last);
+    if (b.producer != kNoProducer) fmt::format_to(put, ", producer: {}", b.producer);
     if (!b.consumers.empty()) {
       out += ", consumers: [";
-      for (size_t i = 0; i < b.consumers.size(); ++i) {
-        out += fmt::format("{}{}", i ? ", " : "", b.consumers[i]);
-      }
+      for (size_t i = 0; i < b.consumers.size(); ++i) fmt::format_to(put, "{}{}", i ? ", " : "", b.consumers[i]);
       out += "]";
     }
     out += "}\n";

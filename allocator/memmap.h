@@ -75,7 +75,10 @@ struct MemMap {
 
   // Throws npuforge::Error naming the file, the buffer index and the field on bad input.
   static MemMap load_file(const std::filesystem::path& path);
+  // Maps in the exact form to_yaml() writes for generated programs take a fast reader
+  // (allocator/memmap_fast.h); any other text goes through yaml-cpp (load_yaml_string).
   static MemMap load_string(std::string_view yaml_text, std::string_view source_name);
+  static MemMap load_yaml_string(std::string_view yaml_text, std::string_view source_name);
   std::string to_yaml() const;
   void save_file(const std::filesystem::path& path) const;
 };

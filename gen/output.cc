@@ -1,20 +1,51 @@
 #include "util/file_io.h"
 #include "gen/output.h"
 
-#include <fstream>
+#include <iterator>
+#include <span>
 
-#include <fmt/core.h>
+#include <fmt/format.h>
 
 #include "isa/assembler.h"
+#include "util/buffered_writer.h"
 #include "util/error.h"
 
 namespace npuforge::gen {
 
-std::string symbol_name(OpKind origin_kind, uint32_t origin, uint32_t version) {
+namespace {
+
+// A std::string with util::BufferedWriter's interface, so one function emits into either.
+struct StringSink {
+  std::string text;
+  void put(std::string_view s) { text += s; }
+  void put(char c) { text += c; }
+  template <class... Args>
+  void format(fmt::format_string<Args...> f, Args&&... args) {
+    fmt::format_to(std::back_inserter(text), f, std::forward<Args>(args)...);
+  }
+};
+
+// "ld12", "g3@1": the op that first produced the value, and how often it was moved since.
+template <class Sink>
+void emit_symbol(Sink& out, OpKind origin_kind, uint32_t origin, uint32_t version) {
   static constexpr const char* kPrefix[kNumOpKinds] = {"ld", "st", "g", "ic", "e", "p", "mv", "lut", "nop", "sync"};
-  std::string name = fmt::format("{}{}", kPrefix[static_cast<unsigned>(origin_kind)], origin);
-  if (version > 0) name += fmt::format("@{}", version);
-  return name;
+  out.put(kPrefix[static_cast<unsigned>(origin_kind)]);
+  // format_int: no format-string parsing per name (a million-instruction program has millions).
+  const fmt::format_int o(origin);
+  out.put(std::string_view(o.data(), o.size()));
+  if (version > 0) {
+    const fmt::format_int v(version);
+    out.put('@');
+    out.put(std::string_view(v.data(), v.size()));
+  }
+}
+
+}  // namespace
+
+std::string symbol_name(OpKind origin_kind, uint32_t origin, uint32_t version) {
+  StringSink name;
+  emit_symbol(name, origin_kind, origin, version);
+  return std::move(name.text);
 }
 
 std::string GeneratedProgram::symbol_name(uint32_t symbol) const {
@@ -50,22 +81,54 @@ allocator::MemMap GeneratedProgram::memmap() const {
   return map;
 }
 
-std::string to_assembly(const GeneratedProgram& p) {
-  std::string out = fmt::format("; {}\n; {} instructions; operand symbols are given in the comments\n", p.header,
-                                p.instrs.size());
+namespace {
+
+template <class Sink>
+void emit_assembly(const GeneratedProgram& p, Sink& out) {
+  out.format("; {}\n; {} instructions; operand symbols are given in the comments\n", p.header, p.instrs.size());
   size_t r = 0;
   for (size_t i = 0; i < p.instrs.size(); ++i) {
     const isa::Instruction& in = p.instrs[i];
-    out += isa::disassemble(in);
+    out.put(isa::disassemble(in));
     bool first = true;
     for (; r < p.refs.size() && p.refs[r].instr == i; ++r) {
-      out += first ? "  ; " : " ";
+      out.put(first ? "  ; " : " ");
       first = false;
-      out += fmt::format("{}=%{}", in.spec->fields[p.refs[r].field].name, p.symbol_name(p.refs[r].symbol.value));
+      const SymbolInfo& s = p.symbols[p.refs[r].symbol.value];
+      out.put(in.spec->fields[p.refs[r].field].name);
+      out.put("=%");
+      emit_symbol(out, s.kind, s.origin, s.version);
     }
-    out += '\n';
+    out.put('\n');
   }
-  return out;
+}
+
+// The same text as isa::to_readmemh, from the already encoded words.
+void emit_readmemh(const isa::Isa& isa, const GeneratedProgram& p, std::span<const uint8_t> bin,
+                   util::BufferedWriter& out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  char line[2 * 64 + 1];
+  const size_t width = isa.width_bytes();
+  if (2 * width >= sizeof line) return out.put(isa::to_readmemh(isa, p.instrs, p.header));  // no such ISA today
+  if (!p.header.empty()) out.format("// {}\n", p.header);
+  out.format("// {} instructions, {} bits each, most significant digit first\n", p.instrs.size(), isa.width_bits());
+  for (size_t at = 0; at + width <= bin.size(); at += width) {
+    size_t n = 0;
+    for (size_t b = width; b-- > 0;) {
+      line[n++] = kHex[bin[at + b] >> 4];
+      line[n++] = kHex[bin[at + b] & 15];
+    }
+    line[n++] = '\n';
+    out.put(std::string_view(line, n));
+  }
+}
+
+}  // namespace
+
+std::string to_assembly(const GeneratedProgram& p) {
+  StringSink sink;
+  emit_assembly(p, sink);
+  return std::move(sink.text);
 }
 
 std::string summary_line(const GeneratedProgram& p) {
@@ -82,14 +145,30 @@ std::string summary_line(const GeneratedProgram& p) {
 
 void write_outputs(const isa::Isa& isa, const GeneratedProgram& p, const std::filesystem::path& prefix) {
   const std::string base = prefix.string();
-  const std::string s = to_assembly(p);
-  util::write_file(base + ".s", s);
+  {
+    util::BufferedWriter s(base + ".s", "assembly");
+    emit_assembly(p, s);
+    s.close();
+  }
   const std::vector<uint8_t> bin = isa::encode_program(isa, p.instrs);
-  util::write_file(base + ".bin", bin);
-  const std::string hex = isa::to_readmemh(isa, p.instrs, p.header);
-  util::write_file(base + ".hex", hex);
-  p.memmap().save_file(base + ".memmap.yaml");
-  util::write_file(base + ".ddr.bin", p.ddr_image);
+  {
+    util::BufferedWriter b(base + ".bin", "program binary");
+    b.put(bin);
+    b.close();
+  }
+  {
+    util::BufferedWriter h(base + ".hex", "$readmemh image");
+    emit_readmemh(isa, p, bin, h);
+    h.close();
+  }
+  {
+    util::BufferedWriter m(base + ".memmap.yaml", "memory map");
+    m.put(p.memmap().to_yaml());
+    m.close();
+  }
+  util::BufferedWriter d(base + ".ddr.bin", "DDR image");
+  d.put(p.ddr_image);
+  d.close();
 }
 
 }  // namespace npuforge::gen

@@ -1,41 +1,61 @@
-#include <fmt/core.h>
+#include <iterator>
+
+#include <fmt/format.h>
 
 #include "isa/assembler.h"
 
 namespace npuforge::isa {
 namespace {
 
-std::string tokens_text(uint32_t mask) {
+// Appends, not returns: `npuforge gen` disassembles millions of instructions, and a string
+// per operand was most of its time.
+void append_tokens(std::string& out, uint32_t mask) {
   static const char* kNames[] = {"load", "compute", "store"};  // token bit order of the ISA
-  std::string out;
-  for (unsigned b = 0; b < kNumQueues; ++b)
-    if (mask >> b & 1u) out += fmt::format("{}{}", out.empty() ? "" : "+", kNames[b]);
-  return out.empty() ? "none" : out;
+  bool any = false;
+  for (unsigned b = 0; b < kNumQueues; ++b) {
+    if (!(mask >> b & 1u)) continue;
+    if (any) out += '+';
+    out += kNames[b];
+    any = true;
+  }
+  if (!any) out += "none";
 }
 
-std::string value_text(const Instruction& in, unsigned slot) {
+void append_value(std::string& out, const Instruction& in, unsigned slot) {
   const FieldSpec& f = in.spec->fields[slot];
-  if (f.kind == FieldKind::Tokens) return tokens_text(in.raw[slot]);
+  if (f.kind == FieldKind::Tokens) return append_tokens(out, in.raw[slot]);
   for (const auto& [name, code] : f.enum_values)
-    if (code == in.raw[slot]) return name;
-  if (f.kind == FieldKind::DdrAddr) return fmt::format("ddr:{:#x}", in.raw[slot]);
-  if (f.kind == FieldKind::SramAddr) return fmt::format("{:#x}", in.raw[slot]);
-  return std::to_string(in.value(slot));
+    if (code == in.raw[slot]) {
+      out += name;
+      return;
+    }
+  if (f.kind == FieldKind::DdrAddr) {
+    fmt::format_to(std::back_inserter(out), "ddr:{:#x}", in.raw[slot]);
+  } else if (f.kind == FieldKind::SramAddr) {
+    fmt::format_to(std::back_inserter(out), "{:#x}", in.raw[slot]);
+  } else {
+    const fmt::format_int v(in.value(slot));
+    out.append(v.data(), v.size());
+  }
 }
 
 }  // namespace
 
 std::string disassemble(const Instruction& in) {
   const InstrSpec& s = *in.spec;
-  std::string out = s.mnemonic;
+  std::string out;
+  out.reserve(96);
+  out += s.mnemonic;
   bool first = true;
-  auto add = [&](const std::string& text) {
+  auto separator = [&] {
     out += first ? " " : ", ";
-    out += text;
     first = false;
   };
-  for (unsigned i = 0; i < s.fields.size(); ++i)
-    if (s.fields[i].is_positional()) add(value_text(in, i));
+  for (unsigned i = 0; i < s.fields.size(); ++i) {
+    if (!s.fields[i].is_positional()) continue;
+    separator();
+    append_value(out, in, i);
+  }
   // Keyword fields in table order, the token fields (slots 1 and 2) last: they read as
   // "then synchronise", after what the instruction does.
   for (unsigned k = 3; k < s.fields.size() + 2; ++k) {
@@ -43,8 +63,11 @@ std::string disassemble(const Instruction& in) {
     const FieldSpec& f = s.fields[i];
     if (f.is_positional()) continue;
     if (f.default_value && in.value(i) == *f.default_value) continue;
-    if (f.kind == FieldKind::Flag && in.raw[i] == 1) add(f.name);
-    else add(fmt::format("{}={}", f.name, value_text(in, i)));
+    separator();
+    out += f.name;
+    if (f.kind == FieldKind::Flag && in.raw[i] == 1) continue;
+    out += '=';
+    append_value(out, in, i);
   }
   return out;
 }

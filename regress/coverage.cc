@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <numeric>
 
 #include <fmt/core.h>
 #include <yaml-cpp/yaml.h>
@@ -37,20 +38,64 @@ std::vector<std::string> token_bins() {
 
 unsigned queue_of(const isa::Instruction& in) { return static_cast<unsigned>(in.spec->queue); }
 
-void sample_reuse(Coverage& cov, const gen::GeneratedProgram& prog, const allocator::MemMap& map) {
-  // For each buffer, the previous owner of its bytes: the overlapping buffer that died
-  // latest before it became live. O(n^2) over buffers, fine for thousands.
-  for (const auto& c : map.buffers) {
-    const allocator::MemBuffer* prev = nullptr;
+// Maps whose units would be too many for a table (odd sizes over a huge range: hand-written
+// or planted ones) compare every pair instead.
+std::vector<int64_t> previous_owner_last_pairwise(const std::vector<allocator::MemBuffer>& bufs) {
+  std::vector<int64_t> prev(bufs.size(), -1);
+  for (size_t i = 0; i < bufs.size(); ++i) {
+    const auto& c = bufs[i];
     const uint64_t c_lo = c.offset.value, c_hi = c_lo + c.size.value;
-    for (const auto& b : map.buffers) {
+    for (const auto& b : bufs) {
       const uint64_t b_lo = b.offset.value, b_hi = b_lo + b.size.value;
       if (b.last >= c.first || b_hi <= c_lo || c_hi <= b_lo) continue;
-      if (!prev || b.last > prev->last) prev = &b;
+      prev[i] = std::max(prev[i], b.last);
     }
-    if (!prev) continue;
-    if (prev->last < 0 || c.first < 0 || static_cast<size_t>(std::max(prev->last, c.first)) >= prog.instrs.size()) continue;
-    const unsigned qb = queue_of(prog.instrs[prev->last]);
+  }
+  return prev;
+}
+
+}  // namespace
+
+// A sweep over time with the last owner of each address unit (the gcd of every offset and
+// size, so units never straddle a buffer edge): linear in the bytes placed, where comparing
+// every pair was quadratic in the buffers.
+std::vector<int64_t> previous_owner_last(const std::vector<allocator::MemBuffer>& bufs) {
+  std::vector<int64_t> prev(bufs.size(), -1);
+  uint64_t unit = 0, end = 0;
+  for (const auto& b : bufs) {
+    unit = std::gcd(unit, std::gcd(uint64_t{b.offset.value}, b.size.value));
+    end = std::max(end, uint64_t{b.offset.value} + b.size.value);
+  }
+  if (unit == 0) return prev;
+  if (end / unit > (uint64_t{1} << 22)) return previous_owner_last_pairwise(bufs);
+  std::vector<size_t> by_first(bufs.size()), by_last(bufs.size());
+  std::iota(by_first.begin(), by_first.end(), size_t{0});
+  std::iota(by_last.begin(), by_last.end(), size_t{0});
+  std::stable_sort(by_first.begin(), by_first.end(), [&](size_t a, size_t b) { return bufs[a].first < bufs[b].first; });
+  std::stable_sort(by_last.begin(), by_last.end(), [&](size_t a, size_t b) { return bufs[a].last < bufs[b].last; });
+  std::vector<int64_t> owner_last(end / unit, -1);  // per unit: the latest `last` of a dead owner
+  size_t dead = 0;
+  for (size_t c : by_first) {
+    for (; dead < by_last.size() && bufs[by_last[dead]].last < bufs[c].first; ++dead) {
+      const auto& b = bufs[by_last[dead]];
+      for (uint64_t u = b.offset.value / unit; u < (b.offset.value + b.size.value) / unit; ++u) owner_last[u] = b.last;
+    }
+    const auto& cb = bufs[c];
+    for (uint64_t u = cb.offset.value / unit; u < (cb.offset.value + cb.size.value) / unit; ++u)
+      prev[c] = std::max(prev[c], owner_last[u]);
+  }
+  return prev;
+}
+
+namespace {
+
+void sample_reuse(Coverage& cov, const gen::GeneratedProgram& prog, const allocator::MemMap& map) {
+  const std::vector<int64_t> prev_last = previous_owner_last(map.buffers);
+  for (size_t i = 0; i < map.buffers.size(); ++i) {
+    const auto& c = map.buffers[i];
+    const int64_t last = prev_last[i];
+    if (last < 0 || c.first < 0 || static_cast<size_t>(std::max(last, c.first)) >= prog.instrs.size()) continue;
+    const unsigned qb = queue_of(prog.instrs[last]);
     const unsigned qc = queue_of(prog.instrs[c.first]);
     if (qb >= 3 || qc >= 3 || qb == qc) continue;
     cov.hit("reuse", fmt::format("{}_after_{}", kQueues[qc], kQueues[qb]));

@@ -64,6 +64,10 @@ class Coverage {
 };
 
 // The coverage of one generated program (one seed). `map` is program.memmap().
+// For each buffer of a memory map, the `last` of its previous owner: the latest-dying buffer
+// that overlaps its bytes and died before it became live; -1 when none (the "reuse" group).
+std::vector<int64_t> previous_owner_last(const std::vector<allocator::MemBuffer>& buffers);
+
 Coverage sample(const isa::Isa& isa, const gen::GeneratedProgram& program,
                 const allocator::MemMap& map, gen::OomPolicy oom_policy);
 

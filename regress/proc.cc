@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <climits>
 #include <cstring>
 #include <map>
@@ -27,15 +28,50 @@ int open_out(const std::string& path) {
   return ::open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 }
 
-pid_t spawn(const std::vector<std::string>& argv, const std::string& out, const std::string& err) {
-  if (argv.empty()) throw Error("run_process: empty command");
+sigset_t sigchld_set() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGCHLD);
+  return set;
+}
+
+void unblock_sigchld() {
+  const sigset_t set = sigchld_set();
+  ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
+}
+
+// Sleeps until a child changes state or `ms` pass (SIGCHLD is blocked while the pool runs,
+// so a child that exits between the last waitpid and here still wakes us).
+void wait_for_child(long ms) {
+  const sigset_t set = sigchld_set();
+  const timespec ts{ms / 1000, (ms % 1000) * 1'000'000};
+  (void)::sigtimedwait(&set, nullptr, &ts);
+}
+
+pid_t spawn(const std::vector<std::string>& argv, const std::string& out, const std::string& err,
+            const std::function<int()>& in_child = {}) {
+  if (argv.empty() && !in_child) throw Error("run_process: empty command");
   const int fo = open_out(out);
   const int fe = (err == out && !out.empty()) ? fo : open_out(err);
   if (fo < 0 || fe < 0) throw Error(fmt::format("cannot open '{}' or '{}' for writing: {}", out, err, std::strerror(errno)));
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  std::fflush(nullptr);  // the child must not write the parent's buffered output again
   const pid_t pid = ::fork();
+  if (pid == 0) unblock_sigchld();  // run_pool blocks it; an exec'd program expects the default
+  if (pid == 0 && in_child) {
+    ::dup2(fo, 1);
+    ::dup2(fe, 2);
+    int code = 2;
+    try {
+      code = in_child();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+    }
+    std::fflush(nullptr);
+    ::_exit(code);  // no atexit handlers or static destructors of the parent's state
+  }
   if (pid == 0) {
     ::dup2(fo, 1);
     ::dup2(fe, 2);
@@ -99,10 +135,13 @@ void run_pool(const std::vector<Task>& tasks, unsigned workers, double timeout_s
   size_t next = 0;
   auto last_tick = Clock::now();
   workers = std::max(1u, workers);
+  const sigset_t chld = sigchld_set();
+  sigset_t old_mask;
+  ::sigprocmask(SIG_BLOCK, &chld, &old_mask);
   while (next < tasks.size() || !running.empty()) {
     while (running.size() < workers && next < tasks.size()) {
       const Task& t = tasks[next];
-      running.emplace(spawn(t.argv, t.out_path, t.err_path), Running{next, Clock::now()});
+      running.emplace(spawn(t.argv, t.out_path, t.err_path, t.in_child), Running{next, Clock::now()});
       ++next;
     }
     bool reaped = false;
@@ -126,8 +165,9 @@ void run_pool(const std::vector<Task>& tasks, unsigned workers, double timeout_s
       on_tick();
       last_tick = Clock::now();
     }
-    if (!reaped) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (!reaped) wait_for_child(20);
   }
+  ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   on_tick();
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// Child processes for the runner: spawn (fork/exec, output to files), a pool that keeps N
-// of them running, and a synchronous run-and-wait.
+// Child processes for the runner: spawn (fork/exec, or fork and run a function, output to
+// files), a pool that keeps N of them running, and a synchronous run-and-wait.
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -25,8 +25,12 @@ ProcResult run_process(const std::vector<std::string>& argv, const std::string& 
                        const std::string& err_path, double timeout_s = 0);
 
 struct Task {
-  std::vector<std::string> argv;
+  std::vector<std::string> argv;  // exec'd in the child (ignored when `in_child` is set)
   std::string out_path, err_path;
+  // Run in a forked child of this process instead of exec'ing argv: the child inherits what
+  // the parent already loaded (ISA, profiles) and its return value is the exit code. The
+  // parent must be single-threaded (fork copies only the calling thread).
+  std::function<int()> in_child;
 };
 
 // Runs tasks with at most `workers` at a time. `on_done(index, result)` is called in the

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <fmt/core.h>
@@ -40,6 +41,22 @@ std::vector<std::string> worker_argv(const std::string& exe, const Job& j, const
   if (j.rtl) a.push_back("--rtl");
   if (j.plant_overlap > 0) a.insert(a.end(), {"--plant-overlap", std::to_string(j.plant_overlap)});
   return a;
+}
+
+// Each distinct (profile, NPU config) loaded once, before forking, so that children share it.
+// A pair that does not load is left out: its seeds load it themselves and report the error.
+using InputCache = std::map<std::pair<std::string, std::string>, SeedInputs>;
+InputCache preload_inputs(const std::vector<Job>& jobs) {
+  InputCache cache;
+  for (const Job& j : jobs) {
+    const auto key = std::make_pair(j.profile, j.npu);
+    if (cache.count(key)) continue;
+    try {
+      cache.emplace(key, SeedInputs{gen::Profile::load_file(j.profile), isa::load_npu_config(j.npu)});
+    } catch (const std::exception&) {
+    }
+  }
+  return cache;
 }
 
 // Fills r from PREFIX.result.json (written by the worker), or marks an error.
@@ -152,6 +169,8 @@ RegressOutcome run_regression(const RegressOptions& o, std::FILE* log) {
   RegressOutcome res;
   res.results.resize(o.jobs.size());
   std::vector<Task> tasks;
+  const InputCache inputs = o.isolate_seeds ? InputCache{} : preload_inputs(o.jobs);
+  (void)isa::builtin_isa();  // parsed once here, inherited by every forked child
   for (size_t i = 0; i < o.jobs.size(); ++i) {
     const Job& j = o.jobs[i];
     const std::string name = j.name();
@@ -160,8 +179,16 @@ RegressOutcome run_regression(const RegressOptions& o, std::FILE* log) {
     r.prefix = (out / "seeds" / name).string();
     r.repro = repro_command(exe, j, abs_path((out / "repro" / name).string()));
     fs::remove(r.prefix + ".result.json");
-    tasks.push_back({worker_argv(exe, j, r.prefix, (out / "coverage" / (name + ".json")).string()),
-                     r.prefix + ".log", r.prefix + ".log"});
+    const std::string cov = (out / "coverage" / (name + ".json")).string();
+    std::vector<std::string> argv = worker_argv(exe, j, r.prefix, cov);
+    if (o.plant_kill) argv.insert(argv.end(), {"--plant-kill", std::to_string(o.plant_kill)});
+    Task t{std::move(argv), r.prefix + ".log", r.prefix + ".log", {}};
+    if (!o.isolate_seeds) {
+      WorkerOptions w{j, r.prefix, exe, cov, true, o.keep, o.plant_kill, nullptr};
+      if (auto it = inputs.find({j.profile, j.npu}); it != inputs.end()) w.preloaded = &it->second;
+      t.in_child = [w] { return run_worker(w); };
+    }
+    tasks.push_back(std::move(t));
   }
   const unsigned workers = std::max(1u, o.workers);
   Progress progress(log, tasks.size(), workers);

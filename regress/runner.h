@@ -1,8 +1,22 @@
 #pragma once
-// The regression runner: a pool of worker processes (`npuforge regress-worker`, one per
-// seed: generate in-process, sample coverage, then `npuforge sim` in its own process since
-// SystemC elaborates once per process), a progress line, the reports and reproduction
-// commands, optional shrinking of each failure.
+// The regression runner: a pool of worker processes, a progress line, the reports and
+// reproduction commands, optional shrinking of each failure.
+//
+// Two paths run a seed, with identical results (tests/regress/inproc_test.cc):
+// - in-process (default): the runner, with the ISA and the profiles already loaded, forks one
+//   child per seed that generates, samples coverage and simulates the program from memory
+//   (no exec, no files read back). The files are written only for a failing seed or with
+//   --keep, byte-identical to `npuforge gen`'s. A child per seed, rather than one
+//   long-lived worker reusing a SystemC elaboration: SystemC elaborates once per process and
+//   sc_stop() is final, and a program that deadlocks leaves the model's threads blocked
+//   mid-instruction, so reusing one elaboration would need every module reset between
+//   programs and could let one seed's leftovers change the next one's cycles. A fork of the
+//   warmed-up runner costs well under a millisecond, gives each seed a fresh kernel, and a
+//   crash or hang costs exactly that seed.
+// - --isolate-seeds (the fallback, and the reference the test compares with): exec
+//   `npuforge regress-worker` per seed, which writes the files and runs `npuforge sim` on them.
+// Either way a child that crashes or times out is reported as an error with its repro line
+// and no other seed's result is lost.
 //
 // Output directory layout (see regress/results.h for the files a merge reads):
 //   junit.xml  summary.json  coverage.json (merged)  failures.txt (one repro per line)
@@ -13,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "gen/profile.h"
+#include "isa/npu_config.h"
 #include "regress/coverage.h"
 #include "regress/jobs.h"
 #include "regress/report.h"
@@ -30,6 +46,8 @@ struct RegressOptions {
   std::string exe;        // the npuforge binary (default: this one)
   Shard shard;            // which slice of the list `jobs` is (recorded for merge)
   uint64_t list_jobs = 0; // jobs in the whole list; 0: jobs.size()
+  bool isolate_seeds = false;  // exec a regress-worker + `npuforge sim` per seed (the file path)
+  uint64_t plant_kill = 0;     // test hook: the worker of this seed kills itself (SIGKILL)
 };
 
 struct RegressOutcome {
@@ -46,11 +64,19 @@ RegressOutcome run_regression(const RegressOptions& options, std::FILE* log);
 
 // What one worker does for one job; writes PREFIX.result.json and PREFIX.cov.json (and the
 // generated files). Returns 0 pass, 1 finding, 2 error.
+struct SeedInputs {
+  gen::Profile profile;
+  isa::NpuConfigSource npu;
+};
 struct WorkerOptions {
   Job job;
   std::string prefix;
   std::string exe;
   std::string coverage_path;  // default PREFIX.cov.json
+  bool in_process = false;    // simulate here, write the program's files only on failure or `keep`
+  bool keep = false;
+  uint64_t plant_kill = 0;    // test hook: SIGKILL itself after generating this seed
+  const SeedInputs* preloaded = nullptr;  // the job's profile and NPU config, else loaded here
 };
 int run_worker(const WorkerOptions& options);
 

@@ -1,4 +1,7 @@
-// One seed in its own process: generate, sample coverage, simulate via `npuforge sim`.
+// One seed: generate, sample coverage, simulate, either in this process (the in-process path,
+// a child forked by the runner) or via `npuforge sim` on the written files (--isolate-seeds).
+#include <signal.h>
+
 #include <chrono>
 #include <filesystem>
 
@@ -7,12 +10,16 @@
 
 #include "gen/output.h"
 #include "gen/placer.h"
+#include "gen/profile.h"
+#include "isa/npu_config.h"
 #include "util/error.h"
 #include "util/file_io.h"
+#include "regress/inproc.h"
 #include "regress/proc.h"
 #include "regress/runner.h"
 #include "regress/shrink.h"
 #include "util/text.h"
+#include "util/yaml_util.h"
 
 namespace npuforge::regress {
 namespace {
@@ -39,6 +46,57 @@ void write_result(const std::string& prefix, std::string_view status, const std:
                          f.instructions, f.buffers, f.peak_sram, f.sram_bytes, f.cycles, gen_s, sim_s));
 }
 
+SeedInputs load_inputs(const WorkerOptions& o) {
+  if (o.preloaded) return *o.preloaded;
+  return SeedInputs{gen::Profile::load_file(o.job.profile), isa::load_npu_config(o.job.npu)};
+}
+
+// Generates the job's program exactly as `npuforge gen` would (same header, same files).
+gen::GeneratedProgram generate_seed(const WorkerOptions& o, const gen::Profile& profile,
+                                    const isa::NpuConfigSource& npu) {
+  gen::GenOptions opt;
+  opt.seed = o.job.seed;
+  opt.length = o.job.length;
+  opt.npu_source = npu.source;
+  opt.npu_hash = util::fnv1a64(npu.text);
+  std::unique_ptr<allocator::Allocator> alloc;
+  std::unique_ptr<gen::OverlappingPlacer> placer;
+  if (o.job.plant_overlap > 0) {  // test hook: the allocator bug the checkers must catch
+    alloc = std::make_unique<allocator::Allocator>(SramAddr{0}, npu.config.sram_bytes, npu.config.alignment,
+                                                   profile.fit);
+    placer = std::make_unique<gen::OverlappingPlacer>(*alloc, o.job.plant_overlap);
+    opt.placer = placer.get();
+  }
+  return gen::generate(isa::builtin_isa(), npu.config, profile, opt);
+}
+
+// In-process path: the program never leaves memory unless the seed fails (or --keep).
+int simulate_here(const WorkerOptions& o, const gen::GeneratedProgram& prog, SeedFigures figures, double gen_s) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  const isa::Isa& isa = isa::builtin_isa();
+  SimVerdict v;
+  try {
+    v = simulate(to_sim_program(isa, prog, std::filesystem::path(o.prefix).filename().string()), o.job.rtl);
+  } catch (const std::exception& e) {
+    if (!o.keep) gen::write_outputs(isa, prog, o.prefix);
+    write_result(o.prefix, "error", fmt::format("simulator: {}", e.what()), 0, figures, gen_s,
+                 std::chrono::duration<double>(Clock::now() - t0).count());
+    return 2;
+  }
+  const double sim_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  figures.cycles = v.cycles;
+  if (!v.pass || o.keep) write_text(o.prefix + ".sim.log", v.report);
+  if (v.pass) {
+    write_result(o.prefix, "pass", "", 0, figures, gen_s, sim_s);
+    return 0;
+  }
+  if (!o.keep) gen::write_outputs(isa, prog, o.prefix);  // a failing seed keeps its files
+  write_result(o.prefix, "fail",
+               v.first_finding.empty() ? "FAIL without a finding (run incomplete or RTL mismatch)" : v.first_finding,
+               v.findings, figures, gen_s, sim_s);
+  return 1;
+}
 
 }  // namespace
 
@@ -47,31 +105,21 @@ int run_worker(const WorkerOptions& o) {
   const auto t0 = Clock::now();
   const isa::Isa& isa = isa::builtin_isa();
   gen::GeneratedProgram prog;
-  gen::Profile profile;
   try {
-    profile = gen::Profile::load_file(o.job.profile);
-    const isa::NpuConfig npu = o.job.npu.empty() ? isa::NpuConfig{} : isa::NpuConfig::load_file(o.job.npu);
-    gen::GenOptions opt;
-    opt.seed = o.job.seed;
-    opt.length = o.job.length;
-    if (!o.job.npu.empty()) opt.npu_source = o.job.npu;
-    std::unique_ptr<allocator::Allocator> alloc;
-    std::unique_ptr<gen::OverlappingPlacer> placer;
-    if (o.job.plant_overlap > 0) {  // test hook: the allocator bug the checkers must catch
-      alloc = std::make_unique<allocator::Allocator>(SramAddr{0}, npu.sram_bytes, npu.alignment, profile.fit);
-      placer = std::make_unique<gen::OverlappingPlacer>(*alloc, o.job.plant_overlap);
-      opt.placer = placer.get();
-    }
-    prog = gen::generate(isa, npu, profile, opt);
-    gen::write_outputs(isa, prog, o.prefix);
-    const Coverage cov = sample(isa, prog, prog.memmap(), profile.oom);
+    const SeedInputs in = load_inputs(o);
+    prog = generate_seed(o, in.profile, in.npu);
+    if (!o.in_process || o.keep) gen::write_outputs(isa, prog, o.prefix);
+    const Coverage cov = sample(isa, prog, prog.memmap(), in.profile.oom);
     write_text(o.coverage_path.empty() ? o.prefix + ".cov.json" : o.coverage_path, cov.to_json());
   } catch (const std::exception& e) {
     write_result(o.prefix, "error", fmt::format("generate: {}", e.what()), 0, SeedFigures{},
                  std::chrono::duration<double>(Clock::now() - t0).count(), 0);
     return 2;
   }
+  if (o.plant_kill != 0 && o.plant_kill == o.job.seed) ::raise(SIGKILL);  // test hook: a worker dies mid-seed
   const double gen_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  SeedFigures figures{prog.instrs.size(), prog.summary.buffers, prog.summary.peak_sram, prog.npu.sram_bytes.value, 0};
+  if (o.in_process) return simulate_here(o, prog, figures, gen_s);
   std::vector<std::string> argv{o.exe, "sim", o.prefix + ".bin", "--memmap", o.prefix + ".memmap.yaml",
                                 "--ddr", o.prefix + ".ddr.bin", "--max-errors", "20"};
   if (!o.job.npu.empty()) argv.insert(argv.end(), {"--npu", o.job.npu});
@@ -81,7 +129,6 @@ int run_worker(const WorkerOptions& o) {
   argv.insert(argv.end(), {"--json", verdict_path});
   std::filesystem::remove(verdict_path);
   const ProcResult r = run_process(argv, log, log);
-  SeedFigures figures{prog.instrs.size(), prog.summary.buffers, prog.summary.peak_sram, prog.npu.sram_bytes.value, 0};
   // The simulator's JSON verdict; absent when it crashed or refused its input.
   if ((r.exit_code == 0 || r.exit_code == 1) && std::filesystem::exists(verdict_path)) {
     const YAML::Node v = YAML::Load(util::read_file(verdict_path, "simulator verdict"));

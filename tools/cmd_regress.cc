@@ -23,6 +23,8 @@ struct RegressOpts {
   size_t shrink_max = 3;
   double timeout = 600;
   bool rtl = false, shrink = false, keep = false, quiet = false, per_seed = false;
+  bool isolate_seeds = false;
+  uint64_t plant_kill = 0;
   // --slurm
   bool slurm = false, dry_run = false;
   std::string partition;
@@ -47,6 +49,7 @@ std::vector<std::string> shard_args(const RegressOpts& o) {
   }
   a.insert(a.end(), {"--timeout", fmt::format("{}", o.timeout)});
   if (o.keep) a.push_back("--keep");
+  if (o.isolate_seeds) a.push_back("--isolate-seeds");
   if (o.shrink) a.insert(a.end(), {"--shrink", "--shrink-max", std::to_string(o.shrink_max)});
   return a;
 }
@@ -110,6 +113,8 @@ int run_regress(const RegressOpts& o) {
   ro.shrink = o.shrink;
   ro.shrink_max = o.shrink_max;
   ro.keep = o.keep;
+  ro.isolate_seeds = o.isolate_seeds;
+  ro.plant_kill = o.plant_kill;
   ro.timeout_s = o.timeout;
   const RegressOutcome res = run_regression(ro, o.quiet ? nullptr : stderr);
   if (o.per_seed) fmt::print("{}", seed_table(res.results));
@@ -158,6 +163,11 @@ void add_regress_command(CLI::App& app, Runner& run) {
   sub->add_flag("--per-seed", opts->per_seed, "print a table with one row per seed");
   sub->add_option("--plant-overlap", opts->plant_overlap,
                   "test hook: every N-th allocation overlaps a live buffer by one unit (a planted allocator bug)");
+  sub->add_flag("--isolate-seeds", opts->isolate_seeds,
+                "run each seed as `npuforge regress-worker` + `npuforge sim` on written files (slower; the "
+                "default forks a child per seed that simulates the program from memory)");
+  sub->add_option("--plant-kill", opts->plant_kill, "test hook: the worker of this seed kills itself with SIGKILL")
+      ->group("");
   sub->add_flag("--slurm", opts->slurm,
                 "run the shards as a Slurm job array (sbatch), follow it with squeue, then merge into --out");
   sub->add_option("--shards", opts->shards, "with --slurm: array tasks, one shard each (default 8)");
@@ -179,6 +189,7 @@ void add_regress_command(CLI::App& app, Runner& run) {
   w->add_option("--coverage", wopts->w.coverage_path);
   w->add_option("--plant-overlap", wopts->w.job.plant_overlap);
   w->add_option("--exe", wopts->w.exe);
+  w->add_option("--plant-kill", wopts->w.plant_kill);
   w->add_flag("--rtl", wopts->w.job.rtl);
   bind_runner(w, wopts, run, &run_worker);
 }

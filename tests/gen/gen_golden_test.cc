@@ -1,10 +1,14 @@
 // Byte-identical outputs: for seeds 1-100 of every shipped profile, the five files
 // `npuforge gen` writes (.s .bin .hex .memmap.yaml .ddr.bin) hash to the digests in
 // tests/data/gen_golden/<profile>.sha256, which `npuforge gen` + `sha256sum` produced
-// (see the README there). A refactoring of the generator must keep every byte.
+// (see the README there), both as strings and as the files write_outputs writes. A
+// refactoring of the generator or of its writer must keep every byte.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -12,6 +16,7 @@
 #include "gen/generator.h"
 #include "gen/output.h"
 #include "isa/instruction.h"
+#include "util/file_io.h"
 #include "tests/gen/sha256.h"
 
 namespace npuforge::gen {
@@ -79,6 +84,9 @@ TEST_P(GoldenProfile, HundredSeedsByteIdentical) {
   ASSERT_EQ(golden.size(), 5 * kSeeds) << "digests in " << name << ".sha256";
   const isa::Isa& isa = isa::builtin_isa();
   size_t mismatches = 0;
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("npuforge_gen_golden_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
   for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
     GenOptions o;
     o.seed = seed;
@@ -93,16 +101,23 @@ TEST_P(GoldenProfile, HundredSeedsByteIdentical) {
         {".memmap.yaml", g.memmap().to_yaml()},
         {".ddr.bin", as_text(g.ddr_image)},
     };
+    // And the files write_outputs (`npuforge gen`) writes through its buffered writer.
+    write_outputs(isa, g, dir / prefix);
     for (const auto& [ext, bytes] : outputs) {
       const auto it = golden.find(prefix + ext);
       ASSERT_NE(it, golden.end()) << "no digest for " << prefix + ext;
-      if (sha256_hex(bytes) == it->second) continue;
-      if (++mismatches <= 10)
-        ADD_FAILURE() << prefix + ext << " differs from the golden output (" << g.instrs.size()
-                      << " instructions)";
-      dump_for_diff(prefix + ext, bytes);
+      if (sha256_hex(bytes) != it->second) {
+        if (++mismatches <= 10)
+          ADD_FAILURE() << prefix + ext << " differs from the golden output (" << g.instrs.size()
+                        << " instructions)";
+        dump_for_diff(prefix + ext, bytes);
+      }
+      const std::string file = util::read_file(dir / (prefix + ext));
+      if (sha256_hex(file) != it->second && ++mismatches <= 10)
+        ADD_FAILURE() << "written " << prefix + ext << " differs from the golden output";
     }
   }
+  std::filesystem::remove_all(dir);
   EXPECT_EQ(mismatches, 0u);
 }
 

@@ -17,6 +17,7 @@
 #include "regress/proc.h"
 #include "regress/report.h"
 #include "regress/shrink.h"
+#include "util/rng.h"
 #include "util/text.h"
 
 namespace npuforge::regress {
@@ -191,6 +192,29 @@ TEST(Coverage, ThousandSeedsOfTheShippedProfilesCloseOpcodeAndAllocatorGroups) {
     if (g.name == "opcode" || g.name == "alloc" || g.name == "fields") {
       EXPECT_TRUE(g.complete()) << total.report(true);
     }
+  }
+}
+
+// The reuse sampler's sweep against the definition: every pair compared.
+TEST(Coverage, PreviousOwnerSweepMatchesPairwiseDefinition) {
+  Rng rng(15);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<allocator::MemBuffer> bufs(rng.below(60));
+    const uint64_t unit = round % 5 == 0 ? 1 + rng.below(7) : 64;
+    for (auto& b : bufs) {
+      b.offset = SramAddr{uint32_t(unit * rng.below(64))};
+      b.size = Bytes{unit * (1 + rng.below(16))};
+      b.first = int64_t(rng.below(200));
+      b.last = b.first + int64_t(rng.below(50));
+    }
+    std::vector<int64_t> expect(bufs.size(), -1);
+    for (size_t i = 0; i < bufs.size(); ++i)
+      for (const auto& b : bufs) {
+        const bool overlap = b.offset.value < bufs[i].offset.value + bufs[i].size.value &&
+                             bufs[i].offset.value < b.offset.value + b.size.value;
+        if (overlap && b.last < bufs[i].first) expect[i] = std::max(expect[i], b.last);
+      }
+    ASSERT_EQ(previous_owner_last(bufs), expect) << "round " << round;
   }
 }
 

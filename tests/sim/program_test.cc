@@ -107,6 +107,13 @@ TEST(Memory, CompareImagesTreatsMissingTailAsZero) {
   EXPECT_EQ(d.addr, 1u);
   EXPECT_EQ(d.bytes, 3u);  // bytes 1..3 differ in a row
   EXPECT_EQ(d.total_differing, 4u);
+  // Equal common part, a non-zero byte in the longer one's tail (either side).
+  const std::vector<uint8_t> e = {1, 2, 3, 0, 5};
+  for (const DdrDiff t : {compare_images(b, e), compare_images(e, b)}) {
+    EXPECT_EQ(t.addr, 4u);
+    EXPECT_EQ(t.total_differing, 1u);
+  }
+  EXPECT_EQ(compare_images({}, {}).total_differing, 0u);
 }
 
 }  // namespace

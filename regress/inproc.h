@@ -1,0 +1,31 @@
+#pragma once
+// Simulating a generated program inside the regression worker, without files: the same
+// steps and verdict as `npuforge sim --json` (all checkers, the SystemC model, the golden
+// model's DDR compared with the backend's), so a seed passes or fails identically on the
+// in-process and the file-based path (tests/regress/inproc_test.cc compares both).
+#include <cstdint>
+#include <string>
+
+#include "gen/generator.h"
+#include "sim/program.h"
+
+namespace npuforge::regress {
+
+struct SimVerdict {
+  bool pass = false;
+  uint64_t cycles = 0;
+  uint64_t findings = 0;      // all findings, counted
+  std::string first_finding;  // formatted like `npuforge sim`'s first line of findings
+  std::string report;         // the text report `npuforge sim` prints (for PREFIX.sim.log)
+};
+
+// The bundle `npuforge sim` would load from the files `npuforge gen` writes for `program`
+// (named `name`, the files' stem); throws npuforge::Error when the pieces disagree.
+sim::Program to_sim_program(const isa::Isa& isa, const gen::GeneratedProgram& program, const std::string& name);
+
+// Runs `program` on the SystemC model (TLM scratchpad, or the Verilated one with `rtl`) with
+// all checkers. SystemC elaborates once per process: call at most once per process (the
+// runner forks a child per seed, see regress/runner.h).
+SimVerdict simulate(const sim::Program& program, bool rtl, uint64_t max_errors = 20);
+
+}  // namespace npuforge::regress

@@ -1,0 +1,37 @@
+#include "util/buffered_writer.h"
+
+#include <fmt/core.h>
+
+#include "util/error.h"
+
+namespace npuforge::util {
+
+BufferedWriter::BufferedWriter(const std::filesystem::path& path, std::string_view what)
+    : path_(path.string()), what_(what), file_(std::fopen(path_.c_str(), "wb")) {
+  if (!file_) throw Error(fmt::format("{}: cannot write {}", path_, what_));
+  std::setvbuf(file_, nullptr, _IONBF, 0);  // this class is the buffer
+  buffer_.reserve(kBufferBytes);
+}
+
+BufferedWriter::~BufferedWriter() {
+  if (file_) std::fclose(file_);
+}
+
+void BufferedWriter::write_through(const char* data, size_t size) {
+  if (size > 0 && std::fwrite(data, 1, size, file_) != size) failed_ = true;
+}
+
+void BufferedWriter::drain() {
+  write_through(buffer_.data(), buffer_.size());
+  buffer_.clear();
+}
+
+void BufferedWriter::close() {
+  if (!file_) return;
+  drain();
+  const bool closed = std::fclose(file_) == 0;
+  file_ = nullptr;
+  if (failed_ || !closed) throw Error(fmt::format("{}: cannot write {}", path_, what_));
+}
+
+}  // namespace npuforge::util
