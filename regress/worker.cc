@@ -13,6 +13,7 @@
 #include "gen/profile.h"
 #include "isa/npu_config.h"
 #include "util/error.h"
+#include "util/sysinfo.h"
 #include "util/file_io.h"
 #include "regress/inproc.h"
 #include "regress/proc.h"
@@ -57,6 +58,7 @@ gen::GeneratedProgram generate_seed(const WorkerOptions& o, const gen::Profile& 
   gen::GenOptions opt;
   opt.seed = o.job.seed;
   opt.length = o.job.length;
+  opt.max_memory = util::default_memory_limit();  // a list asking for too long a program: an error, not an OOM kill
   opt.npu_source = npu.source;
   opt.npu_hash = util::fnv1a64(npu.text);
   std::unique_ptr<allocator::Allocator> alloc;
