@@ -17,6 +17,7 @@
 #include "isa/instruction.h"
 #include "isa/isa.h"
 #include "isa/numerics.h"
+#include "util/error.h"
 #include "util/rng.h"
 #include "verilated.h"
 #if NPUFORGE_HAVE_RTL_DECODER
@@ -137,11 +138,11 @@ void expect_agrees_on_every_opcode(const isa::Isa& isa) {
   EXPECT_EQ(checked, 1000 * isa.instructions().size());
 }
 
-// All 256 opcodes: `illegal` exactly for those outside `isa`.
+// All 256 opcodes (other bits 0): `illegal` exactly for those outside `isa`.
 template <class Dut>
 void expect_flags_opcodes_outside(const isa::Isa& isa) {
   DecoderBench<Dut> b;
-  std::vector<uint8_t> word(isa.width_bytes(), 0xff);
+  std::vector<uint8_t> word(isa.width_bytes(), 0);
   unsigned illegal = 0;
   for (unsigned op = 0; op < 256; ++op) {
     word[0] = static_cast<uint8_t>(op);
@@ -157,6 +158,61 @@ TEST(RtlDecoder, AgreesWithCppDecoderOnEveryOpcodeWithRandomFields) {
 }
 
 TEST(RtlDecoder, FlagsEveryOpcodeOutsideTheIsa) { expect_flags_opcodes_outside<Vnpu_decoder>(isa::builtin_isa()); }
+
+// Directed illegal stimulus: every opcode, with random words (reserved bits set almost
+// surely), words with only field bits set, and words with exactly one reserved bit set. The
+// RTL's `illegal` output agrees with the C++ decoder's error (unknown opcode or reserved
+// bits) on every word, and legal words decode alike.
+TEST(RtlDecoder, IllegalOutputAgreesWithCppDecoderErrorOnIllegalOpcodesAndReservedBits) {
+  const isa::Isa& isa = isa::builtin_isa();
+  ASSERT_EQ(isa.opcode_field().lsb, 0u);
+  ASSERT_EQ(isa.opcode_field().width, 8u);
+  DecoderBench<Vnpu_decoder> b;
+  Rng rng(31);
+  std::vector<uint8_t> word(isa.width_bytes());
+  uint64_t illegal = 0, reserved = 0, legal = 0;
+  for (unsigned op = 0; op < 256; ++op) {
+    const isa::InstrSpec* spec = isa.by_opcode(op);
+    std::vector<uint8_t> field_bits(word.size(), 0);
+    std::vector<unsigned> spare;
+    if (spec) {
+      for (const auto& f : spec->fields)
+        for (unsigned bit = f.lsb; bit <= f.msb(); ++bit) field_bits[bit / 8] |= static_cast<uint8_t>(1u << (bit % 8));
+      for (unsigned bit = 0; bit < 8 * word.size(); ++bit)
+        if (!(field_bits[bit / 8] >> (bit % 8) & 1)) spare.push_back(bit);
+    }
+    for (int n = 0; n < 30; ++n) {
+      for (auto& x : word) x = static_cast<uint8_t>(rng.next());
+      word[0] = static_cast<uint8_t>(op);
+      if (spec && n % 3 != 0) {  // only field bits, plus one reserved bit for n % 3 == 2
+        for (size_t i = 0; i < word.size(); ++i) word[i] &= field_bits[i];
+        if (n % 3 == 2 && !spare.empty()) {
+          const unsigned bit = spare[rng.below(spare.size())];
+          word[bit / 8] |= static_cast<uint8_t>(1u << (bit % 8));
+        }
+      }
+      bool cpp_error = false;
+      isa::Instruction cpp;
+      try {
+        cpp = isa::decode(isa, word, "directed");
+      } catch (const Error&) {
+        cpp_error = true;
+      }
+      b.decode(word);
+      ASSERT_TRUE(b.dut.out_valid);
+      ASSERT_EQ(bool(b.dut.illegal), cpp_error) << "opcode " << op << " word " << n;
+      if (cpp_error) {
+        (spec ? reserved : illegal) += 1;
+      } else {
+        ASSERT_NO_FATAL_FAILURE(expect_same_decode(b, cpp)) << "opcode " << op << " word " << n;
+        ++legal;
+      }
+    }
+  }
+  EXPECT_EQ(illegal, 30 * (256 - isa.instructions().size()));
+  EXPECT_GT(reserved, 20 * isa.instructions().size() - 30);  // halt/sync may have few spare bits, never none
+  EXPECT_GT(legal, 10 * isa.instructions().size());
+}
 #endif
 
 #if NPUFORGE_HAVE_RTL_DECODER_EXTRA
@@ -184,8 +240,8 @@ TEST(RtlDecoderExtra, NewOpcodeIsLegalThereAndIllegalInTheBuiltinDecoder) {
   EXPECT_TRUE(builtin.dut.illegal);
 }
 
-// Whole random words with the new opcode: the RTL ignores the spare bits and agrees with
-// the C++ decode of the word with them cleared.
+// Whole random words with the new opcode: the RTL flags the set spare bits as illegal, like
+// the C++ decoder, and agrees with the C++ decode of the word with them cleared.
 TEST(RtlDecoderExtra, DecodesRandomWordsOfTheNewOpcode) {
   const isa::Isa& isa = extra_isa();
   const isa::InstrSpec& spec = isa.require("move2");
@@ -204,6 +260,9 @@ TEST(RtlDecoderExtra, DecodesRandomWordsOfTheNewOpcode) {
     const isa::Instruction cpp = isa::decode(isa, masked, "random move2");
     ASSERT_EQ(cpp.spec, &spec);
     b.decode(word);
+    ASSERT_EQ(bool(b.dut.illegal), word != masked) << "word " << n;
+    EXPECT_THROW(isa::decode(isa, word, "random move2"), Error);
+    b.decode(masked);
     ASSERT_NO_FATAL_FAILURE(expect_same_decode(b, cpp)) << "word " << n;
   }
 }
