@@ -326,13 +326,22 @@ uint64_t NpuTop::watchdog_limit() const {
   return options_.watchdog_cycles ? options_.watchdog_cycles : ctx_.program->config.deadlock_cycles;
 }
 
-// Deadlock watchdog: an instruction must retire within `limit` cycles of the last retirement
-// or of the expected end of the slowest instruction in flight, whichever is later. Covers a
+// Deadlock watchdog: an instruction must retire within `limit` cycles of the last retirement,
+// of the expected end of the slowest instruction in flight, or of the RTL compute unit's last
+// clock, whichever is latest. Covers a
 // token deadlock (nothing runs) and an engine stuck inside a transfer (busy for ever) alike.
 void NpuTop::watchdog() {
   const uint64_t limit = std::max<uint64_t>(watchdog_limit(), 1);
+  // The RTL compute unit may need more cycles than the timing model gives a GEMM (a config
+  // with a larger MAC array than the built one); while it is clocked it is not stuck.
+  uint64_t compute_seen = 0, compute_progress_at = 0;
   for (;;) {
-    uint64_t deadline = ctx_.last_finish + limit;
+    const uint64_t compute_now = rtl_compute_ ? rtl_compute_->cycles() : 0;
+    if (compute_now != compute_seen) {
+      compute_seen = compute_now;
+      compute_progress_at = to_cycles(sc_time_stamp());
+    }
+    uint64_t deadline = std::max(ctx_.last_finish, compute_progress_at) + limit;
     for (const auto& e : engines_)
       if (e->state() == Engine::State::Busy) deadline = std::max(deadline, e->expected_end() + limit);
     const uint64_t now = to_cycles(sc_time_stamp());
