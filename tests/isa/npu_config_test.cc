@@ -101,5 +101,22 @@ TEST(NpuConfigFile, NotAMapIsAnError) {
   }
 }
 
+
+// The deadlock watchdog's window is validated like every field: too small (the watchdog would
+// fire between two retirements of a healthy program) is an error naming the key and range.
+TEST(NpuConfigFile, DeadlockCyclesIsLoadedAndValidated) {
+  EXPECT_EQ(NpuConfig{}.deadlock_cycles, 100000u);
+  EXPECT_EQ(NpuConfig::load_string("deadlock_cycles: 5000\n", "wd.yaml").deadlock_cycles, 5000u);
+  for (const char* bad : {"deadlock_cycles: 3\n", "deadlock_cycles: 2000000000\n", "deadlock_cycles: -1\n"}) {
+    try {
+      NpuConfig::load_string(bad, "wd.yaml");
+      ADD_FAILURE() << "no error for " << bad;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("deadlock_cycles"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("wd.yaml"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace npuforge::isa
