@@ -1,5 +1,6 @@
-// Simulated instructions per second of the SystemC model in TLM mode and in --rtl mode
-// (Verilated scratchpad + decoder), with the checkers off and all on, on two 100k-instruction
+// Simulated instructions (and cycles) per second of the SystemC model in TLM mode, in --rtl
+// mode with the Verilated scratchpad + decoder only (`rtl`) and with the RTL compute unit in
+// the loop too (`rtl+compute`: GEMM and ELTWISE through npu_compute), with the checkers off and all on, on two 100k-instruction
 // programs: `generated` (the generator, configs/gen/default.yaml, seed 1) and `pipeline` (a
 // legal load -> gemm -> store loop over 4 rotating buffer slots with the tokens that make the
 // reuse safe, small DMAs). The sequential (non-SystemC) backend is the reference.
@@ -135,7 +136,7 @@ struct Sample {
   int ok = 0;
 };
 
-enum Mode { kSequential, kTlm, kRtl };
+enum Mode { kSequential, kTlm, kRtl, kRtlCompute };
 
 // CPU time of this process: the machine is shared, so wall time would measure the neighbours.
 double cpu_seconds() {
@@ -151,7 +152,8 @@ Sample run_once(Kind kind, Mode mode, bool checkers_on) {
   co.shadow = co.overlap = co.hazard = checkers_on;
   Checkers checks(p, sem, co);
   sc_model::ScOptions so;
-  so.sram = mode == kRtl ? sc_model::SramModel::Rtl : sc_model::SramModel::Tlm;
+  so.sram = mode >= kRtl ? sc_model::SramModel::Rtl : sc_model::SramModel::Tlm;
+  so.rtl_compute = mode == kRtlCompute;
   sc_model::ScBackend sc(sem, so);
   SequentialBackend seq(sem);
   Backend& backend = mode == kSequential ? static_cast<Backend&>(seq) : sc;
@@ -199,15 +201,16 @@ void BM_Sim(benchmark::State& state) {
   state.counters["instr_per_s"] = benchmark::Counter(static_cast<double>(s.instructions) / s.seconds);
   state.counters["instructions"] = static_cast<double>(s.instructions);
   state.counters["sim_cycles"] = static_cast<double>(s.cycles);
+  state.counters["cycles_per_s"] = benchmark::Counter(static_cast<double>(s.cycles) / s.seconds);
   state.counters["findings"] = static_cast<double>(s.findings);
-  const char* mode_name = mode == kSequential ? "sequential" : mode == kTlm ? "tlm" : "rtl";
+  const char* mode_name = mode == kSequential ? "sequential" : mode == kTlm ? "tlm" : mode == kRtl ? "rtl" : "rtl+compute";
   state.SetLabel(std::string(kind == kPipeline ? "pipeline " : "generated ") + mode_name +
                  (checkers_on ? " checkers=on" : " checkers=off"));
 }
 
 BENCHMARK(BM_Sim)
     ->ArgNames({"program", "mode", "checkers"})
-    ->ArgsProduct({{kGenerated, kPipeline}, {kSequential, kTlm, kRtl}, {0, 1}})
+    ->ArgsProduct({{kGenerated, kPipeline}, {kSequential, kTlm, kRtl, kRtlCompute}, {0, 1}})
     ->UseManualTime()
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);

@@ -1,6 +1,8 @@
 #include "isa/emit.h"
 
 #include <cctype>
+#include <cstdint>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -37,7 +39,8 @@ std::string syntax_line(const InstrSpec& s) {
 
 // The decoder's per-opcode table as a function: slot s of `fields` holds the s-th field of
 // the instruction in YAML order, zero-extended (isa::Instruction::raw); an opcode outside
-// the ISA is `illegal` with only slot 0 (the opcode) set. rtl_stubs/npu_decoder.sv calls it,
+// the ISA is `illegal` with only slot 0 (the opcode) set, and so is a word with a bit set
+// outside every field of its instruction (isa::decode refuses both). rtl_stubs/npu_decoder.sv calls it,
 // so a new instruction reaches the RTL with no hand-written case arm.
 std::string decode_function(const Isa& isa) {
   static_assert(kMaxFields < 32, "field_count is 5 bits wide");
@@ -46,12 +49,11 @@ std::string decode_function(const Isa& isa) {
       "  // zero-extended s-th field of the instruction in ISA order, as isa::Instruction::raw.\n"
       "  localparam int MAX_FIELDS = {};\n"
       "  typedef struct packed {{\n"
-      "    logic illegal;                   // opcode not in the ISA\n"
+      "    logic illegal;                   // opcode not in the ISA, or reserved bits set\n"
       "    logic [1:0] queue_id;            // 0 load, 1 compute, 2 store, 3 control\n"
       "    logic [4:0] field_count;         // slots used\n"
       "    logic [MAX_FIELDS*32-1:0] fields;  // slot s at bits [32*s +: 32]\n"
       "  }} decoded_t;\n\n"
-      "  // The word's spare bits (in no field) are unused by design.\n"
       "  /* verilator lint_off UNUSEDSIGNAL */\n"
       "  function automatic decoded_t decode(input logic [INSTR_WIDTH-1:0] w);\n"
       "    decoded_t d;\n"
@@ -68,6 +70,14 @@ std::string decode_function(const Isa& isa) {
     for (size_t i = 3; i < s.fields.size(); ++i)
       sv += fmt::format("        d.fields[32*{0} +: 32] = 32'(w[{1}_{2}_LSB +: {1}_{2}_WIDTH]);\n", i, m,
                         upper(s.fields[i].name));
+    // Reserved bits: the word outside this instruction's fields must be 0.
+    std::vector<uint8_t> used((isa.width_bits() + 7) / 8, 0);
+    for (const auto& f : s.fields)
+      for (unsigned b = f.lsb; b < f.lsb + f.width; ++b) used[b / 8] |= static_cast<uint8_t>(1u << (b % 8));
+    std::string hex;
+    for (size_t i = used.size(); i-- > 0;) hex += fmt::format("{:02x}", used[i]);
+    sv += fmt::format("        if ((w & ~INSTR_WIDTH'({}'h{})) != '0) d.illegal = 1'b1;  // reserved bits set\n",
+                      used.size() * 8, hex);
     sv += "      end\n";
   }
   sv +=

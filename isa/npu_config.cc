@@ -56,12 +56,13 @@ constexpr NpuField kFields[] = {
     field<&NpuConfig::vector_bytes_per_cycle>("vector_bytes_per_cycle", 1, 4096),
     field<&NpuConfig::compute_latency_cycles>("compute_latency_cycles", 0, 100000),
     field<&NpuConfig::dispatch_latency_cycles>("dispatch_latency_cycles", 0, 100000),
+    field<&NpuConfig::deadlock_cycles>("deadlock_cycles", 16, 1000000000),
 };
 
 // Fails to compile when a member is added to NpuConfig without a row in kFields above.
 [[maybe_unused]] void every_member_has_a_row(const NpuConfig& c) {
-  [[maybe_unused]] const auto& [a, b, c3, d, e, f, g, h, i, j, k, l] = c;
-  static_assert(std::size(kFields) == 12, "one kFields row per NpuConfig member");
+  [[maybe_unused]] const auto& [a, b, c3, d, e, f, g, h, i, j, k, l, m] = c;
+  static_assert(std::size(kFields) == 13, "one kFields row per NpuConfig member");
 }
 
 // Like util::reject_unknown_keys, over the keys of kFields.

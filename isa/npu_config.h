@@ -29,6 +29,9 @@ struct NpuConfig {
   uint32_t vector_bytes_per_cycle = 0;   // eltwise / pool / move / im2col throughput
   uint32_t compute_latency_cycles = 0;   // pipeline fill of the compute engine
   uint32_t dispatch_latency_cycles = 0;  // fetch + decode of one instruction
+  // Deadlock watchdog of the SystemC model: no instruction retires for this many cycles
+  // (beyond the expected duration of those in flight) -> a `deadlock` finding, run incomplete.
+  uint32_t deadlock_cycles = 0;
 
   // The built-in reference NPU: configs/npu/default.yaml as embedded at build time.
   NpuConfig();

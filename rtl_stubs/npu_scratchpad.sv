@@ -8,12 +8,15 @@
 // and conflict[bank] is high for that following cycle.
 //
 // STUCK_ADDR_BIT >= 0 plants a bug for the checkers' tests: that bit of both word addresses
-// is stuck at 0 before the bank decode, so two address ranges alias.
+// is stuck at 0 before the bank decode, so two address ranges alias. PLANT_CONFLICT_BUG != 0
+// plants wrong bank-conflict arbitration: a read that loses its bank to a write is still
+// reported served (rd_valid high) with the bank's stale output register.
 module npu_scratchpad #(
   parameter int unsigned NBANKS = 8,       // power of two
   parameter int unsigned BANK_BYTES = 16,  // bytes per bank word = port width
   parameter int unsigned BANK_DEPTH = 4096,
   parameter int STUCK_ADDR_BIT = -1,
+  parameter int unsigned PLANT_CONFLICT_BUG = 0,
   localparam int unsigned W = BANK_BYTES * 8,
   localparam int unsigned BANK_BITS = $clog2(NBANKS),
   localparam int unsigned ROW_BITS = $clog2(BANK_DEPTH),
@@ -71,6 +74,9 @@ module npu_scratchpad #(
     end
   end
 
+  logic rd_served;
+  assign rd_served = rd_en && (PLANT_CONFLICT_BUG != 0 || !clash[rbank]);
+
   always_ff @(posedge clk) begin
     if (!rst_n) begin
       hit_q <= '0;
@@ -78,9 +84,9 @@ module npu_scratchpad #(
       rd_valid <= 1'b0;
     end else begin
       hit_q <= '0;
-      if (rd_en && !clash[rbank]) hit_q[rbank] <= 1'b1;
+      if (rd_served) hit_q[rbank] <= 1'b1;
       conflict <= clash;
-      rd_valid <= rd_en && !clash[rbank];
+      rd_valid <= rd_served;
     end
   end
 

@@ -31,17 +31,19 @@ struct SimOptions {
   std::string backend = "systemc";
   bool rtl = false;    // systemc: Verilated scratchpad + decoder in the loop
   std::string trace;   // systemc: VCD waveform file
+  std::string rtl_variant = "none";  // systemc: a planted RTL bug (implies --rtl)
   std::string json;    // machine-readable verdict for scripts and the regression runner
 };
 
 // The one place that chooses a backend by name (the SystemC backends register here too).
 std::unique_ptr<sim::Backend> make_backend(const SimOptions& o, const sim::Semantics& sem) {
-  if (o.backend == "sequential" && !o.rtl && o.trace.empty()) return std::make_unique<sim::SequentialBackend>(sem);
+  if (o.backend == "sequential" && !o.rtl && o.trace.empty() && o.rtl_variant == "none") return std::make_unique<sim::SequentialBackend>(sem);
   if (o.backend == "systemc" || o.backend == "sequential") {
     if (o.backend == "sequential") throw Error("--rtl and --trace need --backend systemc");
     sim::sc_model::ScOptions sc;
     sc.sram = o.rtl ? sim::sc_model::SramModel::Rtl : sim::sc_model::SramModel::Tlm;
     sc.trace_path = o.trace;
+    sc.rtl_variant = sim::sc_model::rtl_variant_from_name(o.rtl_variant);
     return std::make_unique<sim::sc_model::ScBackend>(sem, sc);
   }
   throw Error(fmt::format("--backend: unknown backend '{}' (available: systemc, sequential)", o.backend));
@@ -52,8 +54,10 @@ bool report_rtl(const sim::Backend& backend) {
   const auto* sc = dynamic_cast<const sim::sc_model::ScBackend*>(&backend);
   if (!sc || sc->stats().decoded_words == 0) return true;
   const auto& st = sc->stats();
-  fmt::print("  rtl: {} words decoded, {} decoder mismatches, {} scratchpad words, {} bank conflicts\n",
-             st.decoded_words, st.decoder_mismatches, st.sram_words, st.sram_bank_conflicts);
+  fmt::print("  rtl: {} words decoded, {} decoder mismatches, {} scratchpad words, {} bank conflicts, "
+             "{} compute tiles in {} cycles, {} monitor violations\n",
+             st.decoded_words, st.decoder_mismatches, st.sram_words, st.sram_bank_conflicts, st.compute_tiles,
+             st.compute_cycles, st.monitor_errors);
   for (const auto& m : st.decoder_messages) fmt::print("  [rtl-decoder] {}\n", m);
   return st.decoder_mismatches == 0;
 }
@@ -62,7 +66,7 @@ void print_report(const sim::Program& program, const sim::Backend& backend,
                   const sim::RunResult& r, const sim::Checkers& checkers, bool pass) {
   fmt::print("{} {}: {} of {} instructions, {} cycles ({} backend)\n", pass ? "PASS" : "FAIL",
              program.name, r.instructions, program.instrs.size(), r.cycles, backend.name());
-  if (!r.completed) fmt::print("  run stopped early: some instructions never started\n");
+  if (!r.completed) fmt::print("  run stopped early (deadlock): some instructions never retired\n");
   for (unsigned q = 0; q < isa::kNumQueues; ++q) {
     const double util = r.cycles ? 100.0 * static_cast<double>(r.busy_cycles[q]) / static_cast<double>(r.cycles) : 0.0;
     fmt::print("  {:<8} busy {:>10} cycles  {:5.1f}%\n",
@@ -134,6 +138,10 @@ void add_sim_command(CLI::App& app, Runner& run) {
   sub->add_option("--backend", opts->backend,
                   "simulation backend: systemc (SystemC/TLM-2.0 model, default) or sequential");
   sub->add_flag("--rtl", opts->rtl, "systemc: run the Verilated scratchpad and decoder RTL in the loop");
+  std::string variants;
+  for (const auto& v : sim::sc_model::rtl_variants()) variants += fmt::format(", {}", v.name);
+  sub->add_option("--rtl-variant", opts->rtl_variant,
+                  fmt::format("systemc: run a planted RTL bug (implies --rtl): none{}", variants));
   sub->add_option("--trace", opts->trace, "systemc: write a VCD waveform (dispatch, queues, RTL pins) to FILE");
   bind_runner(sub, opts, run, &run_sim);
 }

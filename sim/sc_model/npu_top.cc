@@ -46,10 +46,13 @@ void Engine::run() {
   for (;;) {
     uint32_t i = 0;
     queue.read(i);
+    instr_ = i;
     const isa::Instruction& instr = ctx_->decoded[i];
     take_tokens(instr);
     execute(i, instr);
     send_tokens(instr);
+    state_ = State::Idle;
+    instr_ = -1;
     --ctx_->outstanding[q_];
     ++ctx_->completed;
     ++ctx_->result.instructions;
@@ -60,7 +63,11 @@ void Engine::run() {
 void Engine::take_tokens(const isa::Instruction& instr) {
   for (unsigned p = 0; p < isa::kNumQueues; ++p) {
     if (!(instr.wait_mask() >> p & 1)) continue;
-    while (ctx_->tokens[p][q_] == 0) wait(ctx_->token_ev[q_]);
+    while (ctx_->tokens[p][q_] == 0) {
+      state_ = State::WaitToken;
+      waits_for_ = p;
+      wait(ctx_->token_ev[q_]);
+    }
     --ctx_->tokens[p][q_];
   }
 }
@@ -97,6 +104,9 @@ void Engine::execute(uint32_t i, const isa::Instruction& instr) {
   const Semantics& sem = *ctx_->sem;
   Checkers& checkers = *ctx_->checkers;
   const sc_time t0 = sc_time_stamp();
+  const uint64_t expected = instruction_cycles(sem, instr, prog.config);
+  state_ = State::Busy;
+  expected_end_ = to_cycles(t0) + expected;
   busy.write(true);
   current.write(i);
   checkers.on_start(i, to_cycles(t0));
@@ -124,9 +134,19 @@ void Engine::execute(uint32_t i, const isa::Instruction& instr) {
       checkers.on_access(i, e);
       ob.in[k] = in[k];
     }
-    const sc_time busy_for = kCycle * static_cast<double>(instruction_cycles(sem, instr, prog.config));
-    if (sc_time_stamp() - t0 < busy_for) wait(busy_for - (sc_time_stamp() - t0));
+    const sc_time busy_for = kCycle * static_cast<double>(expected);
     const auto w = sem.write_operand(instr);
+    if (ctx_->rtl_compute && RtlCompute::handles(sem.op(instr)) && w && ex.items[*w].bytes > 0) {
+      // The RTL computes while the instruction holds the queue (its cycles count there).
+      const isa::Extent& e = ex.items[*w];
+      std::vector<uint8_t> out(e.bytes);
+      ob.out = out;
+      ctx_->rtl_compute->compute(sem, instr, ob);
+      if (sc_time_stamp() - t0 < busy_for) wait(busy_for - (sc_time_stamp() - t0));
+      transport(e.space, tlm::TLM_WRITE_COMMAND, e.addr, out);
+      checkers.on_access(i, e);
+    } else {
+    if (sc_time_stamp() - t0 < busy_for) wait(busy_for - (sc_time_stamp() - t0));
     if (w && ex.items[*w].bytes > 0) {
       const isa::Extent& e = ex.items[*w];
       std::vector<uint8_t> out(e.bytes);
@@ -135,6 +155,7 @@ void Engine::execute(uint32_t i, const isa::Instruction& instr) {
       sem.compute(instr, ob);
       transport(e.space, tlm::TLM_WRITE_COMMAND, e.addr, out);
       checkers.on_access(i, e);
+    }
     }
   }
   const sc_time t1 = sc_time_stamp();
@@ -162,11 +183,23 @@ NpuTop::NpuTop(sc_core::sc_module_name name, const Program& program, const Seman
   ctx_.decoded.resize(program.instrs.size());
   memory_.ddr.load_image(program.ddr_init);
 
-  if (options.sram != SramModel::Tlm) {
+  // A planted RTL variant implies --rtl and picks the block it lives in.
+  const RtlVariant variant = options.rtl_variant;
+  SramModel sram = options.sram;
+  if (variant != RtlVariant::None && sram == SramModel::Tlm) sram = SramModel::Rtl;
+  if (variant == RtlVariant::SpadStuckBit) sram = SramModel::RtlStuckBit;
+  if (variant == RtlVariant::BankConflict) sram = SramModel::RtlConflictBug;
+  auto monitor = [this](std::string what) { report_monitor(std::move(what)); };
+  if (sram != SramModel::Tlm) {
     clk_ = std::make_unique<sc_core::sc_clock>("clk", kCycle);
-    rtl_sram_ = std::make_unique<RtlSram>("spad_rtl", options.sram, program.config, *clk_, trace_);
+    rtl_sram_ = std::make_unique<RtlSram>("spad_rtl", sram, program.config, *clk_, trace_, monitor);
     if (options.rtl_decoder && rtl_decoder_available())
-      rtl_decoder_ = std::make_unique<RtlDecoder>("decoder_rtl", *clk_, trace_, options.rtl_decoder_bug);
+      rtl_decoder_ = std::make_unique<RtlDecoder>("decoder_rtl", *clk_, trace_,
+                                                  options.rtl_decoder_bug || variant == RtlVariant::DecoderField);
+    if (options.rtl_compute) {
+      rtl_compute_ = std::make_unique<RtlCompute>("compute_rtl", variant, trace_, monitor);
+      ctx_.rtl_compute = rtl_compute_.get();
+    }
     if (trace_) sc_core::sc_trace(trace_, *clk_, "clk");
   } else {
     sram_target_ = std::make_unique<MemTarget<Sram>>("spad", memory_.sram);
@@ -204,6 +237,8 @@ void NpuTop::dispatch() {
   word.resize(width);
   tlm::tlm_generic_payload& p = fetch_payload_;
   for (uint32_t i = 0; i < prog.instrs.size(); ++i) {
+    dispatch_pc_ = i;
+    dispatch_state_ = DispatchState::Fetching;
     const sc_time t0 = sc_time_stamp();
     p.set_command(tlm::TLM_READ_COMMAND);
     p.set_address(uint64_t{i} * width);
@@ -225,9 +260,12 @@ void NpuTop::dispatch() {
     }
     const auto q = static_cast<unsigned>(instr.spec->queue);
     ++ctx_.outstanding[q];
+    dispatch_state_ = DispatchState::QueueFull;  // until write() returns
     engines_[q]->queue.write(i);
   }
-  drain();  // a program without HALT ends when its queues are empty
+  dispatch_state_ = DispatchState::Draining;
+  drain();
+  dispatch_state_ = DispatchState::Done;  // a program without HALT ends when its queues are empty
   ctx_.result.completed = true;
   finish();
 }
@@ -241,7 +279,11 @@ void NpuTop::drain() {
 
 void NpuTop::control(uint32_t i, const isa::Instruction& instr) {
   const Op op = ctx_.sem->op(instr);
-  if (op == Op::Sync || op == Op::Halt) drain();
+  if (op == Op::Sync || op == Op::Halt) {
+    dispatch_state_ = DispatchState::Draining;
+    drain();
+    dispatch_state_ = DispatchState::Fetching;
+  }
   ctx_.checkers->on_start(i, to_cycles(sc_time_stamp()));
   wait(kCycle * static_cast<double>(instruction_cycles(*ctx_.sem, instr, ctx_.program->config)));
   const uint64_t t = to_cycles(sc_time_stamp());
@@ -280,18 +322,88 @@ void NpuTop::check_rtl_decode(uint32_t i, std::span<const uint8_t> word, const i
     stats_.decoder_messages.push_back(fmt::format("#{} {}: {}", i, instr.spec->mnemonic, why));
 }
 
+uint64_t NpuTop::watchdog_limit() const {
+  return options_.watchdog_cycles ? options_.watchdog_cycles : ctx_.program->config.deadlock_cycles;
+}
+
+// Deadlock watchdog: an instruction must retire within `limit` cycles of the last retirement,
+// of the expected end of the slowest instruction in flight, or of the RTL compute unit's last
+// clock, whichever is latest. Covers a
+// token deadlock (nothing runs) and an engine stuck inside a transfer (busy for ever) alike.
 void NpuTop::watchdog() {
+  const uint64_t limit = std::max<uint64_t>(watchdog_limit(), 1);
+  // The RTL compute unit may need more cycles than the timing model gives a GEMM (a config
+  // with a larger MAC array than the built one); while it is clocked it is not stuck.
+  uint64_t compute_seen = 0, compute_progress_at = 0;
   for (;;) {
-    const uint64_t seen = ctx_.completed;
-    wait(kCycle * static_cast<double>(options_.watchdog_cycles));
-    if (done_) return;
-    const bool any_busy = std::any_of(engines_.begin(), engines_.end(), [](const auto& e) { return e->busy.read(); });
-    if (ctx_.completed == seen && !any_busy) {
-      ctx_.result.completed = false;  // token deadlock: nothing runs, nothing completes
+    const uint64_t compute_now = rtl_compute_ ? rtl_compute_->cycles() : 0;
+    if (compute_now != compute_seen) {
+      compute_seen = compute_now;
+      compute_progress_at = to_cycles(sc_time_stamp());
+    }
+    uint64_t deadline = std::max(ctx_.last_finish, compute_progress_at) + limit;
+    for (const auto& e : engines_)
+      if (e->state() == Engine::State::Busy) deadline = std::max(deadline, e->expected_end() + limit);
+    const uint64_t now = to_cycles(sc_time_stamp());
+    if (now >= deadline) {
+      report_deadlock(limit);
+      ctx_.result.completed = false;
       finish();
       return;
     }
+    wait(kCycle * static_cast<double>(deadline - now));
+    if (done_) return;
   }
+}
+
+std::string NpuTop::queue_states() const {
+  const Program& prog = *ctx_.program;
+  auto name_of = [&](int64_t i) {
+    return fmt::format("#{} {}", i, ctx_.decoded[static_cast<size_t>(i)].spec->mnemonic);
+  };
+  std::string s;
+  for (unsigned q = 0; q < isa::kNumQueues; ++q) {
+    const Engine& e = *engines_[q];
+    const auto qname = isa::to_string(static_cast<isa::Queue>(q));
+    s += fmt::format("{}{} queue ({} queued): ", s.empty() ? "" : "; ", qname, e.queue.num_available());
+    switch (e.state()) {
+      case Engine::State::Idle: s += "idle"; break;
+      case Engine::State::WaitToken: {
+        const auto from = isa::to_string(static_cast<isa::Queue>(e.waits_for()));
+        s += fmt::format("{} waits for a token from {} ({} {}->{} tokens pending)", name_of(e.instr()), from,
+                         ctx_.tokens[e.waits_for()][q], from, qname);
+        break;
+      }
+      case Engine::State::Busy:
+        s += fmt::format("{} busy, expected to finish at cycle {}", name_of(e.instr()), e.expected_end());
+        break;
+    }
+  }
+  const char* d = "fetching";
+  switch (dispatch_state_) {
+    case DispatchState::Fetching: d = "fetching"; break;
+    case DispatchState::QueueFull: d = "blocked on a full queue"; break;
+    case DispatchState::Draining: d = "waiting for the queues to drain (sync/halt)"; break;
+    case DispatchState::Done: d = "done"; break;
+  }
+  s += fmt::format("; dispatch at #{} of {}: {}", dispatch_pc_, prog.instrs.size(), d);
+  return s;
+}
+
+void NpuTop::report_deadlock(uint64_t limit) {
+  Finding f;
+  f.kind = FindingKind::Deadlock;
+  f.detail = fmt::format("watchdog: no instruction retired for {} cycles (last at cycle {}, now {}): {}", limit,
+                         ctx_.last_finish, to_cycles(sc_time_stamp()), queue_states());
+  ctx_.checkers->report(std::move(f));
+}
+
+void NpuTop::report_monitor(std::string what) {
+  ++stats_.monitor_errors;
+  Finding f;
+  f.kind = FindingKind::RtlMismatch;
+  f.detail = "monitor: " + what;
+  ctx_.checkers->report(std::move(f));
 }
 
 void NpuTop::finish() {
@@ -320,7 +432,8 @@ void NpuTop::finish() {
 ScOutput NpuTop::output() {
   ScOutput out;
   out.result = ctx_.result;
-  if (!done_) {  // TLM mode ran out of events: a deadlock
+  if (!done_) {  // the kernel ran out of events before the watchdog fired: a deadlock all the same
+    report_deadlock(0);
     out.result.completed = false;
     out.result.cycles = ctx_.last_finish;
   }
@@ -330,6 +443,10 @@ ScOutput NpuTop::output() {
   if (rtl_sram_) {
     out.stats.sram_words = rtl_sram_->words();
     out.stats.sram_bank_conflicts = rtl_sram_->conflicts();
+  }
+  if (rtl_compute_) {
+    out.stats.compute_tiles = rtl_compute_->tiles();
+    out.stats.compute_cycles = rtl_compute_->cycles();
   }
   return out;
 }

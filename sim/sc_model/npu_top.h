@@ -17,6 +17,7 @@
 #include "sim/program.h"
 #include "sim/sc_model/mem_target.h"
 #include "sim/sc_model/rtl_blocks.h"
+#include "sim/sc_model/rtl_compute.h"
 #include "sim/sc_model/sc_backend.h"
 #include "sim/semantics.h"
 
@@ -37,6 +38,7 @@ struct Context {
   std::array<std::array<uint32_t, isa::kNumQueues>, isa::kNumQueues> tokens{};
   std::array<sc_core::sc_event, isa::kNumQueues> token_ev;  // a token arrived for queue q
   std::array<uint64_t, isa::kNumQueues> outstanding{};      // dispatched, not yet completed
+  RtlCompute* rtl_compute = nullptr;  // GEMM/ELTWISE through the RTL (--rtl), else semantics
   sc_core::sc_event completed_ev;
   uint64_t completed = 0;
   uint64_t last_finish = 0;  // cycles
@@ -57,6 +59,13 @@ class Engine : public sc_core::sc_module {
 
   Engine(sc_core::sc_module_name name, isa::Queue q, Context& ctx);
 
+  // What the engine is doing, for the deadlock report.
+  enum class State : uint8_t { Idle, WaitToken, Busy };
+  State state() const { return state_; }
+  int64_t instr() const { return instr_; }        // the instruction taken from the queue, -1 when idle
+  unsigned waits_for() const { return waits_for_; }  // the queue whose token it waits for (WaitToken)
+  uint64_t expected_end() const { return expected_end_; }  // cycle its instruction should finish (Busy)
+
  private:
   void run();
   void take_tokens(const isa::Instruction& instr);
@@ -66,6 +75,10 @@ class Engine : public sc_core::sc_module {
 
   unsigned q_;
   Context* ctx_;
+  State state_ = State::Idle;
+  int64_t instr_ = -1;
+  unsigned waits_for_ = 0;
+  uint64_t expected_end_ = 0;
 };
 
 class NpuTop : public sc_core::sc_module {
@@ -86,6 +99,10 @@ class NpuTop : public sc_core::sc_module {
   void drain();
   void control(uint32_t index, const isa::Instruction& instr);
   void check_rtl_decode(uint32_t index, std::span<const uint8_t> word, const isa::Instruction& instr);
+  void report_monitor(std::string what);
+  uint64_t watchdog_limit() const;
+  std::string queue_states() const;
+  void report_deadlock(uint64_t limit);
   void finish();
 
   ScOptions options_;
@@ -104,6 +121,11 @@ class NpuTop : public sc_core::sc_module {
   std::unique_ptr<MemTarget<Sram>> sram_target_;
   std::unique_ptr<RtlSram> rtl_sram_;
   std::unique_ptr<RtlDecoder> rtl_decoder_;
+  std::unique_ptr<RtlCompute> rtl_compute_;
+  // Dispatcher state for the deadlock report.
+  enum class DispatchState : uint8_t { Fetching, QueueFull, Draining, Done };
+  DispatchState dispatch_state_ = DispatchState::Fetching;
+  uint32_t dispatch_pc_ = 0;
   tlm_utils::simple_initiator_socket<NpuTop> fetch_;
   tlm_utils::simple_initiator_socket<NpuTop> sram_dump_;
   std::array<std::unique_ptr<Engine>, isa::kNumQueues> engines_;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "Vnpu_scratchpad.h"
+#include "Vnpu_scratchpad_conflict.h"
 #include "Vnpu_scratchpad_stuck.h"
 #if NPUFORGE_HAVE_RTL_DECODER
 #include "Vnpu_decoder.h"
@@ -49,8 +50,8 @@ void trace_signal(sc_core::sc_trace_file* tf, const Signal& s) {
 uint64_t stuck_bit_alias_bytes() { return uint64_t{RtlSram::kBankBytes} << NPUFORGE_SPAD_STUCK_BIT; }
 
 RtlSram::RtlSram(sc_core::sc_module_name name, SramModel variant, const isa::NpuConfig& config,
-                 sc_core::sc_clock& clk, sc_core::sc_trace_file* tf)
-    : sc_module(name), socket("socket"), clk_(&clk), size_(config.sram_bytes.value) {
+                 sc_core::sc_clock& clk, sc_core::sc_trace_file* tf, std::function<void(std::string)> monitor)
+    : sc_module(name), socket("socket"), clk_(&clk), size_(config.sram_bytes.value), monitor_(std::move(monitor)) {
   if (config.sram_banks != kBanks || config.bank_width_bytes != kBankBytes ||
       config.sram_bytes.value > kCapacity)
     throw Error(fmt::format(
@@ -59,8 +60,11 @@ RtlSram::RtlSram(sc_core::sc_module_name name, SramModel variant, const isa::Npu
         "(rebuild rtl_stubs with other parameters)",
         kBanks, kBankBytes, kCapacity, config.sram_banks, config.bank_width_bytes,
         config.sram_bytes.value));
-  model_ = variant == SramModel::RtlStuckBit ? make_scratchpad<Vnpu_scratchpad_stuck>(*this, clk)
-                                             : make_scratchpad<Vnpu_scratchpad>(*this, clk);
+  switch (variant) {
+    case SramModel::RtlStuckBit: model_ = make_scratchpad<Vnpu_scratchpad_stuck>(*this, clk); break;
+    case SramModel::RtlConflictBug: model_ = make_scratchpad<Vnpu_scratchpad_conflict>(*this, clk); break;
+    default: model_ = make_scratchpad<Vnpu_scratchpad>(*this, clk); break;
+  }
   socket.register_b_transport(this, &RtlSram::b_transport);
   SC_THREAD(reset_thread);
   SC_THREAD(write_thread);
@@ -110,6 +114,10 @@ void RtlSram::reset_thread() {
   wait(clk_->posedge_event());
   wait(clk_->posedge_event());
   wait(clk_->negedge_event());
+  // Monitor: the documented reset values (rd_valid and conflict low).
+  if (rd_valid.read() || conflict.read() != 0)
+    violation(fmt::format("scratchpad: after reset rd_valid={} conflict={:#x}, expected 0 and 0", rd_valid.read(),
+                          conflict.read()));
   rst_n.write(true);
   in_reset_ = false;
   reset_done_.notify(sc_core::SC_ZERO_TIME);
@@ -138,6 +146,8 @@ void RtlSram::write_thread() {
         wr_addr.write(static_cast<uint32_t>(a / kBankBytes));
         wr_data.write(bv);
         wr_be.write(((1u << n) - 1) << off);
+        writing_ = true;
+        write_word_ = a / kBankBytes;
         ++words_;
         wait(clk_->negedge_event());  // sampled on the rising edge in between
         a += n;
@@ -145,6 +155,7 @@ void RtlSram::write_thread() {
       r->done.notify(sc_core::SC_ZERO_TIME);
     }
     wr_en.write(false);
+    writing_ = false;
   }
 }
 
@@ -160,8 +171,10 @@ void RtlSram::read_thread() {
         todo.push_back(w);
       bool pending = false;  // `issued` went out on the previous falling edge
       uint64_t issued = 0;
+      bool clash = false;    // ... while the write port drove a word of the same bank
       while (!todo.empty() || pending) {
         if (pending) {
+          check_read(issued, clash);
           if (rd_valid.read()) {
             const sc_dt::sc_bv<128> bv = rd_data.read();
             uint8_t lane[kBankBytes];
@@ -182,18 +195,36 @@ void RtlSram::read_thread() {
           rd_en.write(true);
           rd_addr.write(static_cast<uint32_t>(todo.front()));
           issued = todo.front();
+          // The write thread drives its pins on the same falling edge; sample its word after.
           pending = true;
           todo.pop_front();
           ++words_;
         } else {
           rd_en.write(false);
         }
+        wait(sc_core::SC_ZERO_TIME);  // let the write thread drive this cycle's word first
+        clash = pending && writing_ && write_word_ % kBanks == issued % kBanks;
         wait(clk_->negedge_event());
       }
       r->done.notify(sc_core::SC_ZERO_TIME);
     }
     rd_en.write(false);
   }
+}
+
+void RtlSram::violation(std::string what) {
+  if (monitor_) monitor_(std::move(what));
+}
+
+// Monitor of rd_valid and conflict one cycle after a read of `word`: the read is served
+// exactly when no write hit its bank, and conflict flags exactly that bank then.
+void RtlSram::check_read(uint64_t word, bool wrote_same_bank) {
+  const uint32_t bank_bit = 1u << (word % kBanks);
+  const bool valid = rd_valid.read();
+  const uint32_t conflict_bits = conflict.read();
+  if (valid == wrote_same_bank || ((conflict_bits & bank_bit) != 0) != wrote_same_bank)
+    violation(fmt::format("scratchpad: read of word {:#x} (bank {}) {} a write to its bank: rd_valid={}, conflict={:#x}",
+                          word, word % kBanks, wrote_same_bank ? "with" : "without", valid, conflict_bits));
 }
 
 #if NPUFORGE_HAVE_RTL_DECODER

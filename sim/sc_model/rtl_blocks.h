@@ -7,8 +7,10 @@
 // (rd_valid low) is re-issued. Each driver thread is the only writer of its pins.
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <span>
+#include <string>
 
 #include <systemc>
 #include <tlm>
@@ -29,9 +31,11 @@ class RtlSram : public sc_core::sc_module {
   SC_HAS_PROCESS(RtlSram);
   tlm_utils::multi_passthrough_target_socket<RtlSram> socket;
 
-  // Throws npuforge::Error when `config` does not match the built RTL geometry.
+  // Throws npuforge::Error when `config` does not match the built RTL geometry. `monitor`
+  // gets one line per violation of the documented port behaviour (rd_valid, conflict, reset).
   RtlSram(sc_core::sc_module_name name, SramModel variant, const isa::NpuConfig& config,
-          sc_core::sc_clock& clk, sc_core::sc_trace_file* trace);
+          sc_core::sc_clock& clk, sc_core::sc_trace_file* trace,
+          std::function<void(std::string)> monitor = {});
   ~RtlSram() override;
 
   uint64_t words() const { return words_; }
@@ -61,6 +65,8 @@ class RtlSram : public sc_core::sc_module {
   void write_thread();
   void read_thread();
   void wait_request(std::deque<Request*>& queue, sc_core::sc_event& ev);
+  void check_read(uint64_t word, bool wrote_same_bank);
+  void violation(std::string what);
 
   sc_core::sc_clock* clk_;
   uint64_t size_;
@@ -70,6 +76,9 @@ class RtlSram : public sc_core::sc_module {
   bool in_reset_ = true;
   uint64_t words_ = 0;
   uint64_t conflicts_ = 0;
+  std::function<void(std::string)> monitor_;
+  bool writing_ = false;        // the write port drives wr_en this cycle
+  uint64_t write_word_ = 0;     // ... at this word address
 };
 
 // The Verilated npu_decoder behind a blocking call for the dispatcher thread.

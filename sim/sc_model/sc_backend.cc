@@ -30,7 +30,35 @@ void quiet_reports() {
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
 }
 
+constexpr RtlVariantInfo kVariants[] = {
+    {RtlVariant::DecoderField, "rtl_decoder_field", "npu_decoder inverts bit 0 of the first own field"},
+    {RtlVariant::SpadStuckBit, "rtl_spad_stuck_bit", "npu_scratchpad has a word-address bit stuck at 0"},
+    {RtlVariant::BankConflict, "rtl_bank_conflict",
+     "npu_scratchpad reports a read served when it lost its bank to a write"},
+    {RtlVariant::MacSign, "rtl_mac_sign", "npu_compute's MAC zero-extends the int8 b operand"},
+    {RtlVariant::NoSaturation, "rtl_no_saturation", "npu_compute's requant wraps to 8 bits instead of clamping"},
+    {RtlVariant::RequantRound, "rtl_requant_round", "npu_compute's requant truncates instead of rounding"},
+};
+
 }  // namespace
+
+std::span<const RtlVariantInfo> rtl_variants() { return kVariants; }
+
+std::string_view to_string(RtlVariant v) {
+  for (const auto& info : kVariants)
+    if (info.variant == v) return info.name;
+  return "none";
+}
+
+RtlVariant rtl_variant_from_name(std::string_view name) {
+  if (name == "none") return RtlVariant::None;
+  std::string list = "none";
+  for (const auto& info : kVariants) {
+    if (info.name == name) return info.variant;
+    list += fmt::format(", {}", info.name);
+  }
+  throw Error(fmt::format("unknown RTL variant '{}' (expected one of: {})", name, list));
+}
 
 bool rtl_decoder_available() {
 #if NPUFORGE_HAVE_RTL_DECODER
@@ -79,6 +107,7 @@ std::string_view ScBackend::name() const {
     case SramModel::Tlm: return "systemc-tlm";
     case SramModel::Rtl: return "systemc-rtl";
     case SramModel::RtlStuckBit: return "systemc-rtl-stuck-bit";
+    case SramModel::RtlConflictBug: return "systemc-rtl-conflict-bug";
   }
   return "systemc";
 }

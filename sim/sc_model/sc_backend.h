@@ -19,6 +19,7 @@
 // defines a weak sc_main that is never called (libsystemc.so needs the symbol); programs keep
 // their own main() and the simulation is started with sc_start from ordinary code.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -31,7 +32,30 @@ enum class SramModel : uint8_t {
   Tlm,            // sim::Sram behind a TLM target
   Rtl,            // Verilated npu_scratchpad
   RtlStuckBit,    // Verilated npu_scratchpad with a word-address bit stuck at 0 (planted bug)
+  RtlConflictBug, // Verilated npu_scratchpad with wrong bank-conflict arbitration (planted bug)
 };
+
+// Planted RTL bugs, each a Verilated variant of one rtl_stubs/ block chosen at run time
+// (ScOptions::rtl_variant). A variant implies --rtl.
+enum class RtlVariant : uint8_t {
+  None,
+  DecoderField,  // rtl_decoder_field: npu_decoder inverts bit 0 of field slot 3
+  SpadStuckBit,  // rtl_spad_stuck_bit: npu_scratchpad word-address bit stuck at 0
+  BankConflict,  // rtl_bank_conflict: a read that lost its bank to a write is reported served
+  MacSign,       // rtl_mac_sign: npu_compute's MAC zero-extends the b operand
+  NoSaturation,  // rtl_no_saturation: npu_compute's requant wraps instead of clamping
+  RequantRound,  // rtl_requant_round: npu_compute's requant truncates instead of rounding
+};
+struct RtlVariantInfo {
+  RtlVariant variant;
+  std::string_view name;     // "rtl_mac_sign", ...
+  std::string_view summary;  // one line
+};
+// Every planted variant (not None), in enum order.
+std::span<const RtlVariantInfo> rtl_variants();
+std::string_view to_string(RtlVariant);  // "none" for None
+// The variant named `name` ("none" gives None); throws npuforge::Error listing the names.
+RtlVariant rtl_variant_from_name(std::string_view name);
 
 struct ScOptions {
   SramModel sram = SramModel::Tlm;
@@ -40,12 +64,17 @@ struct ScOptions {
   bool rtl_decoder = true;
   // Planted bug (tests only): the decoder variant that corrupts one field bit.
   bool rtl_decoder_bug = false;
+  // Run GEMM and ELTWISE through the Verilated npu_compute (RTL mode only).
+  bool rtl_compute = true;
+  // A planted RTL bug; anything but None switches an Tlm `sram` to Rtl.
+  RtlVariant rtl_variant = RtlVariant::None;
   // Waveform file (.vcd): dispatch pc, per-queue busy/instruction, and in RTL mode the
   // clock and every RTL port. Empty: none.
   std::string trace_path;
-  // Give up when no instruction runs or completes for this many cycles (a token deadlock;
-  // needed because a clock never runs out of events); the result has completed == false.
-  uint64_t watchdog_cycles = 1'000'000;
+  // Deadlock watchdog: no instruction retires for this many cycles beyond the expected
+  // duration of those in flight -> a `deadlock` finding naming each queue's state, and the
+  // result has completed == false. 0: the NPU config's deadlock_cycles.
+  uint64_t watchdog_cycles = 0;
 };
 
 struct ScStats {
@@ -54,6 +83,9 @@ struct ScStats {
   std::vector<std::string> decoder_messages;  // the first few mismatches, one line each
   uint64_t sram_words = 0;           // RTL scratchpad port transfers (BANK_BYTES each)
   uint64_t sram_bank_conflicts = 0;  // reads retried because a write hit the same bank
+  uint64_t compute_tiles = 0;        // GEMM tiles and ELTWISE beats run by the RTL compute unit
+  uint64_t compute_cycles = 0;       // cycles the RTL compute unit was clocked
+  uint64_t monitor_errors = 0;       // RTL output-port monitor violations (also rtl findings)
 };
 
 struct ScOutput {

@@ -41,7 +41,7 @@ TEST(NpuConfigDefault, EqualsTheFileFieldByField) {
   std::set<std::string> file_keys;
   for (const auto& kv : file) file_keys.insert(kv.first.as<std::string>());
   EXPECT_EQ(file_keys, table_keys);
-  EXPECT_EQ(table_keys.size(), 12u);  // every member of NpuConfig (npu_config.cc checks at compile time)
+  EXPECT_EQ(table_keys.size(), 13u);  // every member of NpuConfig (npu_config.cc checks at compile time)
   EXPECT_EQ(NpuConfig::load_file(kDefaultPath), builtin);
 }
 
@@ -98,6 +98,23 @@ TEST(NpuConfigFile, NotAMapIsAnError) {
     ADD_FAILURE() << "no error for a list";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("list.yaml:1"), std::string::npos) << e.what();
+  }
+}
+
+
+// The deadlock watchdog's window is validated like every field: too small (the watchdog would
+// fire between two retirements of a healthy program) is an error naming the key and range.
+TEST(NpuConfigFile, DeadlockCyclesIsLoadedAndValidated) {
+  EXPECT_EQ(NpuConfig{}.deadlock_cycles, 100000u);
+  EXPECT_EQ(NpuConfig::load_string("deadlock_cycles: 5000\n", "wd.yaml").deadlock_cycles, 5000u);
+  for (const char* bad : {"deadlock_cycles: 3\n", "deadlock_cycles: 2000000000\n", "deadlock_cycles: -1\n"}) {
+    try {
+      NpuConfig::load_string(bad, "wd.yaml");
+      ADD_FAILURE() << "no error for " << bad;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("deadlock_cycles"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("wd.yaml"), std::string::npos) << e.what();
+    }
   }
 }
 

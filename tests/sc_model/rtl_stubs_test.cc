@@ -10,10 +10,14 @@
 
 #include <gtest/gtest.h>
 
+#include "Vnpu_compute.h"
 #include "Vnpu_scratchpad.h"
+#include "Vnpu_scratchpad_conflict.h"
 #include "Vnpu_scratchpad_stuck.h"
 #include "isa/instruction.h"
 #include "isa/isa.h"
+#include "isa/numerics.h"
+#include "util/error.h"
 #include "util/rng.h"
 #include "verilated.h"
 #if NPUFORGE_HAVE_RTL_DECODER
@@ -134,11 +138,11 @@ void expect_agrees_on_every_opcode(const isa::Isa& isa) {
   EXPECT_EQ(checked, 1000 * isa.instructions().size());
 }
 
-// All 256 opcodes: `illegal` exactly for those outside `isa`.
+// All 256 opcodes (other bits 0): `illegal` exactly for those outside `isa`.
 template <class Dut>
 void expect_flags_opcodes_outside(const isa::Isa& isa) {
   DecoderBench<Dut> b;
-  std::vector<uint8_t> word(isa.width_bytes(), 0xff);
+  std::vector<uint8_t> word(isa.width_bytes(), 0);
   unsigned illegal = 0;
   for (unsigned op = 0; op < 256; ++op) {
     word[0] = static_cast<uint8_t>(op);
@@ -154,6 +158,61 @@ TEST(RtlDecoder, AgreesWithCppDecoderOnEveryOpcodeWithRandomFields) {
 }
 
 TEST(RtlDecoder, FlagsEveryOpcodeOutsideTheIsa) { expect_flags_opcodes_outside<Vnpu_decoder>(isa::builtin_isa()); }
+
+// Directed illegal stimulus: every opcode, with random words (reserved bits set almost
+// surely), words with only field bits set, and words with exactly one reserved bit set. The
+// RTL's `illegal` output agrees with the C++ decoder's error (unknown opcode or reserved
+// bits) on every word, and legal words decode alike.
+TEST(RtlDecoder, IllegalOutputAgreesWithCppDecoderErrorOnIllegalOpcodesAndReservedBits) {
+  const isa::Isa& isa = isa::builtin_isa();
+  ASSERT_EQ(isa.opcode_field().lsb, 0u);
+  ASSERT_EQ(isa.opcode_field().width, 8u);
+  DecoderBench<Vnpu_decoder> b;
+  Rng rng(31);
+  std::vector<uint8_t> word(isa.width_bytes());
+  uint64_t illegal = 0, reserved = 0, legal = 0;
+  for (unsigned op = 0; op < 256; ++op) {
+    const isa::InstrSpec* spec = isa.by_opcode(op);
+    std::vector<uint8_t> field_bits(word.size(), 0);
+    std::vector<unsigned> spare;
+    if (spec) {
+      for (const auto& f : spec->fields)
+        for (unsigned bit = f.lsb; bit <= f.msb(); ++bit) field_bits[bit / 8] |= static_cast<uint8_t>(1u << (bit % 8));
+      for (unsigned bit = 0; bit < 8 * word.size(); ++bit)
+        if (!(field_bits[bit / 8] >> (bit % 8) & 1)) spare.push_back(bit);
+    }
+    for (int n = 0; n < 30; ++n) {
+      for (auto& x : word) x = static_cast<uint8_t>(rng.next());
+      word[0] = static_cast<uint8_t>(op);
+      if (spec && n % 3 != 0) {  // only field bits, plus one reserved bit for n % 3 == 2
+        for (size_t i = 0; i < word.size(); ++i) word[i] &= field_bits[i];
+        if (n % 3 == 2 && !spare.empty()) {
+          const unsigned bit = spare[rng.below(spare.size())];
+          word[bit / 8] |= static_cast<uint8_t>(1u << (bit % 8));
+        }
+      }
+      bool cpp_error = false;
+      isa::Instruction cpp;
+      try {
+        cpp = isa::decode(isa, word, "directed");
+      } catch (const Error&) {
+        cpp_error = true;
+      }
+      b.decode(word);
+      ASSERT_TRUE(b.dut.out_valid);
+      ASSERT_EQ(bool(b.dut.illegal), cpp_error) << "opcode " << op << " word " << n;
+      if (cpp_error) {
+        (spec ? reserved : illegal) += 1;
+      } else {
+        ASSERT_NO_FATAL_FAILURE(expect_same_decode(b, cpp)) << "opcode " << op << " word " << n;
+        ++legal;
+      }
+    }
+  }
+  EXPECT_EQ(illegal, 30 * (256 - isa.instructions().size()));
+  EXPECT_EQ(reserved, 20 * isa.instructions().size());  // every instruction has spare bits
+  EXPECT_EQ(legal, 10 * isa.instructions().size());
+}
 #endif
 
 #if NPUFORGE_HAVE_RTL_DECODER_EXTRA
@@ -181,8 +240,8 @@ TEST(RtlDecoderExtra, NewOpcodeIsLegalThereAndIllegalInTheBuiltinDecoder) {
   EXPECT_TRUE(builtin.dut.illegal);
 }
 
-// Whole random words with the new opcode: the RTL ignores the spare bits and agrees with
-// the C++ decode of the word with them cleared.
+// Whole random words with the new opcode: the RTL flags the set spare bits as illegal, like
+// the C++ decoder, and agrees with the C++ decode of the word with them cleared.
 TEST(RtlDecoderExtra, DecodesRandomWordsOfTheNewOpcode) {
   const isa::Isa& isa = extra_isa();
   const isa::InstrSpec& spec = isa.require("move2");
@@ -201,6 +260,9 @@ TEST(RtlDecoderExtra, DecodesRandomWordsOfTheNewOpcode) {
     const isa::Instruction cpp = isa::decode(isa, masked, "random move2");
     ASSERT_EQ(cpp.spec, &spec);
     b.decode(word);
+    ASSERT_EQ(bool(b.dut.illegal), word != masked) << "word " << n;
+    EXPECT_THROW(isa::decode(isa, word, "random move2"), Error);
+    b.decode(masked);
     ASSERT_NO_FATAL_FAILURE(expect_same_decode(b, cpp)) << "word " << n;
   }
 }
@@ -291,6 +353,158 @@ TEST(RtlScratchpad, StuckAddressBitVariantAliasesTwoWords) {
   second.fill(0x22);
   EXPECT_EQ(alias_probe<Vnpu_scratchpad>(), first);
   EXPECT_EQ(alias_probe<Vnpu_scratchpad_stuck>(), second);  // the planted bug
+}
+
+
+// Reset in the middle of traffic: on the reset edge rd_valid and conflict go to their
+// documented reset values (0) although a read and a colliding write are driven, and the
+// memory keeps its contents (the README: reset clears rd_valid and conflict, not the memory).
+TEST(RtlScratchpad, ResetMidTrafficGivesTheDocumentedResetValuesAndKeepsTheMemory) {
+  SpadBench<Vnpu_scratchpad> b;
+  std::array<uint8_t, kBankBytes> data{};
+  data.fill(0x5a);
+  b.write(9, data, 0xffff);
+  tick(b.dut);
+  for (int round = 0; round < 3; ++round) {
+    b.write(1, data, 0xffff);  // bank 1, as the read below: a conflict if not in reset
+    b.dut.rd_en = 1;
+    b.dut.rd_addr = 9;
+    b.dut.rst_n = 0;
+    tick(b.dut);
+    EXPECT_FALSE(b.dut.rd_valid) << round;
+    EXPECT_EQ(b.dut.conflict, 0u) << round;
+    b.dut.rst_n = 1;
+    b.dut.wr_en = 0;
+    tick(b.dut);  // out of reset: the read is served
+    ASSERT_TRUE(b.dut.rd_valid) << round;
+    EXPECT_EQ(b.rd_data(), data) << round;
+    b.write(1, data, 0xffff);  // and now the same collision flags bank 1
+    tick(b.dut);
+    EXPECT_FALSE(b.dut.rd_valid) << round;
+    EXPECT_EQ(b.dut.conflict, 1u << 1) << round;
+    b.dut.wr_en = 0;
+  }
+}
+
+// The planted arbitration bug: the read that lost its bank is reported served.
+TEST(RtlScratchpad, ConflictVariantServesTheLosingRead) {
+  auto probe = [](auto& b) {
+    std::array<uint8_t, kBankBytes> data{};
+    data.fill(0x33);
+    b.write(2, data, 0xffff);
+    b.dut.rd_en = 1;
+    b.dut.rd_addr = 10;  // bank 2 too
+    tick(b.dut);
+    return std::pair<bool, uint32_t>(b.dut.rd_valid, b.dut.conflict);
+  };
+  SpadBench<Vnpu_scratchpad> good;
+  SpadBench<Vnpu_scratchpad_conflict> bad;
+  EXPECT_EQ(probe(good), std::make_pair(false, 1u << 2));
+  EXPECT_EQ(probe(bad), std::make_pair(true, 1u << 2));
+}
+
+// npu_compute against a direct reference of the ISA text (isa::requant for the rounding and
+// clamp): random GEMM tiles with bias and per-column requant, and every ELTWISE op.
+constexpr unsigned kRows = NPUFORGE_COMPUTE_ROWS, kCols = NPUFORGE_COMPUTE_COLS, kLanes = NPUFORGE_COMPUTE_LANES;
+
+template <size_t N>
+void put(VlWide<N>& w, unsigned byte, uint8_t v) {
+  w[byte / 4] = (w[byte / 4] & ~(0xffu << (8 * (byte % 4)))) | uint32_t{v} << (8 * (byte % 4));
+}
+template <size_t N>
+uint8_t get(const VlWide<N>& w, unsigned byte) {
+  return static_cast<uint8_t>(w[byte / 4] >> (8 * (byte % 4)));
+}
+
+TEST(RtlCompute, GemmTilesMatchTheIsaArithmetic) {
+  static_assert(kRows == 16 && kCols == 16, "the bench below packs 16 x 16 tiles");
+  VerilatedContext ctx;
+  Vnpu_compute dut{&ctx};
+  reset(dut);
+  Rng rng(21);
+  for (int trial = 0; trial < 40; ++trial) {
+    const unsigned k = 1 + static_cast<unsigned>(rng.below(40));
+    std::vector<int8_t> a(kRows * k), bm(k * kCols);
+    for (auto& x : a) x = static_cast<int8_t>(rng.next());
+    for (auto& x : bm) x = static_cast<int8_t>(rng.next());
+    std::array<int32_t, kCols> bias{};
+    std::array<isa::RequantParams, kCols> rq{};
+    const bool relu = rng.chance(0.5);
+    for (unsigned c = 0; c < kCols; ++c) {
+      bias[c] = static_cast<int32_t>(rng.next());
+      if (rng.chance(0.5)) bias[c] %= 5000;
+      rq[c].scale = rng.chance(0.3) ? static_cast<uint32_t>(rng.next()) : static_cast<uint32_t>(rng.below(1 << 16));
+      rq[c].shift = static_cast<uint32_t>(rng.below(64));
+      rq[c].relu = relu;
+      dut.bias[c] = static_cast<uint32_t>(bias[c]);
+      dut.scale[c] = rq[c].scale;
+    }
+    for (unsigned w = 0; w < 3; ++w) dut.shift[w] = 0;
+    for (unsigned c = 0; c < kCols; ++c) dut.shift[(6 * c) / 32] |= rq[c].shift << ((6 * c) % 32);
+    for (unsigned c = 0; c < kCols; ++c)  // a shift field straddling two words
+      if ((6 * c) % 32 > 26) dut.shift[(6 * c) / 32 + 1] |= rq[c].shift >> (32 - (6 * c) % 32);
+    dut.relu = relu;
+    for (unsigned p = 0; p < k; ++p) {
+      for (unsigned r = 0; r < kRows; ++r) put(dut.a_col, r, static_cast<uint8_t>(a[r * k + p]));
+      for (unsigned c = 0; c < kCols; ++c) put(dut.b_row, c, static_cast<uint8_t>(bm[p * kCols + c]));
+      dut.mac_en = 1;
+      dut.mac_first = p == 0;
+      tick(dut);
+    }
+    dut.mac_en = 0;
+    dut.gemm_out_req = 1;
+    tick(dut);
+    dut.gemm_out_req = 0;
+    ASSERT_TRUE(dut.gemm_valid);
+    for (unsigned r = 0; r < kRows; ++r) {
+      for (unsigned c = 0; c < kCols; ++c) {
+        uint32_t acc = static_cast<uint32_t>(bias[c]);
+        for (unsigned p = 0; p < k; ++p) acc += static_cast<uint32_t>(int32_t{a[r * k + p]} * bm[p * kCols + c]);
+        const int8_t want = isa::requant(static_cast<int32_t>(acc), rq[c]);
+        ASSERT_EQ(static_cast<int8_t>(get(dut.gemm_out, r * kCols + c)), want)
+            << "trial " << trial << " cell " << r << "," << c << " acc " << static_cast<int32_t>(acc) << " scale "
+            << rq[c].scale << " shift " << rq[c].shift;
+      }
+    }
+  }
+}
+
+TEST(RtlCompute, EltwiseLanesMatchTheIsaArithmetic) {
+  VerilatedContext ctx;
+  Vnpu_compute dut{&ctx};
+  reset(dut);
+  Rng rng(22);
+  for (int trial = 0; trial < 400; ++trial) {
+    const unsigned op = static_cast<unsigned>(trial % 4);
+    const isa::RequantParams rq{static_cast<uint32_t>(rng.below(1 << 16)), static_cast<uint32_t>(rng.below(41)), false};
+    const auto lo = static_cast<int8_t>(rng.next()), hi = static_cast<int8_t>(rng.next());
+    std::array<int8_t, kLanes> a{}, bv{};
+    for (unsigned l = 0; l < kLanes; ++l) {
+      a[l] = static_cast<int8_t>(rng.next());
+      bv[l] = static_cast<int8_t>(rng.next());
+      put(dut.elt_a, l, static_cast<uint8_t>(a[l]));
+      put(dut.elt_b, l, static_cast<uint8_t>(bv[l]));
+    }
+    dut.elt_op = op;
+    dut.elt_scale = rq.scale;
+    dut.elt_shift = rq.shift;
+    dut.elt_lo = static_cast<uint8_t>(lo);
+    dut.elt_hi = static_cast<uint8_t>(hi);
+    dut.elt_en = 1;
+    tick(dut);
+    ASSERT_TRUE(dut.elt_valid);
+    for (unsigned l = 0; l < kLanes; ++l) {
+      int8_t want = 0;
+      switch (op) {
+        case 0: want = isa::requant(int64_t{a[l]} + bv[l], rq); break;
+        case 1: want = isa::requant(int64_t{a[l]} * bv[l], rq); break;
+        case 2: want = std::max<int8_t>(a[l], 0); break;
+        default: want = static_cast<int8_t>(std::clamp<int>(a[l], lo, std::max(lo, hi))); break;
+      }
+      ASSERT_EQ(static_cast<int8_t>(get(dut.elt_out, l)), want) << "trial " << trial << " op " << op << " lane " << l;
+    }
+  }
+  dut.elt_en = 0;
 }
 
 }  // namespace

@@ -357,6 +357,128 @@ TEST(ScModel, FstTraceIsRejectedWithAMessage) {
   EXPECT_THROW(backend.run(p, checks), Error);
 }
 
+// Generated programs for the planted-variant tests: `count` seeds of the default profile.
+std::vector<Program> generated_programs(int count, uint64_t length) {
+  const isa::Isa& isa = isa::builtin_isa();
+  const isa::NpuConfig npu;
+  const gen::Profile profile = gen::Profile::load_file(std::string(NPUFORGE_SOURCE_DIR "/configs/gen/default.yaml"));
+  std::vector<Program> programs;
+  for (int seed = 1; seed <= count; ++seed) {
+    gen::GenOptions go;
+    go.seed = static_cast<uint64_t>(seed);
+    go.length = length;
+    const gen::GeneratedProgram g = gen::generate(isa, npu, profile, go);
+    Program p;
+    p.name = "default:" + std::to_string(seed);
+    p.isa = &isa;
+    p.instrs = g.instrs;
+    p.memmap = g.memmap();
+    p.ddr_init = g.ddr_image;
+    p.config = g.npu;
+    programs.push_back(std::move(p));
+  }
+  return programs;
+}
+
+TEST(ScModel, RtlVariantNamesRoundTripAndUnknownNamesAreErrors) {
+  EXPECT_EQ(rtl_variant_from_name("none"), RtlVariant::None);
+  EXPECT_GE(rtl_variants().size(), 6u);
+  for (const RtlVariantInfo& v : rtl_variants()) {
+    EXPECT_EQ(rtl_variant_from_name(v.name), v.variant);
+    EXPECT_EQ(to_string(v.variant), v.name);
+    EXPECT_FALSE(v.summary.empty());
+  }
+  try {
+    rtl_variant_from_name("rtl_nope");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("rtl_mac_sign"), std::string::npos) << e.what();
+  }
+}
+
+// Each planted RTL variant, side by side with the correct RTL on the same short generated
+// programs (plus the bank-collision programs above for the arbitration bug): the correct RTL
+// is clean and matches the golden DDR; the variant fails the golden compare or an rtl check.
+class PlantedRtlVariant : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PlantedRtlVariant, FailsTheGoldenOrRtlCheckAndTheCorrectRtlPasses) {
+  REQUIRE_FRESH_PROCESS();
+  const RtlVariant variant = rtl_variant_from_name(GetParam());
+  if (variant == RtlVariant::DecoderField && !rtl_decoder_available()) GTEST_SKIP() << "no RTL decoder";
+  std::vector<Program> programs = generated_programs(3, 120);
+  for (int d = 0; d < 4; ++d) {  // a load writing while a store reads: bank collisions
+    programs.push_back(make_program(
+        ".equ %s, 0x0000\n.equ %t, 0x1000\n"
+        "load %s, ddr:0x0, rows=1, row_bytes=4096, stride=4096, signal=store\n"
+        "load %t+" + std::to_string(16 * d) + ", ddr:0x1000, rows=1, row_bytes=4096, stride=4096\n"
+        "store ddr:0x4000, %s, rows=1, row_bytes=4096, stride=4096, wait=load\n"
+        "halt\n",
+        {buf("s", 0x0000, 4096, 0, 2), buf("t", 0x1000, 4096 + 128, 1, 1)}, 0x2000, 20 + d));
+  }
+  std::vector<std::unique_ptr<Checkers>> checks;
+  std::vector<ScJob> jobs;
+  for (const Program& p : programs) {
+    for (RtlVariant v : {RtlVariant::None, variant}) {
+      checks.push_back(std::make_unique<Checkers>(p, sem()));
+      ScOptions o;
+      o.sram = SramModel::Rtl;
+      o.rtl_variant = v;
+      jobs.push_back({&p, checks.back().get(), o});
+    }
+  }
+  const auto out = run_together(sem(), jobs);
+  size_t caught = 0;
+  uint64_t tiles = 0;
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    const Program& p = *jobs[k].program;
+    const bool planted = k % 2 == 1;
+    const bool golden_ok = check_ddr(p, sem(), golden_ddr(p), out[k].result.ddr, "golden", *checks[k]);
+    tiles += out[k].stats.compute_tiles;
+    if (!planted) {
+      SCOPED_TRACE(p.name + " correct RTL");
+      EXPECT_TRUE(out[k].result.completed);
+      EXPECT_TRUE(golden_ok);
+      EXPECT_TRUE(checks[k]->clean()) << checks[k]->summary();
+      EXPECT_EQ(out[k].stats.monitor_errors, 0u);
+    } else if (!golden_ok || !checks[k]->clean()) {
+      ++caught;
+    }
+  }
+  EXPECT_GT(tiles, 0u) << "no GEMM/ELTWISE went through the RTL compute unit";
+  EXPECT_GT(caught, 0u) << GetParam() << " survived every program";
+}
+
+INSTANTIATE_TEST_SUITE_P(ScModel, PlantedRtlVariant,
+                         ::testing::Values("rtl_decoder_field", "rtl_spad_stuck_bit", "rtl_bank_conflict",
+                                           "rtl_mac_sign", "rtl_no_saturation", "rtl_requant_round"));
+
+// A queue waits for a token nobody sends: the watchdog (deadlock_cycles from the NPU config)
+// reports a `deadlock` naming the waiting queue and the token, and the run is incomplete;
+// with the RTL clock running the kernel never runs out of events, so only the watchdog ends it.
+TEST(ScModel, WatchdogReportsATokenDeadlockNamingTheQueueAndToken) {
+  REQUIRE_FRESH_PROCESS();
+  Program p = make_program(gemm_program(0x000, 0x080, 0x100, "wait=load, signal=store", "wait=compute", "signal=none"),
+                           gemm_buffers());
+  p.config.deadlock_cycles = 5000;
+  Checkers tlm_checks(p, sem()), rtl_checks(p, sem());
+  ScOptions tlm, rtl;
+  rtl.sram = SramModel::Rtl;
+  const std::vector<ScJob> jobs = {{&p, &tlm_checks, tlm}, {&p, &rtl_checks, rtl}};
+  const auto out = run_together(sem(), jobs);
+  for (size_t k = 0; k < 2; ++k) {
+    const Checkers& c = k ? rtl_checks : tlm_checks;
+    SCOPED_TRACE(k ? "rtl" : "tlm");
+    EXPECT_FALSE(out[k].result.completed);
+    const Finding* watchdog = nullptr;
+    for (const Finding& f : c.findings())
+      if (f.kind == FindingKind::Deadlock && f.detail.find("watchdog") != std::string::npos) watchdog = &f;
+    ASSERT_NE(watchdog, nullptr) << c.summary();
+    EXPECT_NE(watchdog->detail.find("no instruction retired for 5000 cycles"), std::string::npos) << watchdog->detail;
+    EXPECT_NE(watchdog->detail.find("gemm waits for a token from load"), std::string::npos) << watchdog->detail;
+    EXPECT_NE(watchdog->detail.find("dispatch at"), std::string::npos) << watchdog->detail;
+  }
+}
+
 TEST(ScModel, ASecondSimulationInOneProcessIsRefused) {
   REQUIRE_FRESH_PROCESS();
   const Program p = make_program(gemm_program(), gemm_buffers());

@@ -90,5 +90,23 @@ TEST(CliSim, BadInputIsAnErrorNamingTheFile) {
   EXPECT_EQ(run_cli("sim").code, 2);  // usage error
 }
 
+
+// A queue waiting for a token nobody sends, with the RTL clock running: the model's watchdog
+// (deadlock_cycles of the NPU config) ends the run with a `deadlock` finding and exit 1.
+TEST(CliSim, RtlDeadlockIsAFindingAndExitsOne) {
+  Files files;
+  const Program p =
+      make_program(gemm_program(0x000, 0x080, 0x100, "wait=load, signal=store", "wait=compute", "signal=none"),
+                   gemm_buffers());
+  std::string args = files.write("stuck", p);
+  args = args.substr(0, args.rfind(" --backend")) + " --rtl";
+  const CliRun r = run_cli(args);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(r.out.rfind("FAIL stuck:", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("run stopped early (deadlock)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("watchdog: no instruction retired for 100000 cycles"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("#2 gemm waits for a token from load"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace npuforge::sim
