@@ -7,7 +7,9 @@
 //              a max-upper segment tree over the buffers sorted by lower, O((k + 1) log n).
 //   GapIndex   gives the union of the offset ranges of the placed buffers whose lifetimes meet
 //              a query lifetime, merged into disjoint intervals, without listing the buffers:
-//              a segment tree over time whose nodes keep merged offset-interval sets.
+//              a segment tree over time whose nodes keep merged offset-interval sets; the
+//              nodes of one level also keep the union of their ancestors' sets (long-lived
+//              buffers), which short queries would otherwise gather set by set.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -48,7 +50,9 @@ class LiveIndex {
 class GapIndex {
  public:
   // Time coordinates come from every non-empty lifetime of `buffers`.
-  explicit GapIndex(const std::vector<PlanBuffer>& buffers);
+  // cached_height: the tree level whose nodes keep the union of their own and their
+  // ancestors' cover sets (see occupied()); a parameter so that tests reach it on small trees.
+  explicit GapIndex(const std::vector<PlanBuffer>& buffers, int cached_height = 8);
   // Marks bytes [seg.lo, seg.hi) as used during `life` (non-empty lifetime, non-empty range).
   void insert(Lifespan life, Segment seg);
   // The bytes used at some time of `life` (non-empty), as sorted disjoint intervals with
@@ -61,6 +65,22 @@ class GapIndex {
   bool inside(size_t node, int height, size_t first, size_t last) const;
   void add(std::vector<int32_t>& sets, size_t node, Segment seg);
   static void add_to(Set& set, Segment seg);
+  const Set& path_union(size_t node) const;  // of a node at cached_height_, recomputed if stale
+  // `out` = the union of two sorted lists of disjoint intervals, touching ones joined.
+  static void join_union(const std::vector<Segment>& a, const std::vector<Segment>& b,
+                         std::vector<Segment>& out);
+  // Merges the sorted runs of `scratch` (ending at `runs`) into `out`, joined; `tmp` is spare.
+  static void merge_runs(std::vector<Segment>& scratch, std::vector<Segment>& tmp,
+                         std::vector<size_t>& runs, std::vector<Segment>& out);
+
+  // The union of the cover sets of a node at cached_height_ and of all its ancestors: the
+  // sets of long-lived buffers that every short query below the node would gather one by one
+  // (most of the gathered volume on traces). Stale once one of those sets changes.
+  struct PathUnion {
+    bool valid = false;
+    uint32_t at = 0;  // inserts_ when computed
+    Set set;
+  };
 
   std::vector<TimeValue> coords_;   // sorted distinct lifetime ends; slot s = [coords_[s], coords_[s+1])
   size_t leaves_ = 1;               // power of two >= slot count
@@ -69,6 +89,12 @@ class GapIndex {
   std::vector<Set> pool_;           // the sets, allocated on first use
   mutable std::vector<Segment> scratch_, merged_;  // occupied(): the gathered sets
   mutable std::vector<size_t> runs_;                // ends of the sorted runs in scratch_
+  int cached_height_ = 8;
+  uint32_t inserts_ = 0;
+  std::vector<uint32_t> changed_;                   // node -> inserts_ when cover_ last changed
+  mutable std::vector<PathUnion> path_unions_;      // nodes at cached_height_, left to right
+  mutable std::vector<Segment> path_scratch_;       // take_path_union(): the gathered sets
+  mutable std::vector<size_t> path_runs_;
 };
 
 // ---------------------------------------------------------------------------------------
