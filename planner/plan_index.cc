@@ -46,7 +46,6 @@ GapIndex::GapIndex(const std::vector<PlanBuffer>& buffers, int cached_height) : 
   leaves_ = power_of_two_at_least(std::max<size_t>(1, coords_.size()));
   cover_.assign(2 * leaves_, -1);
   below_.assign(2 * leaves_, -1);
-  changed_.assign(2 * leaves_, 0);
   if (cached_height_ >= 0 && (size_t(1) << cached_height_) <= leaves_)
     path_unions_.resize(leaves_ >> cached_height_);
 }
@@ -96,10 +95,9 @@ void GapIndex::insert(Lifespan life, Segment seg) {
   const auto [first, last] = slots(life);
   if (first >= last || seg.lo >= seg.hi) return;
   // Canonical nodes: the maximal nodes inside [first, last).
-  ++inserts_;
-  for (size_t lo = first + leaves_, hi = last + leaves_; lo < hi; lo >>= 1, hi >>= 1) {
-    if (lo & 1) changed_[lo] = inserts_, add(cover_, lo++, seg);
-    if (hi & 1) changed_[--hi] = inserts_, add(cover_, hi, seg);
+  for (size_t lo = first + leaves_, hi = last + leaves_, h = 0; lo < hi; lo >>= 1, hi >>= 1, ++h) {
+    if (lo & 1) add(cover_, lo, seg), add_to_path_unions(lo, int(h), seg), ++lo;
+    if (hi & 1) --hi, add(cover_, hi, seg), add_to_path_unions(hi, int(h), seg);
   }
   // Their strict ancestors are the nodes overlapping [first, last) without lying inside it,
   // all on the paths from the two boundary leaves to the root.
@@ -134,7 +132,7 @@ void GapIndex::occupied(Lifespan life, std::vector<Segment>& out) const {
   const bool cached = !path_unions_.empty();
   const Set* aside = nullptr;
   auto take_union = [&](size_t node) {
-    const Set& u = path_union(node);
+    const Set& u = path_unions_[node - (leaves_ >> cached_height_)];
     if (!aside) {
       aside = &u;
     } else if (!u.empty()) {
@@ -172,24 +170,12 @@ void GapIndex::join_union(const std::vector<Segment>& a, const std::vector<Segme
   }
 }
 
-const GapIndex::Set& GapIndex::path_union(size_t node) const {
-  PathUnion& u = path_unions_[node - (leaves_ >> cached_height_)];
-  bool valid = u.valid;
-  for (size_t a = node; valid && a >= 1; a >>= 1) valid = changed_[a] <= u.at;
-  if (!valid) {
-    path_scratch_.clear();
-    path_runs_.clear();
-    for (size_t a = node; a >= 1; a >>= 1)
-      if (cover_[a] >= 0 && !pool_[size_t(cover_[a])].empty()) {
-        const Set& s = pool_[size_t(cover_[a])];
-        path_scratch_.insert(path_scratch_.end(), s.begin(), s.end());
-        path_runs_.push_back(path_scratch_.size());
-      }
-    merge_runs(path_scratch_, merged_, path_runs_, u.set);
-    u.valid = true;
-    u.at = inserts_;
-  }
-  return u.set;
+// A cover set at or above cached_height_ belongs to the path unions of the nodes below it.
+void GapIndex::add_to_path_unions(size_t node, int height, Segment seg) {
+  if (path_unions_.empty() || height < cached_height_) return;
+  const int down = height - cached_height_;
+  const size_t level_start = leaves_ >> cached_height_;
+  for (size_t d = node << down, end = (node + 1) << down; d < end; ++d) add_to(path_unions_[d - level_start], seg);
 }
 
 void GapIndex::merge_runs(std::vector<Segment>& scratch, std::vector<Segment>& tmp,

@@ -52,7 +52,7 @@ class GapIndex {
   // Time coordinates come from every non-empty lifetime of `buffers`.
   // cached_height: the tree level whose nodes keep the union of their own and their
   // ancestors' cover sets (see occupied()); a parameter so that tests reach it on small trees.
-  explicit GapIndex(const std::vector<PlanBuffer>& buffers, int cached_height = 8);
+  explicit GapIndex(const std::vector<PlanBuffer>& buffers, int cached_height = 6);
   // Marks bytes [seg.lo, seg.hi) as used during `life` (non-empty lifetime, non-empty range).
   void insert(Lifespan life, Segment seg);
   // The bytes used at some time of `life` (non-empty), as sorted disjoint intervals with
@@ -65,7 +65,7 @@ class GapIndex {
   bool inside(size_t node, int height, size_t first, size_t last) const;
   void add(std::vector<int32_t>& sets, size_t node, Segment seg);
   static void add_to(Set& set, Segment seg);
-  const Set& path_union(size_t node) const;  // of a node at cached_height_, recomputed if stale
+  void add_to_path_unions(size_t node, int height, Segment seg);
   // `out` = the union of two sorted lists of disjoint intervals, touching ones joined.
   static void join_union(const std::vector<Segment>& a, const std::vector<Segment>& b,
                          std::vector<Segment>& out);
@@ -73,14 +73,6 @@ class GapIndex {
   static void merge_runs(std::vector<Segment>& scratch, std::vector<Segment>& tmp,
                          std::vector<size_t>& runs, std::vector<Segment>& out);
 
-  // The union of the cover sets of a node at cached_height_ and of all its ancestors: the
-  // sets of long-lived buffers that every short query below the node would gather one by one
-  // (most of the gathered volume on traces). Stale once one of those sets changes.
-  struct PathUnion {
-    bool valid = false;
-    uint32_t at = 0;  // inserts_ when computed
-    Set set;
-  };
 
   std::vector<TimeValue> coords_;   // sorted distinct lifetime ends; slot s = [coords_[s], coords_[s+1])
   size_t leaves_ = 1;               // power of two >= slot count
@@ -89,12 +81,11 @@ class GapIndex {
   std::vector<Set> pool_;           // the sets, allocated on first use
   mutable std::vector<Segment> scratch_, merged_;  // occupied(): the gathered sets
   mutable std::vector<size_t> runs_;                // ends of the sorted runs in scratch_
-  int cached_height_ = 8;
-  uint32_t inserts_ = 0;
-  std::vector<uint32_t> changed_;                   // node -> inserts_ when cover_ last changed
-  mutable std::vector<PathUnion> path_unions_;      // nodes at cached_height_, left to right
-  mutable std::vector<Segment> path_scratch_;       // take_path_union(): the gathered sets
-  mutable std::vector<size_t> path_runs_;
+  // Node d at cached_height_ -> the union of the cover sets of d and of all its ancestors:
+  // the long-lived buffers that every short query below d would gather set by set (most of
+  // the gathered volume on traces). Kept up to date by insert().
+  int cached_height_ = 6;
+  std::vector<Set> path_unions_;  // left to right
 };
 
 // ---------------------------------------------------------------------------------------
