@@ -73,7 +73,6 @@ class GapIndex {
   static void merge_runs(std::vector<Segment>& scratch, std::vector<Segment>& tmp,
                          std::vector<size_t>& runs, std::vector<Segment>& out);
 
-
   std::vector<TimeValue> coords_;   // sorted distinct lifetime ends; slot s = [coords_[s], coords_[s+1])
   size_t leaves_ = 1;               // power of two >= slot count
   std::vector<int32_t> cover_;      // node -> set of buffers spanning the node's whole range
@@ -83,7 +82,8 @@ class GapIndex {
   mutable std::vector<size_t> runs_;                // ends of the sorted runs in scratch_
   // Node d at cached_height_ -> the union of the cover sets of d and of all its ancestors:
   // the long-lived buffers that every short query below d would gather set by set (most of
-  // the gathered volume on traces). Kept up to date by insert().
+  // the gathered volume on traces). Kept up to date by insert(): a buffer covering a node at
+  // height h >= cached_height_ is added to 2^(h - cached_height_) unions.
   int cached_height_ = 6;
   std::vector<Set> path_unions_;  // left to right
 };
