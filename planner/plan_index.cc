@@ -35,7 +35,8 @@ void LiveIndex::activate(int buffer) {
     max_upper_[v] = upper;
 }
 
-GapIndex::GapIndex(const std::vector<PlanBuffer>& buffers, int cached_height) : cached_height_(cached_height) {
+GapIndex::GapIndex(const std::vector<PlanBuffer>& buffers, int cached_height, int cached_levels)
+    : cached_height_(cached_height), cached_levels_(cached_levels) {
   for (const auto& b : buffers)
     if (b.lifespan.lower < b.lifespan.upper) {
       coords_.push_back(b.lifespan.lower);
@@ -126,8 +127,8 @@ void GapIndex::occupied(Lifespan life, std::vector<Segment>& out) const {
     if (hi & 1) --hi, take(cover_[hi]), take(below_[hi]);
   }
   // The boundary paths' nodes not inside: a path meeting a node at cached_height_ that is
-  // not inside takes that node's path union instead of the cover sets from there up (the
-  // other path may still take some of them again: the union does not mind).
+  // not inside takes that node's path union instead of the cover sets of the levels it holds
+  // (the other path may still take some of them again: the union does not mind).
   // The first path union, the longest run, is not copied: it joins the merged rest at the end.
   const bool cached = !path_unions_.empty();
   const Set* aside = nullptr;
@@ -144,11 +145,12 @@ void GapIndex::occupied(Lifespan life, std::vector<Segment>& out) const {
   int height = 0;
   for (size_t v = first + leaves_, w = last - 1 + leaves_; v >= 1; v >>= 1, w >>= 1, ++height) {
     const bool at_cache = cached && height == cached_height_;
-    if (!v_done && !inside(v, height, first, last)) {
+    const bool in_union = height > cached_height_ && height <= cached_height_ + cached_levels_;
+    if (!(v_done && in_union) && !inside(v, height, first, last)) {
       if (at_cache) take_union(v), v_done = true;
       else take(cover_[v]);
     }
-    if (w != v && !w_done && !inside(w, height, first, last)) {
+    if (w != v && !(w_done && in_union) && !inside(w, height, first, last)) {
       if (at_cache) take_union(w), w_done = true;
       else take(cover_[w]);
     }
@@ -172,7 +174,7 @@ void GapIndex::join_union(const std::vector<Segment>& a, const std::vector<Segme
 
 // A cover set at or above cached_height_ belongs to the path unions of the nodes below it.
 void GapIndex::add_to_path_unions(size_t node, int height, Segment seg) {
-  if (path_unions_.empty() || height < cached_height_) return;
+  if (path_unions_.empty() || height < cached_height_ || height > cached_height_ + cached_levels_) return;
   const int down = height - cached_height_;
   const size_t level_start = leaves_ >> cached_height_;
   for (size_t d = node << down, end = (node + 1) << down; d < end; ++d) add_to(path_unions_[d - level_start], seg);

@@ -50,9 +50,10 @@ class LiveIndex {
 class GapIndex {
  public:
   // Time coordinates come from every non-empty lifetime of `buffers`.
-  // cached_height: the tree level whose nodes keep the union of their own and their
-  // ancestors' cover sets (see occupied()); a parameter so that tests reach it on small trees.
-  explicit GapIndex(const std::vector<PlanBuffer>& buffers, int cached_height = 6);
+  // cached_height: the tree level whose nodes keep the union of their own cover set and
+  // those of their ancestors up to cached_levels levels higher (see path_unions_);
+  // parameters so that tests reach them on small trees.
+  explicit GapIndex(const std::vector<PlanBuffer>& buffers, int cached_height = 6, int cached_levels = 8);
   // Marks bytes [seg.lo, seg.hi) as used during `life` (non-empty lifetime, non-empty range).
   void insert(Lifespan life, Segment seg);
   // The bytes used at some time of `life` (non-empty), as sorted disjoint intervals with
@@ -80,11 +81,12 @@ class GapIndex {
   std::vector<Set> pool_;           // the sets, allocated on first use
   mutable std::vector<Segment> scratch_, merged_;  // occupied(): the gathered sets
   mutable std::vector<size_t> runs_;                // ends of the sorted runs in scratch_
-  // Node d at cached_height_ -> the union of the cover sets of d and of all its ancestors:
-  // the long-lived buffers that every short query below d would gather set by set (most of
-  // the gathered volume on traces). Kept up to date by insert(): a buffer covering a node at
-  // height h >= cached_height_ is added to 2^(h - cached_height_) unions.
-  int cached_height_ = 6;
+  // Node d at cached_height_ -> the union of the cover sets of d and of its ancestors up to
+  // cached_levels_ levels higher: the long-lived buffers that every short query below d would
+  // gather set by set (most of the gathered volume on traces). Kept up to date by insert():
+  // a buffer covering a node at height h is added to 2^(h - cached_height_) unions, at most
+  // 2^cached_levels_ (the higher sets are few and gathered one by one).
+  int cached_height_ = 6, cached_levels_ = 8;
   std::vector<Set> path_unions_;  // left to right
 };
 

@@ -78,15 +78,15 @@ TEST(LiveIndex, ListsExactlyTheActiveBuffersThatMeetALifetime) {
 }
 
 // Brute force: the bytes of the inserted ranges whose lifetimes meet each query, joined.
-// The path-union cache sits at a random tree level, so queries reuse it and see it go stale
-// as inserts land on the path. Short ranges over a wide span give many disjoint intervals
+// The path unions sit at a random tree level and hold a random number of levels above it. Short ranges over a wide span give many disjoint intervals
 // per set; long ones nest many intervals of other sets inside one.
 void check_occupied_against_brute_force(uint64_t seed, int problems, int max_size, int64_t max_lo) {
   Rng rng(seed);
   for (int k = 0; k < problems; ++k) {
     const PlanProblem p = random_problem(rng, 40, 30, max_size, false);
     const int cached_height = int(rng.range(0, 6));  // 6: above most of these trees (none cached)
-    GapIndex index(p.buffers, cached_height);
+    const int cached_levels = int(rng.range(0, 6));
+    GapIndex index(p.buffers, cached_height, cached_levels);
     std::vector<std::pair<Lifespan, Segment>> inserted;
     for (const auto& b : p.buffers) {
       const uint64_t lo = uint64_t(rng.range(0, max_lo));
@@ -106,7 +106,8 @@ void check_occupied_against_brute_force(uint64_t seed, int problems, int max_siz
           if (!want.empty() && want.back().hi == x) ++want.back().hi;
           else want.push_back({x, x + 1});
         }
-      ASSERT_EQ(got, want) << "seed " << seed << " problem " << k << " cached height " << cached_height;
+      ASSERT_EQ(got, want) << "seed " << seed << " problem " << k << " cached height " << cached_height
+                           << " levels " << cached_levels;
     }
   }
 }
