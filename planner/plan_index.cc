@@ -35,7 +35,8 @@ void LiveIndex::activate(int buffer) {
     max_upper_[v] = upper;
 }
 
-GapIndex::GapIndex(const std::vector<PlanBuffer>& buffers) {
+GapIndex::GapIndex(const std::vector<PlanBuffer>& buffers, int cached_height, int cached_levels)
+    : cached_height_(cached_height), cached_levels_(cached_levels) {
   for (const auto& b : buffers)
     if (b.lifespan.lower < b.lifespan.upper) {
       coords_.push_back(b.lifespan.lower);
@@ -46,6 +47,8 @@ GapIndex::GapIndex(const std::vector<PlanBuffer>& buffers) {
   leaves_ = power_of_two_at_least(std::max<size_t>(1, coords_.size()));
   cover_.assign(2 * leaves_, -1);
   below_.assign(2 * leaves_, -1);
+  if (cached_height_ >= 0 && (size_t(1) << cached_height_) <= leaves_)
+    path_unions_.resize(leaves_ >> cached_height_);
 }
 
 // The slots [first, last) meeting `life`: slot s meets it iff coords_[s] < upper and
@@ -93,9 +96,9 @@ void GapIndex::insert(Lifespan life, Segment seg) {
   const auto [first, last] = slots(life);
   if (first >= last || seg.lo >= seg.hi) return;
   // Canonical nodes: the maximal nodes inside [first, last).
-  for (size_t lo = first + leaves_, hi = last + leaves_; lo < hi; lo >>= 1, hi >>= 1) {
-    if (lo & 1) add(cover_, lo++, seg);
-    if (hi & 1) add(cover_, --hi, seg);
+  for (size_t lo = first + leaves_, hi = last + leaves_, h = 0; lo < hi; lo >>= 1, hi >>= 1, ++h) {
+    if (lo & 1) add(cover_, lo, seg), add_to_path_unions(lo, int(h), seg), ++lo;
+    if (hi & 1) --hi, add(cover_, hi, seg), add_to_path_unions(hi, int(h), seg);
   }
   // Their strict ancestors are the nodes overlapping [first, last) without lying inside it,
   // all on the paths from the two boundary leaves to the root.
@@ -123,25 +126,77 @@ void GapIndex::occupied(Lifespan life, std::vector<Segment>& out) const {
     if (lo & 1) take(cover_[lo]), take(below_[lo]), ++lo;
     if (hi & 1) --hi, take(cover_[hi]), take(below_[hi]);
   }
+  // The boundary paths' nodes not inside: a path meeting a node at cached_height_ that is
+  // not inside takes that node's path union instead of the cover sets of the levels it holds
+  // (the other path may still take some of them again: the union does not mind).
+  // The first path union, the longest run, is not copied: it joins the merged rest at the end.
+  const bool cached = !path_unions_.empty();
+  const Set* aside = nullptr;
+  auto take_union = [&](size_t node) {
+    const Set& u = path_unions_[node - (leaves_ >> cached_height_)];
+    if (!aside) {
+      aside = &u;
+    } else if (!u.empty()) {
+      scratch_.insert(scratch_.end(), u.begin(), u.end());
+      runs_.push_back(scratch_.size());
+    }
+  };
+  bool v_done = false, w_done = false;
   int height = 0;
   for (size_t v = first + leaves_, w = last - 1 + leaves_; v >= 1; v >>= 1, w >>= 1, ++height) {
-    if (!inside(v, height, first, last)) take(cover_[v]);
-    if (w != v && !inside(w, height, first, last)) take(cover_[w]);
+    const bool at_cache = cached && height == cached_height_;
+    const bool in_union = height > cached_height_ && height <= cached_height_ + cached_levels_;
+    if (!(v_done && in_union) && !inside(v, height, first, last)) {
+      if (at_cache) take_union(v), v_done = true;
+      else take(cover_[v]);
+    }
+    if (w != v && !(w_done && in_union) && !inside(w, height, first, last)) {
+      if (at_cache) take_union(w), w_done = true;
+      else take(cover_[w]);
+    }
   }
+  merge_runs(scratch_, merged_, runs_, out);
+  if (aside && !aside->empty()) {
+    join_union(out, *aside, merged_);
+    std::swap(out, merged_);
+  }
+}
+
+void GapIndex::join_union(const std::vector<Segment>& a, const std::vector<Segment>& b,
+                          std::vector<Segment>& out) {
+  out.clear();
+  for (size_t i = 0, j = 0; i < a.size() || j < b.size();) {
+    const Segment& s = j == b.size() || (i < a.size() && a[i].lo <= b[j].lo) ? a[i++] : b[j++];
+    if (!out.empty() && s.lo <= out.back().hi) out.back().hi = std::max(out.back().hi, s.hi);
+    else out.push_back(s);
+  }
+}
+
+// A cover set at or above cached_height_ belongs to the path unions of the nodes below it.
+void GapIndex::add_to_path_unions(size_t node, int height, Segment seg) {
+  if (path_unions_.empty() || height < cached_height_ || height > cached_height_ + cached_levels_) return;
+  const int down = height - cached_height_;
+  const size_t level_start = leaves_ >> cached_height_;
+  for (size_t d = node << down, end = (node + 1) << down; d < end; ++d) add_to(path_unions_[d - level_start], seg);
+}
+
+void GapIndex::merge_runs(std::vector<Segment>& scratch, std::vector<Segment>& tmp,
+                          std::vector<size_t>& runs, std::vector<Segment>& out) {
+  out.clear();
   auto by_lo = [](const Segment& a, const Segment& b) { return a.lo < b.lo; };
-  std::vector<Segment>* from = &scratch_;
-  std::vector<Segment>* to = &merged_;
-  while (runs_.size() > 1) {
+  std::vector<Segment>* from = &scratch;
+  std::vector<Segment>* to = &tmp;
+  while (runs.size() > 1) {
     to->resize(from->size());
     size_t begin = 0, kept = 0;
-    for (size_t r = 0; r < runs_.size(); r += 2) {
-      const size_t mid = runs_[r], end = r + 1 < runs_.size() ? runs_[r + 1] : mid;
+    for (size_t r = 0; r < runs.size(); r += 2) {
+      const size_t mid = runs[r], end = r + 1 < runs.size() ? runs[r + 1] : mid;
       std::merge(from->begin() + long(begin), from->begin() + long(mid), from->begin() + long(mid),
                  from->begin() + long(end), to->begin() + long(begin), by_lo);
-      runs_[kept++] = end;
+      runs[kept++] = end;
       begin = end;
     }
-    runs_.resize(kept);
+    runs.resize(kept);
     std::swap(from, to);
   }
   for (const Segment& s : *from) {

@@ -7,7 +7,9 @@
 //              a max-upper segment tree over the buffers sorted by lower, O((k + 1) log n).
 //   GapIndex   gives the union of the offset ranges of the placed buffers whose lifetimes meet
 //              a query lifetime, merged into disjoint intervals, without listing the buffers:
-//              a segment tree over time whose nodes keep merged offset-interval sets.
+//              a segment tree over time whose nodes keep merged offset-interval sets; the
+//              nodes of one level also keep the union of their ancestors' sets (long-lived
+//              buffers), which short queries would otherwise gather set by set.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -48,7 +50,10 @@ class LiveIndex {
 class GapIndex {
  public:
   // Time coordinates come from every non-empty lifetime of `buffers`.
-  explicit GapIndex(const std::vector<PlanBuffer>& buffers);
+  // cached_height: the tree level whose nodes keep the union of their own cover set and
+  // those of their ancestors up to cached_levels levels higher (see path_unions_);
+  // parameters so that tests reach them on small trees.
+  explicit GapIndex(const std::vector<PlanBuffer>& buffers, int cached_height = 6, int cached_levels = 8);
   // Marks bytes [seg.lo, seg.hi) as used during `life` (non-empty lifetime, non-empty range).
   void insert(Lifespan life, Segment seg);
   // The bytes used at some time of `life` (non-empty), as sorted disjoint intervals with
@@ -61,6 +66,13 @@ class GapIndex {
   bool inside(size_t node, int height, size_t first, size_t last) const;
   void add(std::vector<int32_t>& sets, size_t node, Segment seg);
   static void add_to(Set& set, Segment seg);
+  void add_to_path_unions(size_t node, int height, Segment seg);
+  // `out` = the union of two sorted lists of disjoint intervals, touching ones joined.
+  static void join_union(const std::vector<Segment>& a, const std::vector<Segment>& b,
+                         std::vector<Segment>& out);
+  // Merges the sorted runs of `scratch` (ending at `runs`) into `out`, joined; `tmp` is spare.
+  static void merge_runs(std::vector<Segment>& scratch, std::vector<Segment>& tmp,
+                         std::vector<size_t>& runs, std::vector<Segment>& out);
 
   std::vector<TimeValue> coords_;   // sorted distinct lifetime ends; slot s = [coords_[s], coords_[s+1])
   size_t leaves_ = 1;               // power of two >= slot count
@@ -69,6 +81,13 @@ class GapIndex {
   std::vector<Set> pool_;           // the sets, allocated on first use
   mutable std::vector<Segment> scratch_, merged_;  // occupied(): the gathered sets
   mutable std::vector<size_t> runs_;                // ends of the sorted runs in scratch_
+  // Node d at cached_height_ -> the union of the cover sets of d and of its ancestors up to
+  // cached_levels_ levels higher: the long-lived buffers that every short query below d would
+  // gather set by set (most of the gathered volume on traces). Kept up to date by insert():
+  // a buffer covering a node at height h is added to 2^(h - cached_height_) unions, at most
+  // 2^cached_levels_ (the higher sets are few and gathered one by one).
+  int cached_height_ = 6, cached_levels_ = 8;
+  std::vector<Set> path_unions_;  // left to right
 };
 
 // ---------------------------------------------------------------------------------------

@@ -77,21 +77,26 @@ TEST(LiveIndex, ListsExactlyTheActiveBuffersThatMeetALifetime) {
   }
 }
 
-TEST(GapIndex, OccupiedIsTheMergedUnionOverTheLifetime) {
-  Rng rng(4);
-  for (int k = 0; k < 200; ++k) {
-    const PlanProblem p = random_problem(rng, 40, 30, 16, false);
-    GapIndex index(p.buffers);
+// Brute force: the bytes of the inserted ranges whose lifetimes meet each query, joined.
+// The path unions sit at a random tree level and hold a random number of levels above it. Short ranges over a wide span give many disjoint intervals
+// per set; long ones nest many intervals of other sets inside one.
+void check_occupied_against_brute_force(uint64_t seed, int problems, int max_size, int64_t max_lo) {
+  Rng rng(seed);
+  for (int k = 0; k < problems; ++k) {
+    const PlanProblem p = random_problem(rng, 40, 30, max_size, false);
+    const int cached_height = int(rng.range(0, 6));  // 6: above most of these trees (none cached)
+    const int cached_levels = int(rng.range(0, 6));
+    GapIndex index(p.buffers, cached_height, cached_levels);
     std::vector<std::pair<Lifespan, Segment>> inserted;
     for (const auto& b : p.buffers) {
-      const uint64_t lo = uint64_t(rng.range(0, 64));
+      const uint64_t lo = uint64_t(rng.range(0, max_lo));
       const Segment s{lo, lo + b.size.value};
       index.insert(b.lifespan, s);
       inserted.emplace_back(b.lifespan, s);
       const auto& q = p.buffers[size_t(rng.below(p.buffers.size()))].lifespan;
       std::vector<Segment> got;
       index.occupied(q, got);
-      std::vector<bool> used(200, false);
+      std::vector<bool> used(256, false);
       for (const auto& [life, seg] : inserted)
         if (life.intersects(q))
           for (uint64_t x = seg.lo; x < seg.hi; ++x) used[x] = true;
@@ -101,9 +106,16 @@ TEST(GapIndex, OccupiedIsTheMergedUnionOverTheLifetime) {
           if (!want.empty() && want.back().hi == x) ++want.back().hi;
           else want.push_back({x, x + 1});
         }
-      ASSERT_EQ(got, want) << "problem " << k;
+      ASSERT_EQ(got, want) << "seed " << seed << " problem " << k << " cached height " << cached_height
+                           << " levels " << cached_levels;
     }
   }
+}
+
+TEST(GapIndex, OccupiedIsTheMergedUnionOverTheLifetime) {
+  check_occupied_against_brute_force(4, 200, 16, 64);
+  check_occupied_against_brute_force(5, 1000, 4, 180);   // small, mostly disjoint ranges
+  check_occupied_against_brute_force(6, 1000, 100, 90);  // wide ranges covering many others
 }
 
 TEST(GreedySize, SamePlacementsAsTheScanOfEveryEarlierBuffer) {
