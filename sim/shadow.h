@@ -28,10 +28,18 @@ class BufferIndex {
   }
 
  private:
-  struct Unit {
-    std::vector<int32_t> ids;        // buffers touching this unit, sorted by `first`
-    std::vector<int64_t> max_last;   // prefix maximum of `last` over ids
+  struct Entry {
+    int64_t first;     // the buffer's, copied here so that a search loads no buffer
+    int64_t max_last;  // prefix maximum of `last` over the unit's entries up to this one
+    int32_t id;
   };
+  struct Unit {
+    std::vector<Entry> entries;  // buffers touching this unit, sorted by `first`
+    // Where the last search ended: checkers ask in (roughly) increasing instruction order,
+    // so the next answer is usually here or a step or two on (no binary search, no misses).
+    mutable uint32_t hint = 0;
+  };
+  static size_t born_by(const Unit& u, int64_t instr);  // entries with first <= instr
   const Unit* unit(uint64_t addr) const;
   template <typename F>
   void stab(const Unit& u, int64_t instr, F&& f) const;
