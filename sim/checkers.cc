@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <memory_resource>
 #include <queue>
 #include <set>
 #include <span>
@@ -83,7 +84,7 @@ struct Checkers::Shadow {
     return {cand_ids.data() + cand_begin[b], cand_ids.data() + cand_begin[b + 1]};
   }
   // Makes a writer segment start at `x`; returns it.
-  std::map<uint64_t, int32_t>::iterator split(uint64_t x) {
+  std::pmr::map<uint64_t, int32_t>::iterator split(uint64_t x) {
     auto it = written_by.lower_bound(x);
     if (it != written_by.end() && it->first == x) return it;
     return written_by.emplace_hint(it, x, std::prev(it)->second);
@@ -100,7 +101,8 @@ struct Checkers::Shadow {
   BufferIndex index;
   // Per SRAM byte range, the buffer that last wrote it: segment [key, next key) -> buffer
   // (kNone: never written); the last key is the end sentinel. Whole extents at a time, not bytes.
-  std::map<uint64_t, int32_t> written_by;
+  std::pmr::unsynchronized_pool_resource pool;  // before written_by: its nodes live here
+  std::pmr::map<uint64_t, int32_t> written_by{&pool};
   std::vector<std::pair<int64_t, int32_t>> by_first;  // (first, buffer), sorted
   std::vector<uint8_t> overlap_done;                  // per buffer
   std::vector<int32_t> scratch;
@@ -177,12 +179,24 @@ struct Checkers::Hazards {
     segs.emplace(sram_bytes, Seg{});
   }
   // Makes a segment start at `x`; returns it.
-  std::map<uint64_t, Seg>::iterator split(uint64_t x) {
+  using Map = std::pmr::map<uint64_t, Seg>;
+  Map::iterator split(uint64_t x) {
     auto it = segs.lower_bound(x);
     if (it != segs.end() && it->first == x) return it;
     return segs.emplace_hint(it, x, std::prev(it)->second);
   }
-  std::map<uint64_t, Seg> segs;  // segment [key, next key); the last key is the end sentinel
+  // split(x) for x >= from->first: an access spans few segments, so walking on from the
+  // start of the range finds the end without a second descent of the tree.
+  Map::iterator split_after(Map::iterator from, uint64_t x) {
+    auto it = from;
+    for (int k = 0; k < 8 && it->first < x; ++k) ++it;  // the end sentinel stops it
+    if (it->first < x) return split(x);
+    if (it->first == x) return it;
+    return segs.emplace_hint(it, x, std::prev(it)->second);
+  }
+  // Segments are split and merged at every access: their nodes come from a pool, not malloc.
+  std::pmr::unsynchronized_pool_resource pool;
+  Map segs{&pool};  // segment [key, next key); the last key is the end sentinel
 };
 
 Checkers::Checkers(const Program& program, const Semantics& sem, CheckerOptions options)
@@ -414,7 +428,7 @@ void Checkers::check_hazard(Hazards& hz, size_t instr, const isa::Extent& e) {
   const unsigned q = static_cast<unsigned>(in.spec->queue);
   const bool write = e.access == isa::Access::Write;
   const auto first = hz.split(e.addr);
-  const auto stop = hz.split(e.addr + e.bytes);
+  const auto stop = hz.split_after(first, e.addr + e.bytes);
   struct Conflict {
     int64_t other;
     uint64_t lo, hi;

@@ -3,6 +3,11 @@
 #include <algorithm>
 
 namespace npuforge::sim {
+namespace {
+
+int32_t clamp32(int64_t v) { return static_cast<int32_t>(std::clamp<int64_t>(v, INT32_MIN, INT32_MAX)); }
+
+}  // namespace
 
 BufferIndex::BufferIndex(const allocator::MemMap& map, uint64_t sram_bytes) : map_(&map) {
   // A coarse granule keeps the index small; queries still test exact containment.
@@ -27,8 +32,10 @@ BufferIndex::BufferIndex(const allocator::MemMap& map, uint64_t sram_bytes) : ma
     const uint64_t lo = b.offset.value / granule_, hi = (end(id) - 1) / granule_;
     for (uint64_t u = lo; u <= hi; ++u) {
       auto& entries = units_[u].entries;
-      const int64_t prev = entries.empty() ? INT64_MIN : entries.back().max_last;
-      entries.push_back({b.first, std::max(prev, b.last), id});
+      const int32_t last = clamp32(b.last);
+      const int32_t prev = entries.empty() ? INT32_MIN : entries.back().max_last;
+      entries.push_back({clamp32(b.first), last, std::max(prev, last), id, b.offset.value,
+                         static_cast<uint32_t>(std::min<uint64_t>(end(id), UINT32_MAX))});
     }
   }
 }
@@ -63,15 +70,15 @@ void BufferIndex::stab(const Unit& u, int64_t instr, F&& f) const {
   for (size_t j = born_by(u, instr); j-- > 0;) {
     const Entry& e = u.entries[j];
     if (e.max_last < instr) break;
-    if (buffer(e.id).last >= instr) f(e.id);
+    if (e.last >= instr) f(e);
   }
 }
 
 void BufferIndex::live_at(uint64_t addr, int64_t instr, std::vector<int32_t>& out) const {
   out.clear();
   if (const Unit* u = unit(addr)) {
-    stab(*u, instr, [&](int32_t id) {
-      if (holds(id, addr)) out.push_back(id);
+    stab(*u, instr, [&](const Entry& e) {
+      if (e.holds(addr)) out.push_back(e.id);
     });
   }
 }
@@ -82,8 +89,8 @@ void BufferIndex::live_in_range(uint64_t addr, uint64_t bytes, int64_t instr,
   if (bytes == 0) return;
   const uint64_t last = addr + bytes - 1;
   for (uint64_t u = addr / granule_; u <= last / granule_ && u < units_.size(); ++u) {
-    stab(units_[u], instr, [&](int32_t id) {
-      if (buffer(id).offset.value <= last && addr < end(id)) out.push_back(id);
+    stab(units_[u], instr, [&](const Entry& e) {
+      if (e.lo <= last && addr < e.hi) out.push_back(e.id);
     });
   }
   std::sort(out.begin(), out.end());

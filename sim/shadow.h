@@ -28,10 +28,15 @@ class BufferIndex {
   }
 
  private:
+  // The buffer's liveness and bytes copied here, so that a query loads no MemBuffer (a cache
+  // miss each). Instruction indices are clamped to 32 bits: queries name real instructions.
   struct Entry {
-    int64_t first;     // the buffer's, copied here so that a search loads no buffer
-    int64_t max_last;  // prefix maximum of `last` over the unit's entries up to this one
+    int32_t first;
+    int32_t last;
+    int32_t max_last;  // prefix maximum of `last` over the unit's entries up to this one
     int32_t id;
+    uint32_t lo, hi;   // [offset, offset + size), the end clamped to 32 bits
+    bool holds(uint64_t addr) const { return lo <= addr && addr < hi; }
   };
   struct Unit {
     std::vector<Entry> entries;  // buffers touching this unit, sorted by `first`
