@@ -85,29 +85,44 @@ uint32_t Allocator::a_erase(uint32_t t, uint64_t start) {
   return t;
 }
 
+// Iterative, with the path kept: x's subtree keeps its node count, so going back up only the
+// largest-size aggregates can change, and they stop changing after a few levels (a split or a
+// merge moves one node's size; most ancestors' maxima are set by other nodes).
 uint32_t Allocator::a_replace(uint32_t t, uint64_t start, uint32_t x) {
-  if (pool_[t].start == start) {
-    if (x != t) {  // x inherits t's place, links and aggregates; only its own size differs
-      const Node& o = pool_[t];
-      Node& n = pool_[x];
-      n.left = o.left;
-      n.right = o.right;
-      n.prio = o.prio;
-      n.l_max = o.l_max;
-      n.r_max = o.r_max;
-      n.l_count = o.l_count;
-      n.r_count = o.r_count;
+  path_.clear();
+  uint32_t at = t;
+  while (pool_[at].start != start) {
+    path_.push_back(at);
+    at = start < pool_[at].start ? pool_[at].left : pool_[at].right;
+  }
+  if (x != at) {  // x inherits at's place, links and aggregates; only its own size differs
+    const Node& o = pool_[at];
+    Node& n = pool_[x];
+    n.left = o.left;
+    n.right = o.right;
+    n.prio = o.prio;
+    n.l_max = o.l_max;
+    n.r_max = o.r_max;
+    n.l_count = o.l_count;
+    n.r_count = o.r_count;
+  }
+  bool relinked = x != at;  // the parent's link must change
+  for (size_t d = path_.size(); d-- > 0;) {
+    Node& p = pool_[path_[d]];
+    const auto max = static_cast<uint32_t>(agg_max(x));
+    if (start < p.start) {
+      if (!relinked && p.l_max == max) break;  // nothing above changes either
+      p.left = x;
+      p.l_max = max;
+    } else {
+      if (!relinked && p.r_max == max) break;
+      p.right = x;
+      p.r_max = max;
     }
-    return x;
+    relinked = false;
+    x = path_[d];
   }
-  if (start < pool_[t].start) {
-    pool_[t].left = a_replace(pool_[t].left, start, x);
-    fix_left(t);
-  } else {
-    pool_[t].right = a_replace(pool_[t].right, start, x);
-    fix_right(t);
-  }
-  return t;
+  return path_.empty() ? x : t;
 }
 
 uint32_t Allocator::a_first_fit(uint32_t t, uint64_t size) const {

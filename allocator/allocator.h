@@ -257,6 +257,7 @@ class Allocator {
   std::vector<Node> pool_;
   std::vector<SizeLink> slinks_;  // parallel to pool_ when sized_
   std::vector<uint32_t> free_slots_;  // recycled pool indexes
+  std::vector<uint32_t> path_;        // a_replace's descent, kept to go back up
   uint32_t head_ = kNil;
   uint32_t a_root_ = kNil, s_root_ = kNil;
   uint64_t cursor_ = 0;  // next-fit: end of the previous allocation

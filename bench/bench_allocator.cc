@@ -3,10 +3,15 @@
 // plain linear linked-list walk (first-fit with no index, the baseline) in the same run.
 //   bench_allocator --benchmark_format=json     names: BM_<Policy>/<live nodes>
 // The random sizes and victims are drawn before timing (npuforge::Rng), identical for
-// every policy.
+// every policy. After the table, each policy's CPU time per pair and its ratio to the linear
+// walk at the same live count are printed on stderr.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "allocator/allocator.h"
@@ -161,6 +166,53 @@ BENCHMARK(BM_BestFit)->Arg(16)->Arg(256)->Arg(4096);
 BENCHMARK(BM_NextFit)->Arg(16)->Arg(256)->Arg(4096);
 BENCHMARK(BM_LinearWalk)->Arg(16)->Arg(256)->Arg(4096);
 
+// Passes runs on to the usual reporter and keeps each policy's CPU time per pair, so that the
+// ratio to the linear walk at the same live count can be printed after the run (on stderr, so
+// that --benchmark_format=json output stays one JSON document).
+template <typename Base>
+class RatioReporter : public Base {
+ public:
+  void ReportRuns(const std::vector<benchmark::BenchmarkReporter::Run>& runs) override {
+    for (const auto& r : runs) {
+      if (r.run_type == benchmark::BenchmarkReporter::Run::RT_Iteration && !r.error_occurred) {
+        ns_.emplace_back(r.benchmark_name(), r.GetAdjustedCPUTime());
+      }
+    }
+    Base::ReportRuns(runs);
+  }
+  void print_ratios() const {
+    for (const auto& [name, ns] : ns_) {
+      const auto slash = name.find('/');
+      if (slash == std::string::npos || name.rfind("BM_LinearWalk", 0) == 0) continue;
+      const std::string walk = "BM_LinearWalk" + name.substr(slash);
+      for (const auto& [other, walk_ns] : ns_) {
+        if (other == walk && ns > 0) {
+          std::fprintf(stderr, "%-24s %8.1f ns/pair  linear walk %10.1f ns  ratio %.4f (walk / policy %.1f)\n",
+                       name.c_str(), ns, walk_ns, ns / walk_ns, walk_ns / ns);
+        }
+      }
+    }
+  }
+
+ private:
+  std::vector<std::pair<std::string, double>> ns_;
+};
+
+template <typename Base>
+int run(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  RatioReporter<Base> reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  reporter.print_ratios();
+  benchmark::Shutdown();
+  return 0;
+}
+
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  bool json = false;
+  for (int i = 1; i < argc; ++i) json |= std::string_view(argv[i]) == "--benchmark_format=json";
+  return json ? run<benchmark::JSONReporter>(argc, argv) : run<benchmark::ConsoleReporter>(argc, argv);
+}

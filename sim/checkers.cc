@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <memory_resource>
+#include <queue>
+#include <set>
+#include <span>
 
 #include <fmt/core.h>
 
@@ -62,20 +66,99 @@ std::string format(const Finding& f) {
 
 // Shadow memory: the buffer index plus, per SRAM byte, the buffer that last wrote it.
 struct Checkers::Shadow {
-  Shadow(const allocator::MemMap& map, uint64_t sram_bytes)
-      : index(map, sram_bytes), written_by(sram_bytes, BufferIndex::kNone),
-        overlap_done(map.buffers.size(), 0) {
+  Shadow(const allocator::MemMap& map, uint64_t sram_bytes, bool overlap)
+      : index(map, sram_bytes), overlap_done(map.buffers.size(), 0) {
+    written_by.emplace(0, BufferIndex::kNone);
+    written_by.emplace(sram_bytes, BufferIndex::kNone);  // end sentinel
     for (size_t b = 0; b < map.buffers.size(); ++b) {
       by_first.emplace_back(map.buffers[b].first, static_cast<int32_t>(b));
     }
     std::sort(by_first.begin(), by_first.end());
+    if (overlap) find_overlap_candidates(map);
+  }
+  // Which buffers each buffer meets when it becomes live depends on the map alone, so one
+  // sweep over the buffers in `first` order finds them all (instead of an index query over
+  // every byte granule of every buffer as it becomes live).
+  void find_overlap_candidates(const allocator::MemMap& map);
+  std::span<const int32_t> overlap_candidates(size_t b) const {
+    return {cand_ids.data() + cand_begin[b], cand_ids.data() + cand_begin[b + 1]};
+  }
+  // Makes a writer segment start at `x`; returns it.
+  std::pmr::map<uint64_t, int32_t>::iterator split(uint64_t x) {
+    auto it = written_by.lower_bound(x);
+    if (it != written_by.end() && it->first == x) return it;
+    return written_by.emplace_hint(it, x, std::prev(it)->second);
+  }
+  // Bytes [lo, hi) were last written for buffer `own`: one segment, merged with equal neighbours.
+  void record_write(uint64_t lo, uint64_t hi, int32_t own) {
+    auto first = split(lo);
+    const auto stop = split(hi);
+    written_by.erase(std::next(first), stop);
+    first->second = own;
+    if (stop->second == own && std::next(stop) != written_by.end()) written_by.erase(stop);
+    if (first != written_by.begin() && std::prev(first)->second == own) written_by.erase(first);
   }
   BufferIndex index;
-  std::vector<int32_t> written_by;
+  // Per SRAM byte range, the buffer that last wrote it: segment [key, next key) -> buffer
+  // (kNone: never written); the last key is the end sentinel. Whole extents at a time, not bytes.
+  std::pmr::unsynchronized_pool_resource pool;  // before written_by: its nodes live here
+  std::pmr::map<uint64_t, int32_t> written_by{&pool};
   std::vector<std::pair<int64_t, int32_t>> by_first;  // (first, buffer), sorted
   std::vector<uint8_t> overlap_done;                  // per buffer
   std::vector<int32_t> scratch;
+  // Per buffer b: the other buffers live at b.first whose bytes meet b's, ascending ids.
+  std::vector<uint32_t> cand_begin;  // b -> [cand_begin[b], cand_begin[b + 1]) of cand_ids
+  std::vector<int32_t> cand_ids;
 };
+
+void Checkers::Shadow::find_overlap_candidates(const allocator::MemMap& map) {
+  const auto& bufs = map.buffers;
+  auto end_of = [&](int32_t id) { return uint64_t{bufs[static_cast<size_t>(id)].offset.value} + bufs[static_cast<size_t>(id)].size.value; };
+  std::set<std::pair<uint64_t, int32_t>> active;  // (offset, id) of the buffers live now
+  using Death = std::pair<int64_t, int32_t>;      // (last, id)
+  std::priority_queue<Death, std::vector<Death>, std::greater<>> deaths;
+  std::vector<std::vector<int32_t>> found(bufs.size());
+  for (size_t g = 0; g < by_first.size();) {
+    const int64_t t = by_first[g].first;
+    size_t h = g;
+    for (; h < by_first.size() && by_first[h].first == t; ++h) {
+      const int32_t id = by_first[h].second;
+      const auto& b = bufs[static_cast<size_t>(id)];
+      if (b.size.value == 0 || b.last < t) continue;
+      active.emplace(b.offset.value, id);
+      deaths.emplace(b.last, id);
+    }
+    while (!deaths.empty() && deaths.top().first < t) {
+      const int32_t id = deaths.top().second;
+      active.erase({bufs[static_cast<size_t>(id)].offset.value, id});
+      deaths.pop();
+    }
+    for (size_t k = g; k < h; ++k) {
+      const int32_t id = by_first[k].second;
+      const auto& b = bufs[static_cast<size_t>(id)];
+      if (b.size.value == 0) continue;
+      const uint64_t lo = b.offset.value, hi = end_of(id);
+      auto& out = found[static_cast<size_t>(id)];
+      const auto from = active.lower_bound({lo, INT32_MIN});
+      for (auto it = from; it != active.end() && it->first < hi; ++it) {
+        if (it->second != id) out.push_back(it->second);
+      }
+      // Buffers starting below lo that reach into it hold byte lo: the index has them.
+      index.live_at(lo, t, scratch);
+      for (int32_t c : scratch) {
+        if (bufs[static_cast<size_t>(c)].offset.value < lo) out.push_back(c);
+      }
+      std::sort(out.begin(), out.end());
+    }
+    g = h;
+  }
+  cand_begin.assign(bufs.size() + 1, 0);
+  for (size_t b = 0; b < bufs.size(); ++b) {
+    cand_begin[b + 1] = cand_begin[b] + static_cast<uint32_t>(found[b].size());
+  }
+  cand_ids.reserve(cand_begin.back());
+  for (const auto& f : found) cand_ids.insert(cand_ids.end(), f.begin(), f.end());
+}
 
 // A nested name for DdrOwnership, so that checkers.h need not include ddr_owner.h.
 class Checkers::DdrOwner : public DdrOwnership {
@@ -96,12 +179,24 @@ struct Checkers::Hazards {
     segs.emplace(sram_bytes, Seg{});
   }
   // Makes a segment start at `x`; returns it.
-  std::map<uint64_t, Seg>::iterator split(uint64_t x) {
+  using Map = std::pmr::map<uint64_t, Seg>;
+  Map::iterator split(uint64_t x) {
     auto it = segs.lower_bound(x);
     if (it != segs.end() && it->first == x) return it;
     return segs.emplace_hint(it, x, std::prev(it)->second);
   }
-  std::map<uint64_t, Seg> segs;  // segment [key, next key); the last key is the end sentinel
+  // split(x) for x >= from->first: an access spans few segments, so walking on from the
+  // start of the range finds the end without a second descent of the tree.
+  Map::iterator split_after(Map::iterator from, uint64_t x) {
+    auto it = from;
+    for (int k = 0; k < 8 && it->first < x; ++k) ++it;  // the end sentinel stops it
+    if (it->first < x) return split(x);
+    if (it->first == x) return it;
+    return segs.emplace_hint(it, x, std::prev(it)->second);
+  }
+  // Segments are split and merged at every access: their nodes come from a pool, not malloc.
+  std::pmr::unsynchronized_pool_resource pool;
+  Map segs{&pool};  // segment [key, next key); the last key is the end sentinel
 };
 
 Checkers::Checkers(const Program& program, const Semantics& sem, CheckerOptions options)
@@ -110,7 +205,7 @@ Checkers::Checkers(const Program& program, const Semantics& sem, CheckerOptions 
   order_ = std::make_unique<TokenOrder>(program.instrs);
   const uint64_t sram = program.config.sram_bytes.value;
   if (program.memmap && (options_.shadow || options_.overlap)) {
-    shadow_ = std::make_unique<Shadow>(*program.memmap, sram);
+    shadow_ = std::make_unique<Shadow>(*program.memmap, sram, options_.overlap);
   }
   if (program.memmap && !program.memmap->ddr_buffers.empty() && options_.shadow) {
     ddr_owner_ = std::make_unique<DdrOwner>(*program.memmap);
@@ -197,9 +292,7 @@ void Checkers::check_overlap_at(size_t instr) {
     const auto& nb = map.buffers[b];
     shadow_->overlap_done[b] = 1;
     if (nb.size.value == 0) continue;
-    idx.live_in_range(nb.offset.value, nb.size.value, i, shadow_->scratch);
-    for (int32_t c : shadow_->scratch) {
-      if (static_cast<size_t>(c) == b) continue;
+    for (int32_t c : shadow_->overlap_candidates(b)) {
       const auto& ob = idx.buffer(c);
       if (is_move && ob.last == i && ob.first < i) continue;  // compaction hand-over
       const std::pair<size_t, size_t> key = std::minmax(b, static_cast<size_t>(c));  // copies
@@ -309,21 +402,21 @@ void Checkers::check_shadow(size_t instr, const isa::Extent& e) {
                            idx.end(own), f.other_symbol.empty() ? " into unowned bytes" : "");
     report(std::move(f));
   }
-  int32_t* wb = sh.written_by.data();
-  if (write) {
-    std::fill(wb + e.addr, wb + inside_end, own);
-    return;
-  }
-  const int32_t* first_bad = std::find_if(wb + e.addr, wb + inside_end, [&](int32_t w) { return w != own; });
-  if (first_bad == wb + inside_end) return;
+  if (write) return sh.record_write(e.addr, inside_end, own);
+  // The first segment of [addr, inside_end) not written for `own`, and the run of such bytes.
+  auto bad = std::prev(sh.written_by.upper_bound(e.addr));
+  while (bad->first < inside_end && bad->second == own) ++bad;
+  if (bad->first >= inside_end) return;
   if (!keeping()) return count_only(FindingKind::ReadUnwritten);
-  const int32_t* last_bad = std::find(first_bad, static_cast<const int32_t*>(wb + inside_end), own);
+  auto good = bad;
+  while (good->first < inside_end && good->second != own) ++good;
+  const int32_t other = bad->second;
   Finding f = base(instr, FindingKind::ReadUnwritten);
   f.symbol = ob.symbol;
-  f.addr = static_cast<uint64_t>(first_bad - wb);
-  f.bytes = static_cast<uint64_t>(last_bad - first_bad);
-  if (*first_bad != BufferIndex::kNone) f.other_symbol = idx.buffer(*first_bad).symbol;
-  f.detail = *first_bad == BufferIndex::kNone
+  f.addr = std::max(bad->first, e.addr);
+  f.bytes = std::min(good->first, inside_end) - f.addr;
+  if (other != BufferIndex::kNone) f.other_symbol = idx.buffer(other).symbol;
+  f.detail = other == BufferIndex::kNone
                  ? std::string("bytes never written")
                  : fmt::format("bytes still hold data of another buffer");
   report(std::move(f));
@@ -335,7 +428,7 @@ void Checkers::check_hazard(Hazards& hz, size_t instr, const isa::Extent& e) {
   const unsigned q = static_cast<unsigned>(in.spec->queue);
   const bool write = e.access == isa::Access::Write;
   const auto first = hz.split(e.addr);
-  const auto stop = hz.split(e.addr + e.bytes);
+  const auto stop = hz.split_after(first, e.addr + e.bytes);
   struct Conflict {
     int64_t other;
     uint64_t lo, hi;

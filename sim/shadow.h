@@ -28,10 +28,23 @@ class BufferIndex {
   }
 
  private:
-  struct Unit {
-    std::vector<int32_t> ids;        // buffers touching this unit, sorted by `first`
-    std::vector<int64_t> max_last;   // prefix maximum of `last` over ids
+  // The buffer's liveness and bytes copied here, so that a query loads no MemBuffer (a cache
+  // miss each). Instruction indices are clamped to 32 bits: queries name real instructions.
+  struct Entry {
+    int32_t first;
+    int32_t last;
+    int32_t max_last;  // prefix maximum of `last` over the unit's entries up to this one
+    int32_t id;
+    uint32_t lo, hi;   // [offset, offset + size), the end clamped to 32 bits
+    bool holds(uint64_t addr) const { return lo <= addr && addr < hi; }
   };
+  struct Unit {
+    std::vector<Entry> entries;  // buffers touching this unit, sorted by `first`
+    // Where the last search ended: checkers ask in (roughly) increasing instruction order,
+    // so the next answer is usually here or a step or two on (no binary search, no misses).
+    mutable uint32_t hint = 0;
+  };
+  static size_t born_by(const Unit& u, int64_t instr);  // entries with first <= instr
   const Unit* unit(uint64_t addr) const;
   template <typename F>
   void stab(const Unit& u, int64_t instr, F&& f) const;

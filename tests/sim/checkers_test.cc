@@ -83,6 +83,27 @@ TEST(OverlapChecker, CatchesBuffersOverlappingByOneAlignmentUnit) {
       << format(*f);
 }
 
+TEST(OverlapChecker, CatchesBuffersAboveAndBelowTheNewOne) {
+  // c placed at 0x60 when it becomes live (#2): it covers a's tail (a starts below c) and
+  // b's head (b starts inside c); both pairs are reported, each with the shared bytes.
+  auto buffers = gemm_buffers();
+  buffers[2].offset = SramAddr{0x60};
+  const Program p = make_program(gemm_program(0x000, 0x080, 0x060), buffers);
+  Checkers checks(p, sem());
+  run_golden(p, sem(), &checks);
+  ASSERT_EQ(checks.count(FindingKind::LiveOverlap), 2u) << all(checks);
+  bool over_a = false, over_b = false;
+  for (const auto& f : checks.findings()) {
+    if (f.kind != FindingKind::LiveOverlap) continue;
+    EXPECT_EQ(f.instr, 2);
+    EXPECT_EQ(f.symbol, "c");
+    over_a |= f.other_symbol == "a" && f.addr == 0x60 && f.bytes == 0x20;
+    over_b |= f.other_symbol == "b" && f.addr == 0x80 && f.bytes == 0x20;
+  }
+  EXPECT_TRUE(over_a) << all(checks);
+  EXPECT_TRUE(over_b) << all(checks);
+}
+
 TEST(OverlapChecker, MoveHandOverIsAllowed) {
   // Compaction: x moved down by 0x40 onto its own old bytes by the MOVE that ends x.
   const std::string text =
@@ -273,6 +294,29 @@ TEST(ShadowChecker, ReadOfNeverWrittenBytes) {
   ASSERT_NE(f, nullptr) << all(checks);
   EXPECT_EQ(f->symbol, "a");
   EXPECT_EQ(f->bytes, 128u);
+  EXPECT_TRUE(f->other_symbol.empty());
+}
+
+TEST(ShadowChecker, ReadUnwrittenNamesTheFirstUnwrittenRun) {
+  // a is written in two pieces, [0, 32) and [64, 128): the gemm's read of a finds the hole
+  // [32, 64) (the shadow keeps written ranges, not bytes: the finding is still exact).
+  std::string text = gemm_program();
+  const std::string whole = "load %a, ddr:0x0, rows=1, row_bytes=128, stride=128";
+  text.replace(text.find(whole), whole.size(),
+               "load %a, ddr:0x0, rows=1, row_bytes=32, stride=32\n"
+               "load 64, ddr:0x40, rows=1, row_bytes=64, stride=64");
+  auto buffers = gemm_buffers();  // one more instruction before the gemm
+  buffers[0].last = 3;
+  buffers[1].first = 2, buffers[1].last = 3;
+  buffers[2].first = 3, buffers[2].last = 4;
+  const Program p = make_program(text, buffers);
+  Checkers checks(p, sem());
+  run_golden(p, sem(), &checks);
+  ASSERT_EQ(checks.count(FindingKind::ReadUnwritten), 1u) << all(checks);
+  const Finding* f = find(checks, FindingKind::ReadUnwritten);
+  EXPECT_EQ(f->symbol, "a");
+  EXPECT_EQ(f->addr, 32u);
+  EXPECT_EQ(f->bytes, 32u);
   EXPECT_TRUE(f->other_symbol.empty());
 }
 
