@@ -105,7 +105,7 @@ class Builder {
   uint64_t out_cursor_ = 0;
 
   std::unique_ptr<allocator::Allocator> own_alloc_;          // unless opt.placer
-  std::unique_ptr<allocator::AllocatorPlacer> own_placer_;
+  std::unique_ptr<allocator::Placer> own_placer_;  // the allocator, or a planted front end
   allocator::SymbolTable table_;
 
   std::vector<isa::Instruction> instrs_;

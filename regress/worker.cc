@@ -6,7 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "gen/output.h"
-#include "gen/placer.h"
+#include "util/plant.h"
 #include "util/error.h"
 #include "util/file_io.h"
 #include "regress/proc.h"
@@ -55,13 +55,7 @@ int run_worker(const WorkerOptions& o) {
     opt.seed = o.job.seed;
     opt.length = o.job.length;
     if (!o.job.npu.empty()) opt.npu_source = o.job.npu;
-    std::unique_ptr<allocator::Allocator> alloc;
-    std::unique_ptr<gen::OverlappingPlacer> placer;
-    if (o.job.plant_overlap > 0) {  // test hook: the allocator bug the checkers must catch
-      alloc = std::make_unique<allocator::Allocator>(SramAddr{0}, npu.sram_bytes, npu.alignment, profile.fit);
-      placer = std::make_unique<gen::OverlappingPlacer>(*alloc, o.job.plant_overlap);
-      opt.placer = placer.get();
-    }
+    opt.plant = parse_plant(o.job.plant);
     prog = gen::generate(isa, npu, profile, opt);
     gen::write_outputs(isa, prog, o.prefix);
     const Coverage cov = sample(isa, prog, prog.memmap(), profile.oom);
@@ -72,10 +66,17 @@ int run_worker(const WorkerOptions& o) {
     return 2;
   }
   const double gen_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (!prog.allocator_check.empty()) {  // the allocator's own consistency check failed
+    write_result(o.prefix, "fail", "[allocator/invariant] " + prog.allocator_check, 1,
+                 SeedFigures{prog.instrs.size(), prog.summary.buffers, prog.summary.peak_sram, prog.npu.sram_bytes.value, 0},
+                 gen_s, 0);
+    return 1;
+  }
   std::vector<std::string> argv{o.exe, "sim", o.prefix + ".bin", "--memmap", o.prefix + ".memmap.yaml",
                                 "--ddr", o.prefix + ".ddr.bin", "--max-errors", "20"};
   if (!o.job.npu.empty()) argv.insert(argv.end(), {"--npu", o.job.npu});
   if (o.job.rtl) argv.push_back("--rtl");
+  if (!o.job.plant.empty()) argv.insert(argv.end(), {"--plant", o.job.plant});
   const std::string log = o.prefix + ".sim.log";
   const std::string verdict_path = o.prefix + ".sim.json";
   argv.insert(argv.end(), {"--json", verdict_path});

@@ -15,6 +15,7 @@
 #include "sim/program.h"
 #include "sim/sc_model/sc_backend.h"
 #include "tools/command.h"
+#include "util/plant.h"
 
 namespace npuforge::tools {
 namespace {
@@ -32,16 +33,19 @@ struct SimOptions {
   bool rtl = false;    // systemc: Verilated scratchpad + decoder in the loop
   std::string trace;   // systemc: VCD waveform file
   std::string json;    // machine-readable verdict for scripts and the regression runner
+  std::string plant;   // systemc: a planted model or RTL bug by name (npuforge plants)
 };
 
 // The one place that chooses a backend by name (the SystemC backends register here too).
 std::unique_ptr<sim::Backend> make_backend(const SimOptions& o, const sim::Semantics& sem) {
-  if (o.backend == "sequential" && !o.rtl && o.trace.empty()) return std::make_unique<sim::SequentialBackend>(sem);
+  const Plant plant = parse_plant(o.plant);
+  if (o.backend == "sequential" && !o.rtl && o.trace.empty() && !plant.any()) return std::make_unique<sim::SequentialBackend>(sem);
   if (o.backend == "systemc" || o.backend == "sequential") {
-    if (o.backend == "sequential") throw Error("--rtl and --trace need --backend systemc");
+    if (o.backend == "sequential") throw Error("--rtl, --trace and --plant need --backend systemc");
     sim::sc_model::ScOptions sc;
     sc.sram = o.rtl ? sim::sc_model::SramModel::Rtl : sim::sc_model::SramModel::Tlm;
     sc.trace_path = o.trace;
+    sc.plant = plant;
     return std::make_unique<sim::sc_model::ScBackend>(sem, sc);
   }
   throw Error(fmt::format("--backend: unknown backend '{}' (available: systemc, sequential)", o.backend));
@@ -134,6 +138,8 @@ void add_sim_command(CLI::App& app, Runner& run) {
   sub->add_option("--backend", opts->backend,
                   "simulation backend: systemc (SystemC/TLM-2.0 model, default) or sequential");
   sub->add_flag("--rtl", opts->rtl, "systemc: run the Verilated scratchpad and decoder RTL in the loop");
+  sub->add_option("--plant", opts->plant,
+                  "systemc: run with a planted model bug (or, with --rtl, an RTL one; see `npuforge plants`)");
   sub->add_option("--trace", opts->trace, "systemc: write a VCD waveform (dispatch, queues, RTL pins) to FILE");
   bind_runner(sub, opts, run, &run_sim);
 }

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "sim/backend.h"
+#include "util/plant.h"
 
 namespace npuforge::sim::sc_model {
 
@@ -46,7 +47,14 @@ struct ScOptions {
   // Give up when no instruction runs or completes for this many cycles (a token deadlock;
   // needed because a clock never runs out of events); the result has completed == false.
   uint64_t watchdog_cycles = 1'000'000;
+  // A planted bug (util/plant.h): model plants are honoured by the engines, RTL plants are
+  // mapped onto the settings above by apply_rtl_plant.
+  Plant plant;
 };
+
+// `options` with an RTL plant turned into its setting (the variant to Verilate in); model and
+// other plants pass through. Throws npuforge::Error for an RTL plant without an RTL scratchpad.
+ScOptions apply_rtl_plant(ScOptions options);
 
 struct ScStats {
   uint64_t decoded_words = 0;        // words decoded by the RTL decoder
