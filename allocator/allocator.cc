@@ -196,9 +196,10 @@ uint32_t Allocator::take(uint32_t n, uint64_t padded) {
   } else {
     // Split: n keeps the front (in use), the remainder r becomes its free successor and
     // takes n's place in the address index (no free node lies between them).
-    // Planted: the remainder starts one unit early, inside the allocated part.
-    const uint64_t back = plant_.any() && plant_.is(PlantId::AllocSplitOffByOne) ? align_ : 0;
-    const uint32_t r = new_node(pool_[n].start + padded - back, pool_[n].size - padded + back);
+    // Planted: the remainder starts one unit late, losing the unit between the parts.
+    const uint64_t gap =
+        plant_.any() && plant_.is(PlantId::AllocSplitOffByOne) && pool_[n].size - padded > align_ ? align_ : 0;
+    const uint32_t r = new_node(pool_[n].start + padded + gap, pool_[n].size - padded - gap);
     Node& x = pool_[n];
     Node& y = pool_[r];
     y.prev = n;

@@ -176,7 +176,12 @@ uint32_t Builder::new_symbol(uint64_t bytes, uint32_t refs, OpKind kind, uint8_t
     const allocator::SymbolTable::Defined d = from == kNone
                                                   ? table_.define_new(Bytes{bytes}, refs)
                                                   : table_.define_version(SymbolId{from}, Bytes{bytes}, refs);
-    if (d.ok()) return track(d.id, kind, depth, from);
+    if (d.ok()) {
+      // A broken allocator is reported where it broke, before the generator trips over it.
+      if (++placed_ % kAllocatorCheckPeriod == 0)
+        if (std::string err = table_.allocator().check_invariants(); !err.empty()) throw AllocatorBroken{std::move(err)};
+      return track(d.id, kind, depth, from);
+    }
     ++sum_.oom;
     if (!make_room(d.alloc.oom.padded.value)) {
       ++sum_.skipped;
@@ -264,6 +269,8 @@ GeneratedProgram Builder::run() {
   try {
     while (instrs_.size() < limit_) step();
   } catch (const LengthReached&) {
+  } catch (AllocatorBroken& e) {
+    allocator_check_ = std::move(e.what);
   }
   // A halt ends every program; it waits for every queue to drain.
   instrs_.push_back(isa::Instruction::make(roles_.halt()));
@@ -293,7 +300,7 @@ GeneratedProgram Builder::run() {
   }
   sum_.instructions = instrs_.size();
   sum_.peak_sram = table_.allocator().stats().high_water.value;
-  out.allocator_check = table_.allocator().check_invariants();
+  out.allocator_check = allocator_check_.empty() ? table_.allocator().check_invariants() : allocator_check_;
   table_.allocator().set_event_callback({});
   out.instrs = std::move(instrs_);
   out.refs = std::move(refs_);

@@ -63,9 +63,17 @@ PlantOutcome run_plant(const KillRateOptions& o, Plant plant, std::FILE* log) {
     ro.exe = o.exe;
     const RegressOutcome r = run_regression(ro, nullptr);
     res.jobs += ro.jobs.size();
+    // The first failing job of the chunk; a real finding beats a crash or timeout in it.
+    size_t first = r.results.size();
     for (size_t i = 0; i < r.results.size(); ++i) {
+      if (r.results[i].status == Status::Fail) {
+        first = i;
+        break;
+      }
+      if (r.results[i].status == Status::Error && first == r.results.size()) first = i;
+    }
+    for (size_t i = first; i < r.results.size(); ++i) {
       const SeedResult& s = r.results[i];
-      if (s.status == Status::Pass) continue;
       res.killed = true;
       res.seed = s.job.seed;
       res.run = s.job.run;

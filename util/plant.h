@@ -23,7 +23,7 @@ std::string_view to_string(PlantLayer layer);
 // X(id, name, layer, what it breaks)
 #define NPUFORGE_PLANTS(X)                                                                                   \
   X(AllocSplitOffByOne, "alloc-split-off-by-one", Allocator,                                                 \
-    "a split's free remainder starts one alignment unit early, inside the allocated part")                   \
+    "a split's free remainder starts one alignment unit late, losing the unit between the parts")            \
   X(AllocNoMergePrev, "alloc-no-merge-prev", Allocator, "free() never merges with a free left neighbour")    \
   X(AllocNoMergeNext, "alloc-no-merge-next", Allocator, "free() never merges with a free right neighbour")   \
   X(AllocExactFitSplit, "alloc-exact-fit-split", Allocator,                                                  \
