@@ -84,10 +84,33 @@ PlantOutcome run_plant(const KillRateOptions& o, Plant plant, std::FILE* log) {
     }
     if (!res.killed) fs::remove_all(ro.out);  // keep only the catching seed's files
   }
+  if (res.killed) {
+    // The same job without the plant must pass, else the catch proves nothing.
+    Job clean;
+    for (const auto& entry : order)
+      if (entry.first.run == res.run) {
+        clean = entry.first;
+        break;
+      }
+    clean.seed = res.seed;
+    clean.plant.clear();
+    RegressOptions base;
+    base.jobs = {clean};
+    base.out = (dir / "baseline").string();
+    base.timeout_s = o.timeout_s;
+    base.exe = o.exe;
+    if (run_regression(base, nullptr).results.at(0).status != Status::Pass) {
+      res.killed = false;
+      res.kind = "baseline-fails";
+    } else {
+      fs::remove_all(base.out);
+    }
+  }
   if (log) {
     fmt::print(log, "{:<26} {}\n", plant_name(plant),
-               res.killed ? fmt::format("killed by {}:{} ({})", res.run, res.seed, res.kind)
-                          : fmt::format("SURVIVED {} seeds x {} runs", o.seeds.size(), runs.size()));
+               res.killed                   ? fmt::format("killed by {}:{} ({})", res.run, res.seed, res.kind)
+               : res.kind == "baseline-fails" ? fmt::format("NOT COUNTED: {}:{} fails without the plant too", res.run, res.seed)
+                                              : fmt::format("SURVIVED {} seeds x {} runs", o.seeds.size(), runs.size()));
     std::fflush(log);
   }
   return res;
@@ -125,7 +148,7 @@ std::string kill_rate_table(const std::vector<PlantOutcome>& outcomes) {
     const PlantInfo& info = plant_info(o.plant.id);
     s += fmt::format("{:<26} {:<10} {:<8} {:<24} {:<28} {}\n", info.name, to_string(info.layer),
                      o.killed ? "yes" : "NO", o.killed ? fmt::format("{}:{}", o.run, o.seed) : "-",
-                     o.killed ? o.kind : "-", o.killed ? std::to_string(o.seeds_to_catch) : "-");
+                     o.killed || !o.kind.empty() ? o.kind : "-", o.killed ? std::to_string(o.seeds_to_catch) : "-");
   }
   s += fmt::format("killed {}/{} plants ({:.0f}%), median seeds to catch {}\n", killed, outcomes.size(),
                    outcomes.empty() ? 0.0 : 100.0 * double(killed) / double(outcomes.size()),

@@ -5,7 +5,8 @@
 // is caught as `crash` / `timeout`), and stops at its first catching seed.
 //
 // Plants that live in RTL run on the list's `rtl: true` runs (or, if it has none, on its TLM
-// runs with --rtl); every other plant on the TLM runs.
+// runs with --rtl); every other plant on the TLM runs. A catch counts only when the same job
+// without the plant passes (else the row says `baseline-fails` and the plant is not killed).
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -31,7 +32,8 @@ struct PlantOutcome {
   bool killed = false;
   uint64_t seed = 0;         // first catching seed
   std::string run;           // the run it was caught in
-  std::string kind;          // finding kind ("checker/Kind", "crash", "timeout", "error")
+  std::string kind;          // finding kind ("checker/Kind", "crash", "timeout", "error"), or
+                             // "baseline-fails" (not killed: the job fails without the plant)
   std::string finding;       // the first finding line
   uint64_t seeds_to_catch = 0;  // seeds tried up to and including the catching one
   uint64_t jobs = 0;            // seeds x runs simulated

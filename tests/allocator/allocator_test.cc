@@ -365,7 +365,7 @@ TEST(Allocator, BestFitReportsSkippedTooSmall) {
 TEST(Allocator, BestFitAllocAtNodeBoundaries) {
   Allocator a = make(Policy::BestFit, 16);
   auto x = must(a.alloc(Bytes{256}));
-  auto y = must(a.alloc(Bytes{256}));
+  must(a.alloc(Bytes{256}));  // y
   a.free(x.node);  // free [0x1000, 0x1100) | y [0x1100, 0x1200) | free [0x1200, 0x1400)
   EXPECT_FALSE(a.alloc_at(SramAddr{0x1100}, kUnit).ok());  // y's first byte
   EXPECT_FALSE(a.alloc_at(SramAddr{0x10c0}, Bytes{128}).ok());  // runs into y
@@ -425,14 +425,25 @@ TEST(Allocator, EveryAllocatorPlantBreaksAnInvariant) {
   auto script = [](Plant plant) {
     Allocator a(SramAddr{0x1000}, Bytes{16 * 64}, kUnit, Policy::FirstFit);
     a.set_plant(plant);
+    std::string first;  // the first broken invariant, checked after every step
+    auto check = [&] {
+      if (first.empty()) first = a.check_invariants();
+    };
     std::vector<NodeId> ids;
-    for (uint64_t size : {64, 100, 64, 128}) ids.push_back(must(a.alloc(Bytes{size})).node);  // split x4
+    for (uint64_t size : {64, 100, 64, 128}) {
+      ids.push_back(must(a.alloc(Bytes{size})).node);  // splits
+      check();
+    }
     a.free(ids[0]);
+    check();
     must(a.alloc(Bytes{64}));  // exact fit into the first hole
+    check();
     a.free(ids[2]);
     a.free(ids[1]);  // merges with its right neighbour
+    check();
     a.free(ids[3]);  // merges with both
-    return a.check_invariants();
+    check();
+    return first;
   };
   EXPECT_EQ(script(Plant{}), "");
   for (const PlantInfo& p : plant_catalogue()) {
