@@ -130,6 +130,28 @@ TEST(PlantsCli, BadPlantNameIsAClearError) {
   EXPECT_NE(c.out.find("list.yaml:2: runs[0]: --plant: unknown plant 'nope'"), std::string::npos) << c.out;
 }
 
+// gen --plant and sim --plant: the allocator check in `gen --check`, a model plant in `sim`.
+TEST(PlantsCli, GenAndSimTakeAPlant) {
+  Cli c;
+  const std::string profile = std::string(NPUFORGE_SOURCE_DIR) + "/configs/gen/default.yaml";
+  const std::string prefix = (c.dir / "p").string();
+  EXPECT_EQ(c.run({"gen", "--profile", profile, "--seed", "1", "--length", "300", "--plant", "alloc-leak-node",
+                   "--check", "-o", prefix}),
+            1);
+  EXPECT_NE(c.out.find("check: allocator: node pool"), std::string::npos) << c.out;
+  ASSERT_EQ(c.run({"gen", "--profile", profile, "--seed", "1", "--length", "300", "--check", "-o", prefix}), 0) << c.out;
+  const std::vector<std::string> sim = {"sim", prefix + ".bin", "--memmap", prefix + ".memmap.yaml", "--ddr",
+                                        prefix + ".ddr.bin"};
+  EXPECT_EQ(c.run(sim), 0) << c.out;
+  auto planted = sim;
+  planted.insert(planted.end(), {"--plant", "model-store-short"});
+  EXPECT_EQ(c.run(planted), 1) << c.out;
+  EXPECT_NE(c.out.find("FAIL"), std::string::npos) << c.out;
+  planted.back() = "rtl-decoder-field-bit";
+  EXPECT_EQ(c.run(planted), 1) << c.out;
+  EXPECT_NE(c.out.find("lives in RTL: simulate with --rtl"), std::string::npos) << c.out;
+}
+
 // kill-rate on a two-plant subset: one row per plant, both killed, exit 0.
 TEST(KillRateCli, TwoPlantSubset) {
   Cli c;
