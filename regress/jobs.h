@@ -26,7 +26,7 @@ struct Job {
   uint64_t seed = 0;
   int64_t length = 0;   // 0: the profile's length
   bool rtl = false;     // simulate with the Verilated RTL scratchpad
-  std::string plant;           // a planted bug by name (util/plant.h; `npuforge plants`)
+  std::string plant{};         // a planted bug by name (util/plant.h; `npuforge plants`)
   uint64_t index = 0;          // position in the whole list before --shard (merge order)
   std::string id() const;      // "run:seed" (unique within a regression)
   std::string name() const;    // "run-seed": the stem of its files
