@@ -126,6 +126,7 @@ void Allocator::release_node(uint32_t n) {
   x.generation++;
   x.in_use = false;
   x.size = 0;
+  if (plant_.any() && plant_.is(PlantId::AllocLeakNode)) return;  // planted: the slot is lost
   free_slots_.push_back(n);
 }
 
@@ -189,13 +190,16 @@ AllocResult Allocator::fail(Bytes request, uint64_t padded) {
 }
 
 uint32_t Allocator::take(uint32_t n, uint64_t padded) {
-  if (pool_[n].size == padded) {
+  if (pool_[n].size == padded && !(plant_.any() && plant_.is(PlantId::AllocExactFitSplit))) {
     index_erase(n);
     if (callback_) emit(AllocEventKind::ExactFit, n, padded);
   } else {
     // Split: n keeps the front (in use), the remainder r becomes its free successor and
     // takes n's place in the address index (no free node lies between them).
-    const uint32_t r = new_node(pool_[n].start + padded, pool_[n].size - padded);
+    // Planted: the remainder starts one unit late, losing the unit between the parts.
+    const uint64_t gap =
+        plant_.any() && plant_.is(PlantId::AllocSplitOffByOne) && pool_[n].size - padded > align_ ? align_ : 0;
+    const uint32_t r = new_node(pool_[n].start + padded + gap, pool_[n].size - padded - gap);
     Node& x = pool_[n];
     Node& y = pool_[r];
     y.prev = n;
@@ -217,7 +221,8 @@ uint32_t Allocator::take(uint32_t n, uint64_t padded) {
 }
 
 AllocResult Allocator::alloc(Bytes size) {
-  const uint64_t padded = pad(size).value;
+  const uint64_t padded = plant_.any() && plant_.is(PlantId::AllocNoPadding) ? std::max<uint64_t>(size.value, 1)
+                                                                               : pad(size).value;
   if (padded > capacity_) return fail(size, padded);
   uint64_t skipped = 0;
   const uint32_t n = choose(padded, callback_ ? &skipped : nullptr);
@@ -299,11 +304,11 @@ void Allocator::free(NodeId id) {
   pool_[n].generation++;  // the id dies now, even if the slot survives as a free node
   pool_[n].in_use = false;
   used_ -= pool_[n].size;
-  used_nodes_--;
+  if (!(plant_.any() && plant_.is(PlantId::AllocCounterDrift))) used_nodes_--;
   frees_++;
   const uint32_t p = pool_[n].prev, q = pool_[n].next;
-  const bool merge_prev = p != kNil && !pool_[p].in_use;
-  const bool merge_next = q != kNil && !pool_[q].in_use;
+  const bool merge_prev = p != kNil && !pool_[p].in_use && !(plant_.any() && plant_.is(PlantId::AllocNoMergePrev));
+  const bool merge_next = q != kNil && !pool_[q].in_use && !(plant_.any() && plant_.is(PlantId::AllocNoMergeNext));
   if (merge_prev && merge_next) {
     index_erase(q);
     idx_resize(p, pool_[p].size + pool_[n].size + pool_[q].size);
@@ -376,9 +381,14 @@ std::string Allocator::check_invariants() const {
   if (expect != base_ + capacity_) {
     return fmt::format("list ends at 0x{:x}, range ends at 0x{:x}", expect, base_ + capacity_);
   }
-  if (used != used_ || used_nodes != used_nodes_) {
-    return fmt::format("counters: {} B in {} used nodes counted, {} B in {} recorded", used,
-                       used_nodes, used_, used_nodes_);
+  if (used != used_) return fmt::format("counters: {} B in use counted, {} B recorded", used, used_);
+  if (used_nodes != used_nodes_) {
+    return fmt::format("counters: {} used nodes counted, {} recorded", used_nodes, used_nodes_);
+  }
+  // Every pool slot is a listed node or a recycled one: a slot in neither has leaked.
+  if (pool_.size() != steps + free_slots_.size()) {
+    return fmt::format("node pool: {} slots, {} listed nodes + {} recycled slots (leaked {})", pool_.size(), steps,
+                       free_slots_.size(), int64_t(pool_.size()) - int64_t(steps + free_slots_.size()));
   }
   return check_indexes(free_list);
 }

@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "util/plant.h"
 #include "util/rng.h"
 #include "util/types.h"
 
@@ -148,13 +149,16 @@ class Allocator {
   Bytes pad(Bytes size) const;  // the size alloc() would reserve
 
   Stats stats() const;
+  // A planted bug (util/plant.h, allocator layer) for measuring the checks; None by default.
+  void set_plant(Plant plant) { plant_ = plant; }
   // Called synchronously from alloc/free; no cost when unset.
   void set_event_callback(std::function<void(const AllocEvent&)> callback);
 
   // Empty when every invariant holds, else a description of the first broken one:
   // list ordered, contiguous, covering [base, base+capacity) exactly, prev/next
   // consistent, no two adjacent free nodes, in-use starts aligned, the index holding
-  // exactly the free nodes with correct order, heap and subtree aggregates, counters.
+  // exactly the free nodes with correct order, heap and subtree aggregates, counters, and
+  // the node pool holding exactly the listed nodes plus the recycled slots (no leak).
   // O(n); for tests and debug builds.
   std::string check_invariants() const;
 
@@ -265,6 +269,7 @@ class Allocator {
   uint64_t used_nodes_ = 0, allocs_ = 0, frees_ = 0, failed_ = 0;
   Rng prio_rng_{0x7265617021ull};  // treap priorities: structure only, never output
   std::function<void(const AllocEvent&)> callback_;
+  Plant plant_;
 };
 
 }  // namespace npuforge::allocator

@@ -17,6 +17,7 @@
 #include <fmt/core.h>
 
 #include "gen/builder.h"
+#include "gen/placer.h"
 #include "util/error.h"
 
 namespace npuforge::gen {
@@ -36,7 +37,15 @@ const isa::NpuConfig& checked(const isa::NpuConfig& npu) {
 
 std::unique_ptr<allocator::Allocator> own_allocator(const isa::NpuConfig& npu, const Profile& p, const GenOptions& o) {
   if (o.placer) return nullptr;
-  return std::make_unique<allocator::Allocator>(SramAddr{0}, npu.sram_bytes, npu.alignment, p.fit);
+  auto a = std::make_unique<allocator::Allocator>(SramAddr{0}, npu.sram_bytes, npu.alignment, p.fit);
+  if (o.plant.any() && plant_info(o.plant.id).layer == PlantLayer::Allocator) a->set_plant(o.plant);
+  return a;
+}
+
+std::unique_ptr<allocator::Placer> own_placer(allocator::Allocator* a, Plant plant) {
+  if (!a) return nullptr;
+  if (auto planted = planted_placer(*a, plant)) return planted;
+  return std::make_unique<allocator::AllocatorPlacer>(*a);
 }
 
 }  // namespace
@@ -49,7 +58,7 @@ Builder::Builder(const isa::Isa& isa, const isa::NpuConfig& npu, const Profile& 
       roles_(isa, profile),
       rng_(opt.seed),
       own_alloc_(own_allocator(npu, profile, opt)),
-      own_placer_(own_alloc_ ? std::make_unique<allocator::AllocatorPlacer>(*own_alloc_) : nullptr),
+      own_placer_(own_placer(own_alloc_.get(), opt.plant)),
       table_(opt.placer ? *opt.placer : *own_placer_) {
   const uint64_t sram = npu.sram_bytes.value;
   align_ = npu.alignment.value;
@@ -93,6 +102,7 @@ uint32_t Builder::emit(isa::Instruction in, std::span<const Use> reads, std::spa
     need[syms_[u.sym].prod_q] = std::max(need[syms_[u.sym].prod_q], syms_[u.sym].prod_seq);
   }
   for (const Use& u : writes) {
+    if (opt_.plant.any() && opt_.plant.is(PlantId::GenNoReuseWait)) break;  // planted
     const allocator::Placement& pl = placement(u.sym);
     const ShadowClocks::Clock last = shadow_.max_over(pl.addr.value, pl.padded.value);
     for (unsigned p = 0; p < 3; ++p) need[p] = std::max(need[p], last[p]);
@@ -109,9 +119,11 @@ uint32_t Builder::emit(isa::Instruction in, std::span<const Use> reads, std::spa
     if (p == q || order_.follows(q, p, need[p])) continue;
     const size_t x = order_.instr(p, need[p]);
     order_.add_token(x, q);  // checks the pairing (see the file comment)
+    ++sum_.tokens;
+    // Planted: every 4th token is believed in but never written into the program.
+    if (opt_.plant.any() && opt_.plant.is(PlantId::GenDropToken) && sum_.tokens % 4 == 0) continue;
     instrs_[x].raw[isa::kSignalSlot] |= 1u << q;
     in.raw[isa::kWaitSlot] |= 1u << p;
-    ++sum_.tokens;
   }
   const uint32_t seq = order_.append(in.spec->queue);
   instrs_.push_back(in);
@@ -164,7 +176,12 @@ uint32_t Builder::new_symbol(uint64_t bytes, uint32_t refs, OpKind kind, uint8_t
     const allocator::SymbolTable::Defined d = from == kNone
                                                   ? table_.define_new(Bytes{bytes}, refs)
                                                   : table_.define_version(SymbolId{from}, Bytes{bytes}, refs);
-    if (d.ok()) return track(d.id, kind, depth, from);
+    if (d.ok()) {
+      // A broken allocator is reported where it broke, before the generator trips over it.
+      if (++placed_ % kAllocatorCheckPeriod == 0)
+        if (std::string err = table_.allocator().check_invariants(); !err.empty()) throw AllocatorBroken{std::move(err)};
+      return track(d.id, kind, depth, from);
+    }
     ++sum_.oom;
     if (!make_room(d.alloc.oom.padded.value)) {
       ++sum_.skipped;
@@ -252,6 +269,8 @@ GeneratedProgram Builder::run() {
   try {
     while (instrs_.size() < limit_) step();
   } catch (const LengthReached&) {
+  } catch (AllocatorBroken& e) {
+    allocator_check_ = std::move(e.what);
   }
   // A halt ends every program; it waits for every queue to drain.
   instrs_.push_back(isa::Instruction::make(roles_.halt()));
@@ -281,6 +300,7 @@ GeneratedProgram Builder::run() {
   }
   sum_.instructions = instrs_.size();
   sum_.peak_sram = table_.allocator().stats().high_water.value;
+  out.allocator_check = allocator_check_.empty() ? table_.allocator().check_invariants() : allocator_check_;
   table_.allocator().set_event_callback({});
   out.instrs = std::move(instrs_);
   out.refs = std::move(refs_);

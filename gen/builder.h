@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "allocator/allocator.h"
@@ -25,6 +26,13 @@ inline constexpr uint32_t kNone = UINT32_MAX;
 
 // Thrown by emit() when the program has reached its length; caught by run().
 struct LengthReached {};
+// Thrown when the allocator's periodic self-check fails; caught by run(), which ends the
+// program there and reports the check (GeneratedProgram::allocator_check).
+struct AllocatorBroken {
+  std::string what;
+};
+// Allocations between two allocator self-checks (O(nodes) each).
+inline constexpr uint64_t kAllocatorCheckPeriod = 256;
 
 class Builder {
  public:
@@ -111,7 +119,7 @@ class Builder {
   uint64_t out_cursor_ = 0;
 
   std::unique_ptr<allocator::Allocator> own_alloc_;          // unless opt.placer
-  std::unique_ptr<allocator::AllocatorPlacer> own_placer_;
+  std::unique_ptr<allocator::Placer> own_placer_;  // the allocator, or a planted front end
   allocator::SymbolTable table_;
 
   std::vector<isa::Instruction> instrs_;
@@ -142,6 +150,8 @@ class Builder {
   std::vector<int64_t> slot_reader_;  // reload LOAD of each slot's previous occupant
 
   GenSummary sum_;
+  uint64_t placed_ = 0;          // successful placements, for the periodic allocator check
+  std::string allocator_check_;  // the first failed allocator check
 };
 
 }  // namespace npuforge::gen

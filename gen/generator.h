@@ -24,6 +24,7 @@
 #include "gen/profile.h"
 #include "isa/instruction.h"
 #include "isa/npu_config.h"
+#include "util/plant.h"
 
 namespace npuforge::gen {
 
@@ -72,6 +73,9 @@ struct GeneratedProgram {
   std::vector<SymbolInfo> symbols;
   std::vector<uint8_t> ddr_image;        // DDR from address 0, the initialised part
   GenSummary summary;
+  // allocator::Allocator::check_invariants() at the end of generation: empty when the
+  // allocator's state is consistent (a regression reports anything else as a finding).
+  std::string allocator_check;
 
   std::string symbol_name(uint32_t symbol) const;  // e.g. "g12", "ld3@1" (gen::symbol_name)
   allocator::MemMap memmap() const;  // every produced symbol with its lifetime
@@ -84,6 +88,7 @@ struct GenOptions {
   uint64_t npu_hash = 0;
   allocator::Placer* placer = nullptr;  // tests only: a different allocator front end
   Bytes max_memory{0};           // 0: no limit; else generate() refuses a longer program up front
+  Plant plant;  // a planted allocator or generator bug (util/plant.h); None by default
 };
 
 // What generating `length` instructions costs in memory at its peak, from above: the program,

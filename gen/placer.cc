@@ -1,5 +1,7 @@
 #include "gen/placer.h"
 
+#include <algorithm>
+
 namespace npuforge::gen {
 
 allocator::AllocResult OverlappingPlacer::alloc(Bytes size) {
@@ -23,6 +25,30 @@ allocator::AllocResult OverlappingPlacer::alloc(Bytes size) {
 void OverlappingPlacer::free(allocator::NodeId node) {
   if (node == last_) last_ = {};
   a_.free(node);
+}
+
+allocator::AllocResult EarlyFreePlacer::alloc(Bytes size) {
+  const allocator::AllocResult r = a_.alloc(size);
+  if (r.ok() && ++count_ % period_ == 0) {
+    a_.free(r.node);
+    freed_early_.push_back(r.node);
+  }
+  return r;
+}
+
+void EarlyFreePlacer::free(allocator::NodeId node) {
+  const auto it = std::find(freed_early_.begin(), freed_early_.end(), node);
+  if (it != freed_early_.end()) {
+    freed_early_.erase(it);
+    return;
+  }
+  a_.free(node);
+}
+
+std::unique_ptr<allocator::Placer> planted_placer(allocator::Allocator& a, Plant plant) {
+  if (plant.is(PlantId::GenOverlapLive)) return std::make_unique<OverlappingPlacer>(a, 4);
+  if (plant.is(PlantId::GenEarlyFree)) return std::make_unique<EarlyFreePlacer>(a, 4);
+  return nullptr;
 }
 
 }  // namespace npuforge::gen

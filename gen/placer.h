@@ -3,6 +3,8 @@
 // generator's symbol table through GenOptions::placer): it shows that the static checks
 // catch an allocator handing out an address inside a live buffer.
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "allocator/placer.h"
 
@@ -27,5 +29,27 @@ class OverlappingPlacer final : public allocator::Placer {
   allocator::NodeId last_{};
   SramAddr last_addr_{};
 };
+
+// Planted bug gen-early-free: every `period`-th allocation's node goes back to the allocator
+// at once while its symbol stays live, so later buffers land on it. The symbol table's own
+// free of such a node is then swallowed.
+class EarlyFreePlacer final : public allocator::Placer {
+ public:
+  EarlyFreePlacer(allocator::Allocator& a, uint32_t period) : a_(a), period_(period) {}
+  allocator::AllocResult alloc(Bytes size) override;
+  allocator::AllocResult alloc_at(SramAddr addr, Bytes size) override { return a_.alloc_at(addr, size); }
+  void free(allocator::NodeId node) override;
+  allocator::Allocator& allocator() override { return a_; }
+
+ private:
+  allocator::Allocator& a_;
+  uint32_t period_;
+  uint64_t count_ = 0;
+  std::vector<allocator::NodeId> freed_early_;
+};
+
+// The generator's placer for a planted generator bug (gen-overlap-live, gen-early-free), or
+// null when `plant` needs none.
+std::unique_ptr<allocator::Placer> planted_placer(allocator::Allocator& a, Plant plant);
 
 }  // namespace npuforge::gen

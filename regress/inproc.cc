@@ -23,11 +23,12 @@ sim::Program to_sim_program(const isa::Isa& isa, const gen::GeneratedProgram& g,
   return p;
 }
 
-SimVerdict simulate(const sim::Program& program, bool rtl, uint64_t max_errors) {
+SimVerdict simulate(const sim::Program& program, bool rtl, const Plant& plant, uint64_t max_errors) {
   const sim::Semantics sem(*program.isa);
   sim::Checkers checkers(program, sem, sim::CheckerOptions{.max_errors = max_errors});
   sim::sc_model::ScOptions sc;
   sc.sram = rtl ? sim::sc_model::SramModel::Rtl : sim::sc_model::SramModel::Tlm;
+  sc.plant = plant;
   sim::sc_model::ScBackend backend(sem, sc);
   const sim::RunResult result = backend.run(program, checkers);
   const sim::GoldenResult golden = sim::run_golden(program, sem);

@@ -8,6 +8,7 @@
 
 #include "gen/generator.h"
 #include "sim/program.h"
+#include "util/plant.h"
 
 namespace npuforge::regress {
 
@@ -26,6 +27,6 @@ sim::Program to_sim_program(const isa::Isa& isa, const gen::GeneratedProgram& pr
 // Runs `program` on the SystemC model (TLM scratchpad, or the Verilated one with `rtl`) with
 // all checkers. SystemC elaborates once per process: call at most once per process (the
 // runner forks a child per seed, see regress/runner.h).
-SimVerdict simulate(const sim::Program& program, bool rtl, uint64_t max_errors = 20);
+SimVerdict simulate(const sim::Program& program, bool rtl, const Plant& plant = {}, uint64_t max_errors = 20);
 
 }  // namespace npuforge::regress

@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "util/error.h"
+#include "util/plant.h"
 
 namespace npuforge::regress {
 namespace {
@@ -113,13 +114,15 @@ std::vector<Job> load_list(const std::filesystem::path& path) {
         if (key == "npu") job.npu = resolve(path, kv.second.as<std::string>());
         else if (key == "length") job.length = kv.second.as<int64_t>();
         else if (key == "rtl") job.rtl = kv.second.as<bool>();
-        else if (key == "plant_overlap") job.plant_overlap = kv.second.as<uint32_t>();
+        else if (key == "plant") job.plant = plant_name(parse_plant(kv.second.as<std::string>()));
         else if (entry && key == "name") job.run = kv.second.as<std::string>();
         else if (entry && key == "profile") job.profile = resolve(path, kv.second.as<std::string>());
         else if (entry && key == "seeds") continue;
         else throw Error(fmt::format("{}:{}: {}: unknown key '{}'", file, line, where, key));
       } catch (const YAML::Exception&) {
         throw Error(fmt::format("{}:{}: {}: bad value for '{}'", file, line, where, key));
+      } catch (const Error& e) {
+        throw Error(fmt::format("{}:{}: {}: {}", file, line, where, e.what()));
       }
     }
   };

@@ -7,6 +7,7 @@
 //   runs:
 //     - {name: default, profile: configs/gen/default.yaml, seeds: 1-500}
 //     - {name: default-rtl, profile: configs/gen/default.yaml, seeds: "1-20,99", rtl: true}
+//     - {name: planted, profile: configs/gen/default.yaml, seeds: 7, plant: gen-overlap-live}
 // Relative paths are taken from the current directory, else from the repository root the
 // list lives in (the list's folder's grandparent), so lists work from the repo and its
 // build directories alike.
@@ -25,7 +26,7 @@ struct Job {
   uint64_t seed = 0;
   int64_t length = 0;   // 0: the profile's length
   bool rtl = false;     // simulate with the Verilated RTL scratchpad
-  uint32_t plant_overlap = 0;  // test hook: every N-th allocation overlaps a live buffer
+  std::string plant{};         // a planted bug by name (util/plant.h; `npuforge plants`)
   uint64_t index = 0;          // position in the whole list before --shard (merge order)
   std::string id() const;      // "run:seed" (unique within a regression)
   std::string name() const;    // "run-seed": the stem of its files

@@ -72,11 +72,11 @@ std::string result_json(const SeedResult& r) {
   const Job& j = r.job;
   return fmt::format(
       "{{\"index\": {}, \"run\": {}, \"seed\": {}, \"profile\": {}, \"npu\": {}, \"length\": {}, \"rtl\": {}, "
-      "\"plant_overlap\": {}, \"status\": \"{}\", \"kind\": {}, \"finding\": {}, \"findings\": {}, "
+      "\"plant\": {}, \"status\": \"{}\", \"kind\": {}, \"finding\": {}, \"findings\": {}, "
       "\"instructions\": {}, \"buffers\": {}, \"peak_sram\": {}, \"sram_bytes\": {}, \"cycles\": {}, "
       "\"seconds\": {:.4f}, \"prefix\": {}, \"repro\": {}, \"shrunk\": {}}}",
       j.index, util::json_quote(j.run), j.seed, util::json_quote(j.profile), util::json_quote(j.npu), j.length,
-      j.rtl ? "true" : "false", j.plant_overlap, to_string(r.status), util::json_quote(r.kind),
+      j.rtl ? "true" : "false", util::json_quote(j.plant), to_string(r.status), util::json_quote(r.kind),
       util::json_quote(r.finding), r.findings, r.instructions, r.buffers, r.peak_sram, r.sram_bytes, r.cycles,
       r.seconds, util::json_quote(r.prefix), util::json_quote(r.repro), util::json_quote(r.shrunk));
 }
@@ -107,7 +107,7 @@ std::vector<SeedResult> parse_results(std::string_view text, std::string_view so
     r.job.npu = field<std::string>(n, "npu", where);
     r.job.length = field<int64_t>(n, "length", where);
     r.job.rtl = field<bool>(n, "rtl", where);
-    r.job.plant_overlap = field<uint32_t>(n, "plant_overlap", where);
+    r.job.plant = field<std::string>(n, "plant", where);
     r.status = parse_status(field<std::string>(n, "status", where), where);
     r.kind = field<std::string>(n, "kind", where);
     r.finding = field<std::string>(n, "finding", where);

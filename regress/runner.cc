@@ -39,7 +39,7 @@ std::vector<std::string> worker_argv(const std::string& exe, const Job& j, const
   if (!j.npu.empty()) a.insert(a.end(), {"--npu", j.npu});
   if (j.length > 0) a.insert(a.end(), {"--length", std::to_string(j.length)});
   if (j.rtl) a.push_back("--rtl");
-  if (j.plant_overlap > 0) a.insert(a.end(), {"--plant-overlap", std::to_string(j.plant_overlap)});
+  if (!j.plant.empty()) a.insert(a.end(), {"--plant", j.plant});
   return a;
 }
 
@@ -143,7 +143,7 @@ std::string repro_command(const std::string& exe, const Job& j, const std::strin
   if (!j.npu.empty()) a.insert(a.end(), {"--npu", abs_path(j.npu)});
   if (j.length > 0) a.insert(a.end(), {"--length", std::to_string(j.length)});
   if (j.rtl) a.push_back("--rtl");
-  if (j.plant_overlap > 0) a.insert(a.end(), {"--plant-overlap", std::to_string(j.plant_overlap)});
+  if (!j.plant.empty()) a.insert(a.end(), {"--plant", j.plant});
   return util::shell_join(a);
 }
 

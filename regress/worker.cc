@@ -12,6 +12,7 @@
 #include "gen/placer.h"
 #include "gen/profile.h"
 #include "isa/npu_config.h"
+#include "util/plant.h"
 #include "util/error.h"
 #include "util/sysinfo.h"
 #include "util/file_io.h"
@@ -61,14 +62,7 @@ gen::GeneratedProgram generate_seed(const WorkerOptions& o, const gen::Profile& 
   opt.max_memory = util::default_memory_limit();  // a list asking for too long a program: an error, not an OOM kill
   opt.npu_source = npu.source;
   opt.npu_hash = util::fnv1a64(npu.text);
-  std::unique_ptr<allocator::Allocator> alloc;
-  std::unique_ptr<gen::OverlappingPlacer> placer;
-  if (o.job.plant_overlap > 0) {  // test hook: the allocator bug the checkers must catch
-    alloc = std::make_unique<allocator::Allocator>(SramAddr{0}, npu.config.sram_bytes, npu.config.alignment,
-                                                   profile.fit);
-    placer = std::make_unique<gen::OverlappingPlacer>(*alloc, o.job.plant_overlap);
-    opt.placer = placer.get();
-  }
+  opt.plant = parse_plant(o.job.plant);
   return gen::generate(isa::builtin_isa(), npu.config, profile, opt);
 }
 
@@ -79,7 +73,8 @@ int simulate_here(const WorkerOptions& o, const gen::GeneratedProgram& prog, See
   const isa::Isa& isa = isa::builtin_isa();
   SimVerdict v;
   try {
-    v = simulate(to_sim_program(isa, prog, std::filesystem::path(o.prefix).filename().string()), o.job.rtl);
+    v = simulate(to_sim_program(isa, prog, std::filesystem::path(o.prefix).filename().string()), o.job.rtl,
+                 parse_plant(o.job.plant));
   } catch (const std::exception& e) {
     if (!o.keep) gen::write_outputs(isa, prog, o.prefix);
     write_result(o.prefix, "error", fmt::format("simulator: {}", e.what()), 0, figures, gen_s,
@@ -121,11 +116,17 @@ int run_worker(const WorkerOptions& o) {
   if (o.plant_kill != 0 && o.plant_kill == o.job.seed) ::raise(SIGKILL);  // test hook: a worker dies mid-seed
   const double gen_s = std::chrono::duration<double>(Clock::now() - t0).count();
   SeedFigures figures{prog.instrs.size(), prog.summary.buffers, prog.summary.peak_sram, prog.npu.sram_bytes.value, 0};
+  if (!prog.allocator_check.empty()) {  // the allocator's own consistency check failed
+    if (o.in_process && !o.keep) gen::write_outputs(isa, prog, o.prefix);  // a failing seed keeps its files
+    write_result(o.prefix, "fail", "[allocator/invariant] " + prog.allocator_check, 1, figures, gen_s, 0);
+    return 1;
+  }
   if (o.in_process) return simulate_here(o, prog, figures, gen_s);
   std::vector<std::string> argv{o.exe, "sim", o.prefix + ".bin", "--memmap", o.prefix + ".memmap.yaml",
                                 "--ddr", o.prefix + ".ddr.bin", "--max-errors", "20"};
   if (!o.job.npu.empty()) argv.insert(argv.end(), {"--npu", o.job.npu});
   if (o.job.rtl) argv.push_back("--rtl");
+  if (!o.job.plant.empty()) argv.insert(argv.end(), {"--plant", o.job.plant});
   const std::string log = o.prefix + ".sim.log";
   const std::string verdict_path = o.prefix + ".sim.json";
   argv.insert(argv.end(), {"--json", verdict_path});

@@ -4,10 +4,9 @@
 
 #include <fmt/core.h>
 
-#include "allocator/allocator.h"
+#include "util/plant.h"
 #include "gen/generator.h"
 #include "gen/output.h"
-#include "gen/placer.h"
 #include "gen/profile.h"
 #include "gen/program_check.h"
 #include "planner/plan_check.h"
@@ -27,7 +26,7 @@ struct GenOptions {
   int64_t length = 0;
   std::string output;
   bool check = false;
-  uint32_t plant_overlap = 0;
+  std::string plant;  // a planted allocator/generator bug by name (npuforge plants)
   uint64_t max_memory = util::default_memory_limit().value;
 };
 
@@ -56,6 +55,10 @@ bool check_generated(const gen::GeneratedProgram& g, const std::string& name) {
     fmt::print("check: program: {}", prog.report());
     clean = false;
   }
+  if (!g.allocator_check.empty()) {
+    fmt::print("check: allocator: {}\n", g.allocator_check);
+    clean = false;
+  }
   if (clean)
     fmt::print("check: ok ({} instructions, {} buffers: memory map, program and NPU config agree)\n",
                g.instrs.size(), map.buffers.size());
@@ -71,14 +74,7 @@ int run_gen(const GenOptions& o) {
   g.npu_source = npu.source;
   g.npu_hash = util::fnv1a64(npu.text);
   g.max_memory = Bytes{o.max_memory};
-  std::unique_ptr<allocator::Allocator> alloc;
-  std::unique_ptr<gen::OverlappingPlacer> placer;
-  if (o.plant_overlap > 0) {  // test hook: the allocator bug --check must catch
-    alloc = std::make_unique<allocator::Allocator>(SramAddr{0}, npu.config.sram_bytes, npu.config.alignment,
-                                                   profile.fit);
-    placer = std::make_unique<gen::OverlappingPlacer>(*alloc, o.plant_overlap);
-    g.placer = placer.get();
-  }
+  g.plant = parse_plant(o.plant);
   const gen::GeneratedProgram program = gen::generate(isa::builtin_isa(), npu.config, profile, g);
   gen::write_outputs(isa::builtin_isa(), program, o.output);
   fmt::print("{}\n", gen::summary_line(program));
@@ -109,8 +105,7 @@ void add_gen_command(CLI::App& app, Runner& run) {
   sub->add_flag("--check", opts->check,
                 "Also check the program statically (operands inside their buffers, tokens paired, no races), "
                 "the memory map (overlaps, alignment, capacity) and the map against the NPU config; exit 1 on a finding");
-  sub->add_option("--plant-overlap", opts->plant_overlap,
-                  "test hook: every N-th allocation overlaps a live buffer by one unit (a planted allocator bug)");
+  sub->add_option("--plant", opts->plant, "run with a planted allocator or generator bug (see `npuforge plants`)");
   bind_runner(sub, opts, run, &run_gen);
 }
 

@@ -11,6 +11,7 @@
 #include "util/text.h"
 #include "tools/command.h"
 #include "util/file_io.h"
+#include "util/plant.h"
 
 namespace npuforge::tools {
 namespace {
@@ -19,7 +20,8 @@ struct RegressOpts {
   std::vector<std::string> lists;
   std::string profile, npu, seeds = "1-100", run, shard, out = "results";
   int64_t length = 0;
-  unsigned jobs = 0, plant_overlap = 0;
+  unsigned jobs = 0;
+  std::string plant;
   size_t shrink_max = 3;
   double timeout = 600;
   bool rtl = false, shrink = false, keep = false, quiet = false, per_seed = false;
@@ -45,7 +47,7 @@ std::vector<std::string> shard_args(const RegressOpts& o) {
     if (o.length > 0) a.insert(a.end(), {"--length", std::to_string(o.length)});
     if (!o.run.empty()) a.insert(a.end(), {"--run", o.run});
     if (o.rtl) a.push_back("--rtl");
-    if (o.plant_overlap > 0) a.insert(a.end(), {"--plant-overlap", std::to_string(o.plant_overlap)});
+    if (!o.plant.empty()) a.insert(a.end(), {"--plant", o.plant});
   }
   a.insert(a.end(), {"--timeout", fmt::format("{}", o.timeout)});
   if (o.keep) a.push_back("--keep");
@@ -91,7 +93,9 @@ int run_regress(const RegressOpts& o) {
     j.npu = o.npu;
     j.length = o.length;
     j.rtl = o.rtl;
-    j.plant_overlap = o.plant_overlap;
+    j.plant = plant_name(parse_plant(o.plant));
+    if (plant_needs_rtl(parse_plant(o.plant)) && !o.rtl)
+      throw Error(fmt::format("regress: plant {} lives in RTL: add --rtl", j.plant));
     j.run = o.run.empty() ? std::filesystem::path(o.profile).stem().string() : o.run;
     for (uint64_t s : parse_seeds(o.seeds)) {
       j.seed = s;
@@ -161,8 +165,7 @@ void add_regress_command(CLI::App& app, Runner& run) {
   sub->add_option("--timeout", opts->timeout, "seconds per seed before it is killed (default 600)");
   sub->add_flag("-q,--quiet", opts->quiet, "no progress output");
   sub->add_flag("--per-seed", opts->per_seed, "print a table with one row per seed");
-  sub->add_option("--plant-overlap", opts->plant_overlap,
-                  "test hook: every N-th allocation overlaps a live buffer by one unit (a planted allocator bug)");
+  sub->add_option("--plant", opts->plant, "run --profile seeds with a planted bug (see `npuforge plants`)");
   sub->add_flag("--isolate-seeds", opts->isolate_seeds,
                 "run each seed as `npuforge regress-worker` + `npuforge sim` on written files (slower; the "
                 "default forks a child per seed that simulates the program from memory)");
@@ -187,7 +190,7 @@ void add_regress_command(CLI::App& app, Runner& run) {
   w->add_option("--npu", wopts->w.job.npu);
   w->add_option("--length", wopts->w.job.length);
   w->add_option("--coverage", wopts->w.coverage_path);
-  w->add_option("--plant-overlap", wopts->w.job.plant_overlap);
+  w->add_option("--plant", wopts->w.job.plant);
   w->add_option("--exe", wopts->w.exe);
   w->add_option("--plant-kill", wopts->w.plant_kill);
   w->add_flag("--rtl", wopts->w.job.rtl);

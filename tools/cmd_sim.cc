@@ -15,6 +15,7 @@
 #include "sim/program.h"
 #include "sim/sc_model/sc_backend.h"
 #include "tools/command.h"
+#include "util/plant.h"
 
 namespace npuforge::tools {
 namespace {
@@ -33,17 +34,21 @@ struct SimOptions {
   std::string trace;   // systemc: VCD waveform file
   std::string rtl_variant = "none";  // systemc: a planted RTL bug (implies --rtl)
   std::string json;    // machine-readable verdict for scripts and the regression runner
+  std::string plant;   // systemc: a planted model or RTL bug by name (npuforge plants)
 };
 
 // The one place that chooses a backend by name (the SystemC backends register here too).
 std::unique_ptr<sim::Backend> make_backend(const SimOptions& o, const sim::Semantics& sem) {
-  if (o.backend == "sequential" && !o.rtl && o.trace.empty() && o.rtl_variant == "none") return std::make_unique<sim::SequentialBackend>(sem);
+  const Plant plant = parse_plant(o.plant);
+  if (o.backend == "sequential" && !o.rtl && o.trace.empty() && o.rtl_variant == "none" && !plant.any())
+    return std::make_unique<sim::SequentialBackend>(sem);
   if (o.backend == "systemc" || o.backend == "sequential") {
-    if (o.backend == "sequential") throw Error("--rtl and --trace need --backend systemc");
+    if (o.backend == "sequential") throw Error("--rtl, --trace and --plant need --backend systemc");
     sim::sc_model::ScOptions sc;
     sc.sram = o.rtl ? sim::sc_model::SramModel::Rtl : sim::sc_model::SramModel::Tlm;
     sc.trace_path = o.trace;
     sc.rtl_variant = sim::sc_model::rtl_variant_from_name(o.rtl_variant);
+    sc.plant = plant;
     return std::make_unique<sim::sc_model::ScBackend>(sem, sc);
   }
   throw Error(fmt::format("--backend: unknown backend '{}' (available: systemc, sequential)", o.backend));
@@ -142,6 +147,8 @@ void add_sim_command(CLI::App& app, Runner& run) {
   for (const auto& v : sim::sc_model::rtl_variants()) variants += fmt::format(", {}", v.name);
   sub->add_option("--rtl-variant", opts->rtl_variant,
                   fmt::format("systemc: run a planted RTL bug (implies --rtl): none{}", variants));
+  sub->add_option("--plant", opts->plant,
+                  "systemc: run with a planted model bug (or, with --rtl, an RTL one; see `npuforge plants`)");
   sub->add_option("--trace", opts->trace, "systemc: write a VCD waveform (dispatch, queues, RTL pins) to FILE");
   bind_runner(sub, opts, run, &run_sim);
 }

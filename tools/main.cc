@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   add_run_model_command(app, run);
   add_model_info_command(app, run);
   add_compile_command(app, run);
+  add_plants_command(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

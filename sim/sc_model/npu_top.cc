@@ -49,8 +49,9 @@ void Engine::run() {
     instr_ = i;
     const isa::Instruction& instr = ctx_->decoded[i];
     take_tokens(instr);
+    if (planted(PlantId::ModelStaleRead) && q_ == 0) send_tokens(instr);  // before the write lands
     execute(i, instr);
-    send_tokens(instr);
+    if (!(planted(PlantId::ModelStaleRead) && q_ == 0)) send_tokens(instr);
     state_ = State::Idle;
     instr_ = -1;
     --ctx_->outstanding[q_];
@@ -61,8 +62,10 @@ void Engine::run() {
 }
 
 void Engine::take_tokens(const isa::Instruction& instr) {
+  if (planted(PlantId::ModelIgnoreWait) && q_ == 1) return;
   for (unsigned p = 0; p < isa::kNumQueues; ++p) {
     if (!(instr.wait_mask() >> p & 1)) continue;
+    if (planted(PlantId::ModelStoreEarly) && q_ == 2 && p == 1) continue;
     while (ctx_->tokens[p][q_] == 0) {
       state_ = State::WaitToken;
       waits_for_ = p;
@@ -76,6 +79,7 @@ void Engine::send_tokens(const isa::Instruction& instr) {
   for (unsigned p = 0; p < isa::kNumQueues; ++p) {
     if (!(instr.signal_mask() >> p & 1)) continue;
     ++ctx_->tokens[q_][p];
+    if (planted(PlantId::ModelDoubleSignal) && q_ == 1) ++ctx_->tokens[q_][p];
     ctx_->token_ev[p].notify(sc_core::SC_ZERO_TIME);
   }
 }
@@ -130,7 +134,9 @@ void Engine::execute(uint32_t i, const isa::Instruction& instr) {
       const isa::Extent& e = ex.items[k];
       if (e.bytes == 0 || e.access != isa::Access::Read) continue;
       in[k].resize(e.bytes);
-      transport(e.space, tlm::TLM_READ_COMMAND, e.addr, in[k]);
+      const bool skew = planted(PlantId::ModelDmaOffByOne) && q_ == 0 && e.space == isa::Space::Ddr &&
+                        e.addr + e.bytes < prog.config.ddr_bytes.value;
+      transport(e.space, tlm::TLM_READ_COMMAND, e.addr + (skew ? 1 : 0), in[k]);
       checkers.on_access(i, e);
       ob.in[k] = in[k];
     }
@@ -153,7 +159,8 @@ void Engine::execute(uint32_t i, const isa::Instruction& instr) {
       if (sem.op(instr) == Op::Store) transport(e.space, tlm::TLM_READ_COMMAND, e.addr, out);  // DDR gaps kept
       ob.out = out;
       sem.compute(instr, ob);
-      transport(e.space, tlm::TLM_WRITE_COMMAND, e.addr, out);
+      const bool short_store = planted(PlantId::ModelStoreShort) && q_ == 2 && e.space == isa::Space::Ddr && out.size() > 1;
+      transport(e.space, tlm::TLM_WRITE_COMMAND, e.addr, short_store ? std::span(out).first(out.size() - 1) : std::span(out));
       checkers.on_access(i, e);
     }
     }
@@ -180,6 +187,7 @@ NpuTop::NpuTop(sc_core::sc_module_name name, const Program& program, const Seman
   ctx_.program = &program;
   ctx_.sem = &sem;
   ctx_.checkers = &checkers;
+  ctx_.plant = options.plant;
   ctx_.decoded.resize(program.instrs.size());
   memory_.ddr.load_image(program.ddr_init);
 

@@ -43,6 +43,7 @@ struct Context {
   uint64_t completed = 0;
   uint64_t last_finish = 0;  // cycles
   RunResult result;
+  Plant plant;  // a planted model bug (ScOptions::plant)
 };
 
 // One queue's execution unit: the load DMA, the compute engine or the store DMA. Reads its
@@ -72,6 +73,7 @@ class Engine : public sc_core::sc_module {
   void send_tokens(const isa::Instruction& instr);
   void execute(uint32_t index, const isa::Instruction& instr);
   void transport(isa::Space space, tlm::tlm_command cmd, uint64_t addr, std::span<uint8_t> data);
+  bool planted(PlantId p) const { return ctx_->plant.any() && ctx_->plant.is(p); }
 
   unsigned q_;
   Context* ctx_;

@@ -89,7 +89,7 @@ std::vector<ScOutput> run_together(const Semantics& sem, std::span<const ScJob> 
   std::vector<std::unique_ptr<NpuTop>> tops;
   for (size_t k = 0; k < jobs.size(); ++k) {
     tops.push_back(std::make_unique<NpuTop>(fmt::format("npu{}", k).c_str(), *jobs[k].program, sem,
-                                            *jobs[k].checkers, jobs[k].options, on_done));
+                                            *jobs[k].checkers, apply_rtl_plant(jobs[k].options), on_done));
   }
   sc_core::sc_start();
   std::vector<ScOutput> outputs;
@@ -100,7 +100,21 @@ std::vector<ScOutput> run_together(const Semantics& sem, std::span<const ScJob> 
   return outputs;
 }
 
-ScBackend::ScBackend(const Semantics& sem, ScOptions options) : sem_(&sem), options_(std::move(options)) {}
+ScOptions apply_rtl_plant(ScOptions o) {
+  if (!plant_needs_rtl(o.plant)) return o;
+  if (o.sram == SramModel::Tlm)
+    throw Error(fmt::format("plant {} lives in RTL: simulate with --rtl", plant_name(o.plant)));
+  // One line per RTL plant: the ScOptions setting that selects its Verilated variant.
+  if (o.plant.is(PlantId::RtlDecoderFieldBit)) o.rtl_decoder_bug = true;
+  if (o.plant.is(PlantId::RtlScratchpadStuckBit)) o.sram = SramModel::RtlStuckBit;
+  if (o.plant.is(PlantId::RtlBankConflict)) o.rtl_variant = RtlVariant::BankConflict;
+  if (o.plant.is(PlantId::RtlMacSign)) o.rtl_variant = RtlVariant::MacSign;
+  if (o.plant.is(PlantId::RtlNoSaturation)) o.rtl_variant = RtlVariant::NoSaturation;
+  if (o.plant.is(PlantId::RtlRequantRound)) o.rtl_variant = RtlVariant::RequantRound;
+  return o;
+}
+
+ScBackend::ScBackend(const Semantics& sem, ScOptions options) : sem_(&sem), options_(apply_rtl_plant(std::move(options))) {}
 
 std::string_view ScBackend::name() const {
   switch (options_.sram) {

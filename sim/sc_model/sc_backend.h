@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "sim/backend.h"
+#include "util/plant.h"
 
 namespace npuforge::sim::sc_model {
 
@@ -75,7 +76,14 @@ struct ScOptions {
   // duration of those in flight -> a `deadlock` finding naming each queue's state, and the
   // result has completed == false. 0: the NPU config's deadlock_cycles.
   uint64_t watchdog_cycles = 0;
+  // A planted bug (util/plant.h): model plants are honoured by the engines, RTL plants are
+  // mapped onto the settings above by apply_rtl_plant.
+  Plant plant;
 };
+
+// `options` with an RTL plant turned into its setting (the variant to Verilate in); model and
+// other plants pass through. Throws npuforge::Error for an RTL plant without an RTL scratchpad.
+ScOptions apply_rtl_plant(ScOptions options);
 
 struct ScStats {
   uint64_t decoded_words = 0;        // words decoded by the RTL decoder

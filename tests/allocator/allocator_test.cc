@@ -16,6 +16,9 @@ struct AllocatorTestPeer {
   static void set_in_use(Allocator& a, NodeId id, bool u) { a.pool_[id.index].in_use = u; }
   static void set_aggregate(Allocator& a, uint64_t max) { a.pool_[a.a_root_].l_max = uint32_t(max); }
   static void set_start(Allocator& a, NodeId id, uint64_t s) { a.pool_[id.index].start = s; }
+  static void drift_used_bytes(Allocator& a, uint64_t by) { a.used_ += by; }
+  static void drift_used_nodes(Allocator& a, uint64_t by) { a.used_nodes_ += by; }
+  static void leak_slot(Allocator& a) { a.free_slots_.pop_back(); }
 };
 
 namespace {
@@ -334,6 +337,118 @@ TEST(Allocator, CheckInvariantsCatchesPlantedBugs) {
     auto [a, ids] = setup();
     AllocatorTestPeer::set_start(a, ids[3], 0x1000 + 3 * 64 + 8);
     EXPECT_NE(a.check_invariants(), "");
+  }
+}
+
+// Blind spots of issue 13: each test below fails when the named one-line bug is planted.
+
+// Best-fit reports the free nodes it passed over as too small (alloc_index.cc's rank).
+TEST(Allocator, BestFitReportsSkippedTooSmall) {
+  Allocator a = make(Policy::BestFit, 16);
+  std::vector<AllocResult> r;
+  for (int i = 0; i < 6; ++i) r.push_back(must(a.alloc(kUnit)));
+  a.free(r[1].node);
+  a.free(r[3].node);  // two one-unit holes; the tail (10 units) is the only fit for 2 units
+  Recorder rec;
+  rec.attach(a);
+  auto big = must(a.alloc(Bytes{128}));
+  EXPECT_EQ(big.addr, SramAddr{0x1000 + 6 * 64});
+  ASSERT_EQ(rec.kinds(), (std::vector{AllocEventKind::SkippedTooSmall, AllocEventKind::Split}));
+  EXPECT_EQ(rec.events[0].count, 2u);
+  rec.events.clear();
+  must(a.alloc(kUnit));  // an exact one-unit hole: nothing skipped
+  EXPECT_EQ(rec.kinds(), (std::vector{AllocEventKind::ExactFit}));
+  EXPECT_EQ(a.check_invariants(), "");
+}
+
+// alloc_at under best-fit (no address index: the list walk) at node boundaries.
+TEST(Allocator, BestFitAllocAtNodeBoundaries) {
+  Allocator a = make(Policy::BestFit, 16);
+  auto x = must(a.alloc(Bytes{256}));
+  must(a.alloc(Bytes{256}));  // y
+  a.free(x.node);  // free [0x1000, 0x1100) | y [0x1100, 0x1200) | free [0x1200, 0x1400)
+  EXPECT_FALSE(a.alloc_at(SramAddr{0x1100}, kUnit).ok());  // y's first byte
+  EXPECT_FALSE(a.alloc_at(SramAddr{0x10c0}, Bytes{128}).ok());  // runs into y
+  auto tail = must(a.alloc_at(SramAddr{0x1200}, kUnit));  // first byte after y
+  EXPECT_EQ(tail.addr, SramAddr{0x1200});
+  auto last = must(a.alloc_at(SramAddr{0x10c0}, kUnit));  // last unit before y
+  EXPECT_EQ(last.addr, SramAddr{0x10c0});
+  auto front = must(a.alloc_at(SramAddr{0x1000}, Bytes{192}));  // exactly the rest of the hole
+  EXPECT_EQ(front.addr, SramAddr{0x1000});
+  EXPECT_EQ(a.nodes().size(), 5u);
+  EXPECT_EQ(a.check_invariants(), "");
+}
+
+// The end of the range: the last unit is allocatable, base + capacity is not an address.
+TEST(Allocator, AllocAtEndOfRange) {
+  for (Policy p : {Policy::FirstFit, Policy::BestFit, Policy::NextFit}) {
+    Allocator a = make(p, 16);
+    EXPECT_THROW(a.alloc_at(SramAddr{0x1000 + 16 * 64}, kUnit), Error) << policy_name(p);
+    EXPECT_FALSE(a.alloc_at(SramAddr{0x1000 + 15 * 64}, Bytes{128}).ok()) << policy_name(p);
+    auto last = must(a.alloc_at(SramAddr{0x1000 + 15 * 64}, kUnit));
+    EXPECT_EQ(last.addr, SramAddr{0x1000 + 15 * 64});
+    EXPECT_EQ(a.check_invariants(), "") << policy_name(p);
+  }
+}
+
+// Merges release node slots; a slot neither listed nor recycled is a leak.
+TEST(Allocator, CheckInvariantsBoundsTheNodePool) {
+  Allocator a = make(Policy::FirstFit, 16);
+  std::vector<NodeId> ids;
+  for (int i = 0; i < 4; ++i) ids.push_back(must(a.alloc(kUnit)).node);
+  for (NodeId id : ids) a.free(id);  // merges: slots go back to the pool
+  EXPECT_EQ(a.check_invariants(), "");
+  for (int i = 0; i < 4; ++i) must(a.alloc(kUnit));  // and are reused
+  EXPECT_EQ(a.check_invariants(), "");
+  AllocatorTestPeer::leak_slot(a);
+  EXPECT_NE(a.check_invariants().find("node pool"), std::string::npos) << a.check_invariants();
+}
+
+TEST(Allocator, CheckInvariantsCatchesOneCounterDrifting) {
+  {
+    Allocator a = make();
+    must(a.alloc(kUnit));
+    AllocatorTestPeer::drift_used_bytes(a, 64);
+    EXPECT_NE(a.check_invariants().find("B in use"), std::string::npos) << a.check_invariants();
+  }
+  {
+    Allocator a = make();
+    must(a.alloc(kUnit));
+    AllocatorTestPeer::drift_used_nodes(a, 1);
+    EXPECT_NE(a.check_invariants().find("used nodes"), std::string::npos) << a.check_invariants();
+  }
+}
+
+// Every allocator plant of the catalogue breaks an invariant in a short scripted run (the
+// same check the generator makes at the end of every program), and the run is clean without.
+TEST(Allocator, EveryAllocatorPlantBreaksAnInvariant) {
+  auto script = [](Plant plant) {
+    Allocator a(SramAddr{0x1000}, Bytes{16 * 64}, kUnit, Policy::FirstFit);
+    a.set_plant(plant);
+    std::string first;  // the first broken invariant, checked after every step
+    auto check = [&] {
+      if (first.empty()) first = a.check_invariants();
+    };
+    std::vector<NodeId> ids;
+    for (uint64_t size : {64, 100, 64, 128}) {
+      ids.push_back(must(a.alloc(Bytes{size})).node);  // splits
+      check();
+    }
+    a.free(ids[0]);
+    check();
+    must(a.alloc(Bytes{64}));  // exact fit into the first hole
+    check();
+    a.free(ids[2]);
+    a.free(ids[1]);  // merges with its right neighbour
+    check();
+    a.free(ids[3]);  // merges with both
+    check();
+    return first;
+  };
+  EXPECT_EQ(script(Plant{}), "");
+  for (const PlantInfo& p : plant_catalogue()) {
+    if (p.layer != PlantLayer::Allocator) continue;
+    EXPECT_NE(script(Plant{p.id}), "") << p.name;
   }
 }
 

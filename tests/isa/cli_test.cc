@@ -163,12 +163,12 @@ TEST(Cli, GenCheckReportsFindingsAndExitsOne) {
   EXPECT_NE(r.output.find("check: ok (200 instructions"), std::string::npos) << r.output;
   r = run(gen + (dir / "clean128").string() + " --npu " + temp_file("a128.yaml", "alignment: 128\n").string());
   ASSERT_EQ(r.code, 0) << r.output;
-  r = run(gen + (dir / "planted").string() + " --plant-overlap 3");
+  r = run(gen + (dir / "planted").string() + " --plant gen-overlap-live");
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("check: memory map: overlap"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("check: ok"), std::string::npos) << r.output;
   // Without --check the same planted program is written and gen exits 0.
-  r = run("gen --profile " + kSrc + "/configs/gen/default.yaml --seed 11 --length 200 --plant-overlap 3 -o " +
+  r = run("gen --profile " + kSrc + "/configs/gen/default.yaml --seed 11 --length 200 --plant gen-overlap-live -o " +
           (dir / "unchecked").string());
   EXPECT_EQ(r.code, 0) << r.output;
 }

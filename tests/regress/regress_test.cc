@@ -278,7 +278,7 @@ TEST(EndToEnd, PlantedOverlapIsReportedReproducedAndShrunk) {
   const std::string log = (out.string() + ".log");
   auto run = [&](std::vector<std::string> argv) { return run_process(argv, log, log, 300); };
   const auto r = run({NPUFORGE_BIN, "regress", "--profile", profile, "--seeds", "1-6", "--length", "200",
-                      "-j", "2", "--plant-overlap", "4", "--shrink", "--shrink-max", "1", "-q",
+                      "-j", "2", "--plant", "gen-overlap-live", "--shrink", "--shrink-max", "1", "-q",
                       "--out", out.string()});
   EXPECT_EQ(r.exit_code, 1) << slurp(log);
   const std::string junit = slurp(out / "junit.xml");

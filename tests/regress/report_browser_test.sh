@@ -22,7 +22,7 @@ cat > "$d/list.yaml" <<YAML
 defaults: {length: 200}
 runs:
   - {name: default, profile: $src/configs/gen/default.yaml, seeds: 1-30}
-  - {name: planted, profile: $src/configs/gen/default.yaml, seeds: 7, plant_overlap: 6}
+  - {name: planted, profile: $src/configs/gen/default.yaml, seeds: 7, plant: gen-overlap-live}
   - {name: tiny-buffers, profile: $src/configs/gen/tiny-buffers.yaml, seeds: 1-10}
 YAML
 "$npuforge" regress "$d/list.yaml" -j 2 -q --out "$d/results" > "$d/run.out" 2>&1

@@ -39,7 +39,7 @@ cat > "$d/list.yaml" <<YAML
 defaults: {length: 150}
 runs:
   - {name: default, profile: $src/configs/gen/default.yaml, seeds: 1-24}
-  - {name: planted, profile: $src/configs/gen/default.yaml, seeds: 7, plant_overlap: 6}
+  - {name: planted, profile: $src/configs/gen/default.yaml, seeds: 7, plant: gen-overlap-live}
   - {name: tiny, profile: $src/configs/gen/tiny-buffers.yaml, seeds: 1-8}
 YAML
 
