@@ -1,5 +1,8 @@
 #include "util/buffered_writer.h"
 
+#include <cerrno>
+#include <cstring>
+
 #include <fmt/core.h>
 
 #include "util/error.h"
@@ -8,7 +11,7 @@ namespace npuforge::util {
 
 BufferedWriter::BufferedWriter(const std::filesystem::path& path, std::string_view what)
     : path_(path.string()), what_(what), file_(std::fopen(path_.c_str(), "wb")) {
-  if (!file_) throw Error(fmt::format("{}: cannot write {}", path_, what_));
+  if (!file_) throw Error(fmt::format("{}: cannot create {}: {}", path_, what_, std::strerror(errno)));
   std::setvbuf(file_, nullptr, _IONBF, 0);  // this class is the buffer
   buffer_.reserve(kBufferBytes);
 }
@@ -18,7 +21,7 @@ BufferedWriter::~BufferedWriter() {
 }
 
 void BufferedWriter::write_through(const char* data, size_t size) {
-  if (size > 0 && std::fwrite(data, 1, size, file_) != size) failed_ = true;
+  if (size > 0 && std::fwrite(data, 1, size, file_) != size && errno_ == 0) errno_ = errno != 0 ? errno : EIO;
 }
 
 void BufferedWriter::drain() {
@@ -29,9 +32,9 @@ void BufferedWriter::drain() {
 void BufferedWriter::close() {
   if (!file_) return;
   drain();
-  const bool closed = std::fclose(file_) == 0;
+  if (std::fclose(file_) != 0 && errno_ == 0) errno_ = errno != 0 ? errno : EIO;
   file_ = nullptr;
-  if (failed_ || !closed) throw Error(fmt::format("{}: cannot write {}", path_, what_));
+  if (errno_ != 0) throw Error(fmt::format("{}: cannot write {}: {}", path_, what_, std::strerror(errno_)));
 }
 
 }  // namespace npuforge::util

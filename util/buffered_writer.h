@@ -50,7 +50,7 @@ class BufferedWriter {
   std::string path_, what_;
   std::FILE* file_ = nullptr;
   std::string buffer_;
-  bool failed_ = false;
+  int errno_ = 0;  // the first write error, reported by close()
 };
 
 }  // namespace npuforge::util

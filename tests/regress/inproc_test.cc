@@ -86,8 +86,8 @@ TEST(InProcess, SameResultsAsTheFileBasedPathOnTwentySeeds) {
 
 TEST(InProcess, PlantedBugFailsWithTheSameFindingsAndKeepsOnlyFailingFiles) {
   const fs::path in = scratch("bug_in"), files = scratch("bug_files");
-  EXPECT_EQ(regress(in, {"--seeds", "1-8", "--length", "300", "--plant-overlap", "4"}), 1);
-  EXPECT_EQ(regress(files, {"--seeds", "1-8", "--length", "300", "--plant-overlap", "4", "--isolate-seeds"}), 1);
+  EXPECT_EQ(regress(in, {"--seeds", "1-8", "--length", "300", "--plant", "gen-overlap-live"}), 1);
+  EXPECT_EQ(regress(files, {"--seeds", "1-8", "--length", "300", "--plant", "gen-overlap-live", "--isolate-seeds"}), 1);
   expect_same_results(in, files);
   size_t failed = 0;
   for (const auto& r : results_of(in)) {
