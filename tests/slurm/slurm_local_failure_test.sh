@@ -21,7 +21,7 @@ expect() {
   local name=$1 code=$2 max=$3 re=$4 start rc
   shift 4
   start=$SECONDS
-  env "$@" timeout 120 bash "$script" up "$d/cluster" > "$d/out" 2> "$d/err"
+  env "$@" timeout 120 bash "${run_script:-$script}" up "$d/cluster" > "$d/out" 2> "$d/err"
   rc=$?
   local took=$((SECONDS - start))
   [ $rc = "$code" ] || { cat "$d/out" "$d/err"; fail "$name: exit $rc, expected $code"; }
@@ -54,7 +54,10 @@ expect "slurmd dies" 4 20 "slurmd died" PATH="$d/slurmd-dies:$PATH"
 # Not installed: the daemons are in /usr/sbin, left off PATH.
 expect "Slurm not on PATH" 3 5 "not found: install" PATH=/usr/bin:/bin
 if command -v setpriv > /dev/null; then
-  expect "not root" 3 5 "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups
+  # A copy the unprivileged user can read: the source tree may sit in a directory only root
+  # may enter (a clone under `mktemp -d`).
+  install -m 0755 "$script" "$d/slurm-local.sh"
+  run_script=$d/slurm-local.sh expect "not root" 3 5 "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups
 fi
 # And the real thing still comes up afterwards.
 out=$(timeout 120 bash "$script" up "$d/cluster" 2>&1) || fail "a real up after the failures: $out"
