@@ -31,7 +31,7 @@ struct LengthReached {};
 struct AllocatorBroken {
   std::string what;
 };
-// Allocations between two allocator self-checks (O(nodes) each).
+// Least allocations between two allocator self-checks (O(nodes) each; see check_allocator).
 inline constexpr uint64_t kAllocatorCheckPeriod = 256;
 
 class Builder {
@@ -65,6 +65,7 @@ class Builder {
                 int64_t ddr_dep = -1);
   // Places a new symbol, or the next version of `from` (OOM policy on failure); kNone when
   // nothing can make room.
+  void check_allocator();  // throws AllocatorBroken; schedules the next check
   uint32_t new_symbol(uint64_t bytes, uint32_t refs, OpKind kind, uint8_t depth, uint32_t from = kNone);
   // Starts tracking a symbol the table just placed (a version inherits its chain's due).
   uint32_t track(SymbolId id, OpKind kind, uint8_t depth, uint32_t from);
@@ -151,6 +152,7 @@ class Builder {
 
   GenSummary sum_;
   uint64_t placed_ = 0;          // successful placements, for the periodic allocator check
+  uint64_t next_allocator_check_ = kAllocatorCheckPeriod;
   std::string allocator_check_;  // the first failed allocator check
 };
 
