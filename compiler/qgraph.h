@@ -57,7 +57,7 @@ struct QTensor {
   // real = channel_scales[c] * q, `scale` is their largest): a LUT writes such a tensor with a
   // table per group of channels, and only convs (which fold the scales into their weights or
   // per-channel requant) and such LUTs read or write it (validate() checks).
-  std::vector<float> channel_scales;
+  std::vector<float> channel_scales{};
 
   int64_t numel() const { return model::element_count(shape); }
   int64_t bytes() const { return numel() * static_cast<int64_t>(model::dtype_size(dtype)); }
@@ -152,7 +152,7 @@ struct LutOp {
     int64_t c0 = 0, c1 = 0;
     std::array<int8_t, 256> table{};
   };
-  std::vector<ChannelTable> channel_tables;
+  std::vector<ChannelTable> channel_tables{};
 };
 
 // Max or average pooling of an HWC image; the output has the input's scale (no requant).
