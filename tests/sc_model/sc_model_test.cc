@@ -479,6 +479,82 @@ TEST(ScModel, WatchdogReportsATokenDeadlockNamingTheQueueAndToken) {
   }
 }
 
+// The compute unit runs a tile's cycles in zero time and then waits them out at once; with a
+// trace open it waits per cycle instead. Both must give the same cycles, tiles and data, and
+// the cycle count the adapter documents (GEMM: 1 reset cycle, then ceil(m/ROWS) *
+// ceil(n/COLS) * k + 1; ELTWISE: ceil(len/LANES)).
+TEST(ScModel, RtlComputeRunsTheSameCyclesWithAndWithoutAPerCycleTrace) {
+  REQUIRE_FRESH_PROCESS();
+  const auto path = std::filesystem::temp_directory_path() / "npuforge_sc_compute_trace_test.vcd";
+  std::filesystem::remove(path);
+  const std::vector<Program> programs = {conv_program(), vector_program()};
+  std::vector<std::unique_ptr<Checkers>> checks;
+  std::vector<ScJob> jobs;
+  for (const Program& p : programs) {
+    for (bool traced : {false, true}) {
+      checks.push_back(std::make_unique<Checkers>(p, sem()));
+      ScOptions o;
+      o.sram = SramModel::Rtl;
+      if (traced && &p == &programs[0]) o.trace_path = path.string();
+      jobs.push_back({&p, checks.back().get(), o});
+    }
+  }
+  const auto out = run_together(sem(), jobs);
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    SCOPED_TRACE("job " + std::to_string(k));
+    EXPECT_TRUE(out[k].result.completed);
+    EXPECT_TRUE(check_ddr(*jobs[k].program, sem(), golden_ddr(*jobs[k].program), out[k].result.ddr, "golden",
+                          *checks[k]));
+    EXPECT_TRUE(checks[k]->clean()) << checks[k]->summary();
+    EXPECT_EQ(out[k].stats.monitor_errors, 0u);
+  }
+  // conv: gemm m=16, n=8, k=18 on the 16x16 array; vector: eltwise len=256 on 32 lanes.
+  EXPECT_EQ(out[0].stats.compute_cycles, 1u + 1 * 18 + 1);
+  EXPECT_EQ(out[0].stats.compute_tiles, 1u);
+  EXPECT_EQ(out[2].stats.compute_cycles, 1u + 256 / 32);
+  EXPECT_EQ(out[2].stats.compute_tiles, 256u / 32);
+  for (size_t k = 1; k < jobs.size(); k += 2) {
+    EXPECT_EQ(out[k].result.cycles, out[k - 1].result.cycles) << "job " << k;
+    EXPECT_EQ(out[k].result.busy_cycles, out[k - 1].result.busy_cycles) << "job " << k;
+    EXPECT_EQ(out[k].result.ddr, out[k - 1].result.ddr) << "job " << k;
+    EXPECT_EQ(out[k].stats.compute_cycles, out[k - 1].stats.compute_cycles) << "job " << k;
+    EXPECT_EQ(out[k].stats.compute_tiles, out[k - 1].stats.compute_tiles) << "job " << k;
+  }
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  for (const char* name : {"compute_clk", "mac_en", "gemm_valid", "elt_valid"})
+    EXPECT_NE(text.str().find(name), std::string::npos) << name;
+  std::filesystem::remove(path);
+}
+
+// An NPU config with a larger MAC array than the built RTL: the unit needs 16x the cycles
+// the timing model gives the GEMM, far beyond the watchdog's limit. The unit is making
+// progress all along (its cycles count as simulated time passes), so this is no deadlock.
+TEST(ScModel, RtlComputeLongerThanItsBudgetIsNotADeadlock) {
+  REQUIRE_FRESH_PROCESS();
+  Program p = make_program(
+      ".equ %a, 0x0000\n.equ %b, 0x1000\n.equ %c, 0x2000\n"
+      "load %a, ddr:0x0, rows=1, row_bytes=4096, stride=4096\n"
+      "load %b, ddr:0x1000, rows=1, row_bytes=4096, stride=4096, signal=compute\n"
+      "gemm %c, %a, %b, m=64, n=64, k=64, scale=3, shift=9, wait=load, signal=store\n"
+      "store ddr:0x4000, %c, rows=1, row_bytes=4096, stride=4096, wait=compute\n"
+      "halt\n",
+      {buf("a", 0x0000, 4096, 0, 2), buf("b", 0x1000, 4096, 1, 2), buf("c", 0x2000, 4096, 2, 3)}, 0x5000, 21);
+  p.config.mac_rows = p.config.mac_cols = 64;  // budget: 8 + 64 cycles; the 16x16 RTL: 1 + 16 * 64 + 1
+  p.config.deadlock_cycles = 300;
+  Checkers checks(p, sem());
+  ScOptions o;
+  o.sram = SramModel::Rtl;
+  ScBackend backend(sem(), o);
+  const RunResult r = backend.run(p, checks);
+  EXPECT_TRUE(r.completed);
+  EXPECT_TRUE(checks.clean()) << checks.summary();
+  EXPECT_TRUE(check_ddr(p, sem(), golden_ddr(p), r.ddr, "golden", checks));
+  EXPECT_EQ(backend.stats().compute_cycles, 1u + 16 * 64 + 1);
+  EXPECT_EQ(backend.stats().compute_tiles, 16u);
+}
+
 TEST(ScModel, ASecondSimulationInOneProcessIsRefused) {
   REQUIRE_FRESH_PROCESS();
   const Program p = make_program(gemm_program(), gemm_buffers());
