@@ -106,7 +106,7 @@ namespace {
 template <class M>
 class Driver final : public RtlCompute::Model {
  public:
-  explicit Driver(RtlCompute& owner) : Model(owner), m_(&context_, "rtl") {
+  explicit Driver(RtlCompute& owner) : Model(owner), m_("rtl") {
     // Settle with the clock low, so that the first clk = 1 is seen as a rising edge.
     m_.clk = 0;
     m_.eval();
@@ -137,7 +137,8 @@ class Driver final : public RtlCompute::Model {
                 m_.elt_valid != 0});
   }
 
-  VerilatedContext context_;  // before m_: the model refers to it until destroyed
+  // The default VerilatedContext, as the --sc models use: one built here would be laid out
+  // with this file's Verilator defines, not the model library's.
   M m_;
 };
 
