@@ -528,33 +528,6 @@ TEST(ScModel, RtlComputeRunsTheSameCyclesWithAndWithoutAPerCycleTrace) {
   std::filesystem::remove(path);
 }
 
-// An NPU config with a larger MAC array than the built RTL: the unit needs 16x the cycles
-// the timing model gives the GEMM, far beyond the watchdog's limit. The unit is making
-// progress all along (its cycles count as simulated time passes), so this is no deadlock.
-TEST(ScModel, RtlComputeLongerThanItsBudgetIsNotADeadlock) {
-  REQUIRE_FRESH_PROCESS();
-  Program p = make_program(
-      ".equ %a, 0x0000\n.equ %b, 0x1000\n.equ %c, 0x2000\n"
-      "load %a, ddr:0x0, rows=1, row_bytes=4096, stride=4096\n"
-      "load %b, ddr:0x1000, rows=1, row_bytes=4096, stride=4096, signal=compute\n"
-      "gemm %c, %a, %b, m=64, n=64, k=64, scale=3, shift=9, wait=load, signal=store\n"
-      "store ddr:0x4000, %c, rows=1, row_bytes=4096, stride=4096, wait=compute\n"
-      "halt\n",
-      {buf("a", 0x0000, 4096, 0, 2), buf("b", 0x1000, 4096, 1, 2), buf("c", 0x2000, 4096, 2, 3)}, 0x5000, 21);
-  p.config.mac_rows = p.config.mac_cols = 64;  // budget: 8 + 64 cycles; the 16x16 RTL: 1 + 16 * 64 + 1
-  p.config.deadlock_cycles = 300;
-  Checkers checks(p, sem());
-  ScOptions o;
-  o.sram = SramModel::Rtl;
-  ScBackend backend(sem(), o);
-  const RunResult r = backend.run(p, checks);
-  EXPECT_TRUE(r.completed);
-  EXPECT_TRUE(checks.clean()) << checks.summary();
-  EXPECT_TRUE(check_ddr(p, sem(), golden_ddr(p), r.ddr, "golden", checks));
-  EXPECT_EQ(backend.stats().compute_cycles, 1u + 16 * 64 + 1);
-  EXPECT_EQ(backend.stats().compute_tiles, 16u);
-}
-
 TEST(ScModel, ASecondSimulationInOneProcessIsRefused) {
   REQUIRE_FRESH_PROCESS();
   const Program p = make_program(gemm_program(), gemm_buffers());
