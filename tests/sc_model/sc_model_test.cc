@@ -557,6 +557,55 @@ TEST(ScModel, WatchdogReportsATokenDeadlockNamingTheQueueAndToken) {
   }
 }
 
+// The compute unit runs a tile's cycles in zero time and then waits them out at once; with a
+// trace open it waits per cycle instead. Both must give the same cycles, tiles and data, and
+// the cycle count the adapter documents (GEMM: 1 reset cycle, then ceil(m/ROWS) *
+// ceil(n/COLS) * k + 1; ELTWISE: ceil(len/LANES)).
+TEST(ScModel, RtlComputeRunsTheSameCyclesWithAndWithoutAPerCycleTrace) {
+  REQUIRE_FRESH_PROCESS();
+  const auto path = std::filesystem::temp_directory_path() / "npuforge_sc_compute_trace_test.vcd";
+  std::filesystem::remove(path);
+  const std::vector<Program> programs = {conv_program(), vector_program()};
+  std::vector<std::unique_ptr<Checkers>> checks;
+  std::vector<ScJob> jobs;
+  for (const Program& p : programs) {
+    for (bool traced : {false, true}) {
+      checks.push_back(std::make_unique<Checkers>(p, sem()));
+      ScOptions o;
+      o.sram = SramModel::Rtl;
+      if (traced && &p == &programs[0]) o.trace_path = path.string();
+      jobs.push_back({&p, checks.back().get(), o});
+    }
+  }
+  const auto out = run_together(sem(), jobs);
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    SCOPED_TRACE("job " + std::to_string(k));
+    EXPECT_TRUE(out[k].result.completed);
+    EXPECT_TRUE(check_ddr(*jobs[k].program, sem(), golden_ddr(*jobs[k].program), out[k].result.ddr, "golden",
+                          *checks[k]));
+    EXPECT_TRUE(checks[k]->clean()) << checks[k]->summary();
+    EXPECT_EQ(out[k].stats.monitor_errors, 0u);
+  }
+  // conv: gemm m=16, n=8, k=18 on the 16x16 array; vector: eltwise len=256 on 32 lanes.
+  EXPECT_EQ(out[0].stats.compute_cycles, 1u + 1 * 18 + 1);
+  EXPECT_EQ(out[0].stats.compute_tiles, 1u);
+  EXPECT_EQ(out[2].stats.compute_cycles, 1u + 256 / 32);
+  EXPECT_EQ(out[2].stats.compute_tiles, 256u / 32);
+  for (size_t k = 1; k < jobs.size(); k += 2) {
+    EXPECT_EQ(out[k].result.cycles, out[k - 1].result.cycles) << "job " << k;
+    EXPECT_EQ(out[k].result.busy_cycles, out[k - 1].result.busy_cycles) << "job " << k;
+    EXPECT_EQ(out[k].result.ddr, out[k - 1].result.ddr) << "job " << k;
+    EXPECT_EQ(out[k].stats.compute_cycles, out[k - 1].stats.compute_cycles) << "job " << k;
+    EXPECT_EQ(out[k].stats.compute_tiles, out[k - 1].stats.compute_tiles) << "job " << k;
+  }
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  for (const char* name : {"compute_clk", "mac_en", "gemm_valid", "elt_valid"})
+    EXPECT_NE(text.str().find(name), std::string::npos) << name;
+  std::filesystem::remove(path);
+}
+
 TEST(ScModel, ASecondSimulationInOneProcessIsRefused) {
   REQUIRE_FRESH_PROCESS();
   const Program p = make_program(gemm_program(), gemm_buffers());
