@@ -32,6 +32,10 @@ struct PlannerOptions {
   double time_limit_s = 60.0;
   // lifetime-aware: attempts at free-memory movement per buffer that fits no gap.
   int max_move_attempts = 8;
+  // lifetime-aware (alone or inside best): its first this-many replays (time order, the
+  // default weight sets: its cheapest good candidates) run to completion whatever the budget,
+  // so a cut budget never leaves greedy-size's placement alone; the rest run while it lasts.
+  int guaranteed_replays = 1;
 };
 
 struct PlanResult {
