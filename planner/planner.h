@@ -36,6 +36,10 @@ struct PlannerOptions {
   // default weight sets: its cheapest good candidates) run to completion whatever the budget,
   // so a cut budget never leaves greedy-size's placement alone; the rest run while it lasts.
   int guaranteed_replays = 1;
+  // exact without a capacity: a peak already reached elsewhere (best passes its incumbent);
+  // the search looks only below it, and proving nothing lower exists proves it optimal
+  // (the result's lower_bound then equals it, though its own placement may be higher).
+  std::optional<Bytes> peak_to_beat;
 };
 
 struct PlanResult {

@@ -109,7 +109,8 @@ bool improve(Window& w, Clock::time_point deadline, double share, const PlannerO
     w.stage = 2;
     if (n > kExactUpTo) return false;
     PlannerOptions o = options;
-    o.capacity.reset();  // exact searches the window's smallest peak
+    o.capacity.reset();  // exact searches the window's smallest peak, below the incumbent's
+    o.peak_to_beat = w.result.peak;
     o.time_limit_s = std::max(0.0, seconds_left(deadline) * share);
     PlanResult r = plan_exact(w.problem, o);
     w.lower_bound = std::max(w.lower_bound, r.lower_bound);

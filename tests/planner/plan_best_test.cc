@@ -111,9 +111,11 @@ TEST(BestPlanner, NoWorseThanAnyMemberWhenTheBudgetIsCut) {
     EXPECT_LE(la.peak, gs.peak) << p.buffers.size() << " buffers: " << la.note;
     EXPECT_LE(best.peak, gs.peak) << best.note;
     EXPECT_LE(best.peak, la.peak) << p.buffers.size() << " buffers: " << best.note << " / " << la.note;
-    if (p.buffers.size() <= 20000)
-      for (ListFit fit : {ListFit::kFirst, ListFit::kBest})
+    if (p.buffers.size() <= 20000) {
+      for (ListFit fit : {ListFit::kFirst, ListFit::kBest}) {
         EXPECT_LE(best.peak, plan_linked_list(p, fit).peak) << best.note;
+      }
+    }
     EXPECT_NE(best.note.find(best.winner + " won"), std::string::npos) << best.note;
     EXPECT_NE(best.note.find("members tried on the highest window: greedy-size"), std::string::npos) << best.note;
   }
@@ -220,6 +222,30 @@ TEST(BestPlanner, SolvesALargeTraceOfSmallIndependentWindowsExactly) {
   EXPECT_EQ(r.lower_bound.value, hard_optimum * kScale) << r.note;
   EXPECT_GT(r.lower_bound, lower_bound(p));  // raised above the load bound by exact's proof
   EXPECT_NE(r.note.find("raised above the load bound by exact's proofs"), std::string::npos) << r.note;
+}
+
+// A peak to beat narrows exact's search: at the optimum itself, exact proves that nothing is
+// lower (its lower bound is the optimum) without calling its own higher placement optimal.
+TEST(ExactPlanner, APeakToBeatAtTheOptimumIsProvedOptimal) {
+  Rng rng(17);
+  int above = 0;
+  for (int k = 0; k < 80; ++k) {
+    const PlanProblem p = random_problem(rng, 6, 6, 6, k % 2 == 0);
+    const uint64_t optimum = brute_force_peak(p);
+    PlannerOptions opt;
+    opt.peak_to_beat = Bytes{optimum};
+    const PlanResult r = plan_exact(p, opt);
+    ASSERT_TRUE(check_plan(p, r.offsets, std::nullopt).ok());
+    ASSERT_EQ(r.lower_bound.value, optimum) << r.note;
+    ASSERT_GE(r.peak.value, optimum);
+    ASSERT_EQ(r.proven_optimal, r.peak.value == optimum) << r.note;
+    above += r.peak.value > optimum;
+    opt.peak_to_beat = Bytes{optimum + 1};  // beatable: exact finds the optimum
+    const PlanResult better = plan_exact(p, opt);
+    ASSERT_EQ(better.peak.value, optimum) << better.note;
+    ASSERT_TRUE(better.proven_optimal) << better.note;
+  }
+  EXPECT_GT(above, 0);  // some heuristic placements lie above the optimum
 }
 
 TEST(ExactPlanner, ReportsItsProvenLowerBound) {
