@@ -94,6 +94,8 @@ RegressOptions parse_run_json(std::string_view text, std::string_view source) {
 JournalContents read_journal(const fs::path& path) {
   JournalContents c;
   if (!fs::exists(path)) return c;
+  // A device (/dev/full, /dev/zero) would read for ever.
+  if (!fs::is_regular_file(path)) throw Error(fmt::format("{}: the results journal is not a regular file", path.string()));
   const std::string text = util::read_file(path, "results journal");
   size_t end = text.rfind('\n');
   end = end == std::string::npos ? 0 : end + 1;

@@ -211,11 +211,28 @@ TEST(Faults, FullDiskForTheJournalStopsNamingTheLostSeeds) {
   cleanup(out);
 }
 
-// `ulimit -f` lets the journal through but not the reports: the error names the report and
-// says every result is in the journal; --resume writes the reports without running a seed.
+// The largest file under `dir` whose name is not among `skip`.
+uintmax_t largest(const fs::path& dir, const std::set<std::string>& skip) {
+  uintmax_t m = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.is_regular_file() && !skip.count(e.path().filename().string())) m = std::max(m, e.file_size());
+  }
+  return m;
+}
+
+// `ulimit -f` lets the journal and the per-seed files through but not the reports: the error
+// names the report and says every result is in the journal; --resume writes the reports
+// without running a seed.
 TEST(Faults, FullDiskForTheReportsLosesNoResult) {
-  const fs::path out = scratch("full_reports");
-  const Outcome r = run(out, profile_args("1-4", {"-j", "2"}), 6000);
+  const fs::path sizing = scratch("full_report0"), out = scratch("full_reports");  // same length: same sizes
+  const std::set<std::string> reports{"index.html", "coverage.json", "junit.xml", "summary.json", "results.jsonl"};
+  ASSERT_EQ(run(sizing, profile_args("1-4", {"-j", "2"})).code, 0);
+  const uintmax_t limit = largest(sizing, reports) + 512;
+  uintmax_t biggest_report = 0;
+  for (const auto& r : reports) biggest_report = std::max(biggest_report, fs::file_size(sizing / r));
+  ASSERT_GT(biggest_report, limit) << "no report larger than the journal and per-seed files: the test proves nothing";
+  cleanup(sizing);
+  const Outcome r = run(out, profile_args("1-4", {"-j", "2"}), limit);
   EXPECT_EQ(r.code, 1) << r.log;
   EXPECT_NE(r.log.find("cannot write file"), std::string::npos) << r.log;
   EXPECT_NE(r.log.find("File too large"), std::string::npos) << r.log;
