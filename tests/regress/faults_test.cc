@@ -38,7 +38,10 @@ fs::path scratch(const std::string& what) {
 }
 
 std::vector<std::string> regress_argv(const fs::path& out, const std::vector<std::string>& extra) {
-  std::vector<std::string> a{NPUFORGE_BIN, "regress", "-q", "--out", out.string()};
+  // A resume's notes (seeds already done, a torn line dropped) go to the progress log: no -q.
+  const bool resume = !extra.empty() && extra[0] == "--resume";
+  std::vector<std::string> a{NPUFORGE_BIN, "regress", "--out", out.string()};
+  if (!resume) a.push_back("-q");
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
 }
