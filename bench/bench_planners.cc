@@ -71,7 +71,7 @@ std::string duration(double ms) {
 struct Cell {
   std::string text;
   std::optional<Bytes> peak;
-  std::string note;  // the planner's own account (best: the winner, the members' peaks, the bound)
+  std::string note{};  // the planner's own account (best: the winner, the members' peaks, the bound)
 };
 
 Cell cell(const PlanProblem& p, const std::string& algo, const PlannerOptions& opt) {
