@@ -31,16 +31,7 @@ std::string job_json(const Job& j) {
 
 Job parse_job(const YAML::Node& n, const std::string& where) {
   if (!n.IsMap()) throw Error(fmt::format("{}: expected a JSON object", where));
-  Job j;
-  j.index = json_field<uint64_t>(n, "index", where);
-  j.run = json_field<std::string>(n, "run", where);
-  j.seed = json_field<uint64_t>(n, "seed", where);
-  j.profile = json_field<std::string>(n, "profile", where);
-  j.npu = json_field<std::string>(n, "npu", where);
-  j.length = json_field<int64_t>(n, "length", where);
-  j.rtl = json_field<bool>(n, "rtl", where);
-  j.plant = json_field<std::string>(n, "plant", where);
-  return j;
+  return read_job_fields(n, where);
 }
 
 std::string errno_text(int e) { return e == EFBIG ? "File too large (ulimit -f?)" : std::strerror(e); }

@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 #include <yaml-cpp/yaml.h>
 
+#include "regress/jobs.h"
 #include "util/error.h"
 
 namespace npuforge::regress {
@@ -34,5 +35,9 @@ T json_field(const YAML::Node& n, const char* key, std::string_view source) {
     throw Error(fmt::format("{}: bad value for '{}'", source, key));
   }
 }
+
+// The fields of a Job (index, run, seed, profile, npu, length, rtl, plant) of such an object:
+// results.jsonl lines and run.json's job list share them. Defined in results.cc.
+Job read_job_fields(const YAML::Node& n, std::string_view source);
 
 }  // namespace npuforge::regress

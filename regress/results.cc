@@ -65,6 +65,19 @@ std::string results_jsonl(const std::vector<SeedResult>& results) {
   return s;
 }
 
+Job read_job_fields(const YAML::Node& n, std::string_view source) {
+  Job j;
+  j.index = json_field<uint64_t>(n, "index", source);
+  j.run = json_field<std::string>(n, "run", source);
+  j.seed = json_field<uint64_t>(n, "seed", source);
+  j.profile = json_field<std::string>(n, "profile", source);
+  j.npu = json_field<std::string>(n, "npu", source);
+  j.length = json_field<int64_t>(n, "length", source);
+  j.rtl = json_field<bool>(n, "rtl", source);
+  j.plant = json_field<std::string>(n, "plant", source);
+  return j;
+}
+
 std::vector<SeedResult> parse_results(std::string_view text, std::string_view source) {
   std::vector<SeedResult> out;
   size_t line_no = 0, pos = 0;
@@ -78,14 +91,7 @@ std::vector<SeedResult> parse_results(std::string_view text, std::string_view so
     const std::string where = fmt::format("{}:{}", source, line_no);
     const YAML::Node n = parse_json_object(line, where);
     SeedResult r;
-    r.job.index = json_field<uint64_t>(n, "index", where);
-    r.job.run = json_field<std::string>(n, "run", where);
-    r.job.seed = json_field<uint64_t>(n, "seed", where);
-    r.job.profile = json_field<std::string>(n, "profile", where);
-    r.job.npu = json_field<std::string>(n, "npu", where);
-    r.job.length = json_field<int64_t>(n, "length", where);
-    r.job.rtl = json_field<bool>(n, "rtl", where);
-    r.job.plant = json_field<std::string>(n, "plant", where);
+    r.job = read_job_fields(n, where);
     r.status = parse_status(json_field<std::string>(n, "status", where), where);
     r.kind = json_field<std::string>(n, "kind", where);
     r.finding = json_field<std::string>(n, "finding", where);
