@@ -109,17 +109,24 @@ void GapIndex::insert(Lifespan life, Segment seg) {
   }
 }
 
-void GapIndex::occupied(Lifespan life, std::vector<Segment>& out) const {
+void GapIndex::occupied(Lifespan life, std::vector<Segment>& out, uint64_t below) const {
   out.clear();
   const auto [first, last] = slots(life);
   if (first >= last) return;
   // Every set is sorted: gather them as runs and merge the runs pairwise (N log runs, where
-  // a sort of the lot would be N log N).
+  // a sort of the lot would be N log N). Of each set, only the ranges starting below `below`.
   scratch_.clear();
   runs_.clear();
+  auto prefix_end = [below](const Set& set) {
+    if (below == UINT64_MAX || set.empty() || set.back().lo < below) return set.end();
+    return std::lower_bound(set.begin(), set.end(), below, [](const Segment& s, uint64_t v) { return s.lo < v; });
+  };
   auto take = [&](int32_t set) {
-    if (set < 0 || pool_[size_t(set)].empty()) return;
-    scratch_.insert(scratch_.end(), pool_[size_t(set)].begin(), pool_[size_t(set)].end());
+    if (set < 0) return;
+    const Set& s = pool_[size_t(set)];
+    const auto end = prefix_end(s);
+    if (end == s.begin()) return;
+    scratch_.insert(scratch_.end(), s.begin(), end);
     runs_.push_back(scratch_.size());
   };
   for (size_t lo = first + leaves_, hi = last + leaves_; lo < hi; lo >>= 1, hi >>= 1) {
@@ -132,12 +139,14 @@ void GapIndex::occupied(Lifespan life, std::vector<Segment>& out) const {
   // The first path union, the longest run, is not copied: it joins the merged rest at the end.
   const bool cached = !path_unions_.empty();
   const Set* aside = nullptr;
+  Set::const_iterator aside_end;
   auto take_union = [&](size_t node) {
     const Set& u = path_unions_[node - (leaves_ >> cached_height_)];
     if (!aside) {
       aside = &u;
-    } else if (!u.empty()) {
-      scratch_.insert(scratch_.end(), u.begin(), u.end());
+      aside_end = prefix_end(u);
+    } else if (const auto end = prefix_end(u); end != u.begin()) {
+      scratch_.insert(scratch_.end(), u.begin(), end);
       runs_.push_back(scratch_.size());
     }
   };
@@ -156,17 +165,17 @@ void GapIndex::occupied(Lifespan life, std::vector<Segment>& out) const {
     }
   }
   merge_runs(scratch_, merged_, runs_, out);
-  if (aside && !aside->empty()) {
-    join_union(out, *aside, merged_);
+  if (aside && aside_end != aside->begin()) {
+    join_union(out, aside->begin(), aside_end, merged_);
     std::swap(out, merged_);
   }
 }
 
-void GapIndex::join_union(const std::vector<Segment>& a, const std::vector<Segment>& b,
+void GapIndex::join_union(const std::vector<Segment>& a, Set::const_iterator b, Set::const_iterator b_end,
                           std::vector<Segment>& out) {
   out.clear();
-  for (size_t i = 0, j = 0; i < a.size() || j < b.size();) {
-    const Segment& s = j == b.size() || (i < a.size() && a[i].lo <= b[j].lo) ? a[i++] : b[j++];
+  for (size_t i = 0; i < a.size() || b != b_end;) {
+    const Segment& s = b == b_end || (i < a.size() && a[i].lo <= b->lo) ? a[i++] : *b++;
     if (!out.empty() && s.lo <= out.back().hi) out.back().hi = std::max(out.back().hi, s.hi);
     else out.push_back(s);
   }

@@ -58,7 +58,10 @@ class GapIndex {
   void insert(Lifespan life, Segment seg);
   // The bytes used at some time of `life` (non-empty), as sorted disjoint intervals with
   // touching ones joined. `out` is overwritten.
-  void occupied(Lifespan life, std::vector<Segment>& out) const;
+  // With `below`, only the stored ranges starting below it are gathered: the answer is exact
+  // for every byte below `below`, and an interval reaching past it may end early (a
+  // first-fit search under a known ceiling needs no more, and gathers a fraction of the sets).
+  void occupied(Lifespan life, std::vector<Segment>& out, uint64_t below = UINT64_MAX) const;
 
  private:
   using Set = std::vector<Segment>;  // sorted, disjoint, touching intervals joined
@@ -68,7 +71,7 @@ class GapIndex {
   static void add_to(Set& set, Segment seg);
   void add_to_path_unions(size_t node, int height, Segment seg);
   // `out` = the union of two sorted lists of disjoint intervals, touching ones joined.
-  static void join_union(const std::vector<Segment>& a, const std::vector<Segment>& b,
+  static void join_union(const std::vector<Segment>& a, Set::const_iterator b, Set::const_iterator b_end,
                          std::vector<Segment>& out);
   // Merges the sorted runs of `scratch` (ending at `runs`) into `out`, joined; `tmp` is spare.
   static void merge_runs(std::vector<Segment>& scratch, std::vector<Segment>& tmp,

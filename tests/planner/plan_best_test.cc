@@ -12,6 +12,7 @@
 #include "planner/plan_check.h"
 #include "planner/plan_synth.h"
 #include "planner/planner.h"
+#include "planner/planner_util.h"
 #include "plan_test_util.h"
 
 namespace npuforge::planner {
@@ -67,6 +68,23 @@ TEST(LifetimeAwarePlanner, NoWorseThanGreedyOnTheRandomAndGeneratedSets) {
     ASSERT_TRUE(check_plan(p, la.offsets, std::nullopt).ok());
     EXPECT_LE(la.peak, gs.peak) << p.buffers.size() << " buffers: " << la.note;
   }
+}
+
+// In time order the replay keeps its live buffers across requests instead of searching the
+// placed ones per request: the same placements, on shapes where buffers start and end at the
+// same steps (ties), moves and expansions are frequent (small random sets), and on larger sets.
+TEST(LifetimeAwarePlanner, KeepingTheLiveBuffersGivesTheSamePlacements) {
+  Rng rng(41);
+  std::vector<PlanProblem> sets;
+  for (int k = 0; k < 300; ++k) sets.push_back(random_problem(rng, 60, k % 3 == 0 ? 8 : 40, 100, k % 2 == 0));
+  sets.push_back(random_intervals_problem(kSlow > 1 ? 500 : 3000, 9));
+  sets.push_back(trace_like_problem(kSlow > 1 ? 500 : 3000, 9));
+  for (const PlanProblem& p : sets)
+    for (size_t w = 0; w < 8; ++w) {
+      const std::vector<Offset> kept = lifetime_aware_time_order_replay(p, w, true);
+      ASSERT_TRUE(check_plan(p, kept, std::nullopt).ok()) << p.buffers.size() << " buffers, weight set " << w;
+      ASSERT_EQ(kept, lifetime_aware_time_order_replay(p, w, false)) << p.buffers.size() << " buffers, weight set " << w;
+    }
 }
 
 TEST(LifetimeAwarePlanner, AnExhaustedBudgetLeavesGreedysPlacement) {

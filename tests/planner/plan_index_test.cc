@@ -108,6 +108,17 @@ void check_occupied_against_brute_force(uint64_t seed, int problems, int max_siz
         }
       ASSERT_EQ(got, want) << "seed " << seed << " problem " << k << " cached height " << cached_height
                            << " levels " << cached_levels;
+      // Under a ceiling: exact below it, and nothing reported that is not used.
+      const uint64_t below = uint64_t(rng.range(0, int64_t(used.size())));
+      index.occupied(q, got, below);
+      std::vector<bool> reported(used.size(), false);
+      for (const Segment& s : got)
+        for (uint64_t x = s.lo; x < s.hi; ++x) reported[x] = true;
+      for (uint64_t x = 0; x < used.size(); ++x)
+        ASSERT_TRUE(x < below ? reported[x] == used[x] : !reported[x] || used[x])
+            << "seed " << seed << " problem " << k << " below " << below << " byte " << x;
+      ASSERT_EQ(std::adjacent_find(got.begin(), got.end(), [](const Segment& a, const Segment& b) { return a.hi >= b.lo; }),
+                got.end());  // sorted, disjoint, touching ones joined
     }
   }
 }
