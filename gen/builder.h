@@ -101,6 +101,8 @@ class Builder {
   void op_gemm();
   void op_im2col();
   void op_eltwise();
+  // An ELTWISE's scale, shift and clamp bounds, drawn in that order (op_eltwise, extremes).
+  void draw_eltwise_params(isa::Instruction& in, const Bound& g);
   void op_pool();
   void op_move();
   void op_lut();

@@ -99,12 +99,7 @@ void Builder::extreme_eltwise() {
   const uint32_t dst = new_symbol(operand_bytes(in, g.operand[eltwise::dst]), sample_refs(), OpKind::Eltwise, 1);
   pin_[0] = kNone;
   if (dst == kNone) return;
-  in.raw[g[eltwise::scale]] = static_cast<uint32_t>(rng_.range(1, 255));
-  in.raw[g[eltwise::shift]] = static_cast<uint32_t>(rng_.range(0, 12));
-  const isa::FieldSpec &lo_f = g.field(eltwise::lo), &hi_f = g.field(eltwise::hi);
-  const int64_t lo = rng_.range(lo_f.min, lo_f.max);
-  in.set_value(g[eltwise::lo], lo);
-  in.set_value(g[eltwise::hi], rng_.range(lo, hi_f.max));
+  draw_eltwise_params(in, g);
   const Use r{a, g[eltwise::a]};
   const Use w{dst, g[eltwise::dst]};
   emit(in, {&r, 1}, {&w, 1});

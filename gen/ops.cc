@@ -248,15 +248,19 @@ void Builder::op_eltwise() {
   const uint8_t depth = static_cast<uint8_t>(1 + std::max(syms_[a].depth, b == kNone ? uint8_t{0} : syms_[b].depth));
   const uint32_t dst = new_symbol(operand_bytes(in, g.operand[eltwise::dst]), sample_refs(), OpKind::Eltwise, depth);
   if (dst == kNone) return;
+  draw_eltwise_params(in, g);
+  Use reads[2] = {{a, g[eltwise::a]}, {b, g[eltwise::b]}};
+  const Use w{dst, g[eltwise::dst]};
+  emit(in, {reads, b != kNone ? 2u : 1u}, {&w, 1});
+}
+
+void Builder::draw_eltwise_params(isa::Instruction& in, const Bound& g) {
   in.raw[g[eltwise::scale]] = static_cast<uint32_t>(rng_.range(1, 255));
   in.raw[g[eltwise::shift]] = static_cast<uint32_t>(rng_.range(0, 12));
   const isa::FieldSpec &lo_f = g.field(eltwise::lo), &hi_f = g.field(eltwise::hi);
   const int64_t lo = rng_.range(lo_f.min, lo_f.max);
   in.set_value(g[eltwise::lo], lo);
   in.set_value(g[eltwise::hi], rng_.range(lo, hi_f.max));
-  Use reads[2] = {{a, g[eltwise::a]}, {b, g[eltwise::b]}};
-  const Use w{dst, g[eltwise::dst]};
-  emit(in, {reads, b != kNone ? 2u : 1u}, {&w, 1});
 }
 
 void Builder::op_pool() {

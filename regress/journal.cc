@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 #include <yaml-cpp/yaml.h>
 
+#include "regress/json_read.h"
 #include "regress/results.h"
 #include "util/error.h"
 #include "util/file_io.h"
@@ -17,17 +18,6 @@
 namespace npuforge::regress {
 namespace fs = std::filesystem;
 namespace {
-
-template <typename T>
-T field(const YAML::Node& n, const char* key, std::string_view source) {
-  const YAML::Node v = n[key];
-  if (!v) throw Error(fmt::format("{}: missing field '{}'", source, key));
-  try {
-    return v.as<T>();
-  } catch (const YAML::Exception&) {
-    throw Error(fmt::format("{}: bad value for '{}'", source, key));
-  }
-}
 
 std::string absolute(const std::string& p) { return p.empty() ? p : fs::absolute(p).lexically_normal().string(); }
 
@@ -41,16 +31,7 @@ std::string job_json(const Job& j) {
 
 Job parse_job(const YAML::Node& n, const std::string& where) {
   if (!n.IsMap()) throw Error(fmt::format("{}: expected a JSON object", where));
-  Job j;
-  j.index = field<uint64_t>(n, "index", where);
-  j.run = field<std::string>(n, "run", where);
-  j.seed = field<uint64_t>(n, "seed", where);
-  j.profile = field<std::string>(n, "profile", where);
-  j.npu = field<std::string>(n, "npu", where);
-  j.length = field<int64_t>(n, "length", where);
-  j.rtl = field<bool>(n, "rtl", where);
-  j.plant = field<std::string>(n, "plant", where);
-  return j;
+  return read_job_fields(n, where);
 }
 
 std::string errno_text(int e) { return e == EFBIG ? "File too large (ulimit -f?)" : std::strerror(e); }
@@ -68,22 +49,16 @@ std::string run_json(const RegressOptions& o) {
 }
 
 RegressOptions parse_run_json(std::string_view text, std::string_view source) {
-  YAML::Node n;
-  try {
-    n = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    throw Error(fmt::format("{}: not valid JSON: {}", source, e.msg));
-  }
-  if (!n.IsMap()) throw Error(fmt::format("{}: expected a JSON object", source));
-  if (field<int>(n, "version", source) != 1) throw Error(fmt::format("{}: unknown version (expected 1)", source));
+  const YAML::Node n = parse_json_object(text, source);
+  if (json_field<int>(n, "version", source) != 1) throw Error(fmt::format("{}: unknown version (expected 1)", source));
   RegressOptions o;
-  o.shard = parse_shard(field<std::string>(n, "shard", source));
-  o.list_jobs = field<uint64_t>(n, "list_jobs", source);
-  o.timeout_s = field<double>(n, "timeout", source);
-  o.keep = field<bool>(n, "keep", source);
-  o.isolate_seeds = field<bool>(n, "isolate_seeds", source);
-  o.shrink = field<bool>(n, "shrink", source);
-  o.shrink_max = field<size_t>(n, "shrink_max", source);
+  o.shard = parse_shard(json_field<std::string>(n, "shard", source));
+  o.list_jobs = json_field<uint64_t>(n, "list_jobs", source);
+  o.timeout_s = json_field<double>(n, "timeout", source);
+  o.keep = json_field<bool>(n, "keep", source);
+  o.isolate_seeds = json_field<bool>(n, "isolate_seeds", source);
+  o.shrink = json_field<bool>(n, "shrink", source);
+  o.shrink_max = json_field<size_t>(n, "shrink_max", source);
   const YAML::Node jobs = n["jobs"];
   if (!jobs || !jobs.IsSequence()) throw Error(fmt::format("{}: missing field 'jobs' (a list)", source));
   for (size_t i = 0; i < jobs.size(); ++i) o.jobs.push_back(parse_job(jobs[i], fmt::format("{}: jobs[{}]", source, i)));

@@ -6,35 +6,13 @@
 #include <yaml-cpp/yaml.h>
 
 #include "regress/html_report.h"
+#include "regress/json_read.h"
 #include "util/error.h"
 #include "util/file_io.h"
 #include "util/text.h"
 
 namespace npuforge::regress {
 namespace {
-
-// Reads one field of a JSON object parsed by yaml-cpp, naming the source on a bad value.
-template <typename T>
-T field(const YAML::Node& n, const char* key, std::string_view source) {
-  const YAML::Node v = n[key];
-  if (!v) throw Error(fmt::format("{}: missing field '{}'", source, key));
-  try {
-    return v.as<T>();
-  } catch (const YAML::Exception&) {
-    throw Error(fmt::format("{}: bad value for '{}'", source, key));
-  }
-}
-
-YAML::Node parse_object(std::string_view text, std::string_view source) {
-  YAML::Node n;
-  try {
-    n = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    throw Error(fmt::format("{}: not valid JSON: {}", source, e.msg));
-  }
-  if (!n.IsMap()) throw Error(fmt::format("{}: expected a JSON object", source));
-  return n;
-}
 
 Status parse_status(const std::string& s, std::string_view source) {
   if (s == "pass") return Status::Pass;
@@ -57,14 +35,14 @@ std::string run_info_json(const RunInfo& i) {
 }
 
 RunInfo parse_run_info(std::string_view text, std::string_view source) {
-  const YAML::Node n = parse_object(text, source);
+  const YAML::Node n = parse_json_object(text, source);
   RunInfo i;
-  i.shard = parse_shard(field<std::string>(n, "shard", source));
-  i.list_jobs = field<uint64_t>(n, "list_jobs", source);
-  i.shard_jobs = field<uint64_t>(n, "shard_jobs", source);
-  i.exe = field<std::string>(n, "exe", source);
-  i.started = field<double>(n, "started", source);
-  i.finished = field<double>(n, "finished", source);
+  i.shard = parse_shard(json_field<std::string>(n, "shard", source));
+  i.list_jobs = json_field<uint64_t>(n, "list_jobs", source);
+  i.shard_jobs = json_field<uint64_t>(n, "shard_jobs", source);
+  i.exe = json_field<std::string>(n, "exe", source);
+  i.started = json_field<double>(n, "started", source);
+  i.finished = json_field<double>(n, "finished", source);
   return i;
 }
 
@@ -87,6 +65,19 @@ std::string results_jsonl(const std::vector<SeedResult>& results) {
   return s;
 }
 
+Job read_job_fields(const YAML::Node& n, std::string_view source) {
+  Job j;
+  j.index = json_field<uint64_t>(n, "index", source);
+  j.run = json_field<std::string>(n, "run", source);
+  j.seed = json_field<uint64_t>(n, "seed", source);
+  j.profile = json_field<std::string>(n, "profile", source);
+  j.npu = json_field<std::string>(n, "npu", source);
+  j.length = json_field<int64_t>(n, "length", source);
+  j.rtl = json_field<bool>(n, "rtl", source);
+  j.plant = json_field<std::string>(n, "plant", source);
+  return j;
+}
+
 std::vector<SeedResult> parse_results(std::string_view text, std::string_view source) {
   std::vector<SeedResult> out;
   size_t line_no = 0, pos = 0;
@@ -98,29 +89,22 @@ std::vector<SeedResult> parse_results(std::string_view text, std::string_view so
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     const std::string where = fmt::format("{}:{}", source, line_no);
-    const YAML::Node n = parse_object(line, where);
+    const YAML::Node n = parse_json_object(line, where);
     SeedResult r;
-    r.job.index = field<uint64_t>(n, "index", where);
-    r.job.run = field<std::string>(n, "run", where);
-    r.job.seed = field<uint64_t>(n, "seed", where);
-    r.job.profile = field<std::string>(n, "profile", where);
-    r.job.npu = field<std::string>(n, "npu", where);
-    r.job.length = field<int64_t>(n, "length", where);
-    r.job.rtl = field<bool>(n, "rtl", where);
-    r.job.plant = field<std::string>(n, "plant", where);
-    r.status = parse_status(field<std::string>(n, "status", where), where);
-    r.kind = field<std::string>(n, "kind", where);
-    r.finding = field<std::string>(n, "finding", where);
-    r.findings = field<uint64_t>(n, "findings", where);
-    r.instructions = field<uint64_t>(n, "instructions", where);
-    r.buffers = field<uint64_t>(n, "buffers", where);
-    r.peak_sram = field<uint64_t>(n, "peak_sram", where);
-    r.sram_bytes = field<uint64_t>(n, "sram_bytes", where);
-    r.cycles = field<uint64_t>(n, "cycles", where);
-    r.seconds = field<double>(n, "seconds", where);
-    r.prefix = field<std::string>(n, "prefix", where);
-    r.repro = field<std::string>(n, "repro", where);
-    r.shrunk = field<std::string>(n, "shrunk", where);
+    r.job = read_job_fields(n, where);
+    r.status = parse_status(json_field<std::string>(n, "status", where), where);
+    r.kind = json_field<std::string>(n, "kind", where);
+    r.finding = json_field<std::string>(n, "finding", where);
+    r.findings = json_field<uint64_t>(n, "findings", where);
+    r.instructions = json_field<uint64_t>(n, "instructions", where);
+    r.buffers = json_field<uint64_t>(n, "buffers", where);
+    r.peak_sram = json_field<uint64_t>(n, "peak_sram", where);
+    r.sram_bytes = json_field<uint64_t>(n, "sram_bytes", where);
+    r.cycles = json_field<uint64_t>(n, "cycles", where);
+    r.seconds = json_field<double>(n, "seconds", where);
+    r.prefix = json_field<std::string>(n, "prefix", where);
+    r.repro = json_field<std::string>(n, "repro", where);
+    r.shrunk = json_field<std::string>(n, "shrunk", where);
     out.push_back(std::move(r));
   }
   return out;
