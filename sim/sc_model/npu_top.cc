@@ -199,16 +199,17 @@ NpuTop::NpuTop(sc_core::sc_module_name name, const Program& program, const Seman
   if (variant == RtlVariant::BankConflict) sram = SramModel::RtlConflictBug;
   auto monitor = [this](std::string what) { report_monitor(std::move(what)); };
   if (sram != SramModel::Tlm) {
-    clk_ = std::make_unique<sc_core::sc_clock>("clk", kCycle);
-    rtl_sram_ = std::make_unique<RtlSram>("spad_rtl", sram, program.config, *clk_, trace_, monitor);
+    // The RTL blocks are driven directly; a clock runs only for the waveform's sake.
+    if (trace_) clk_ = std::make_unique<sc_core::sc_clock>("clk", kCycle);
+    rtl_sram_ = std::make_unique<RtlSram>("spad_rtl", sram, program.config, clk_.get(), trace_, monitor);
     if (options.rtl_decoder && rtl_decoder_available())
-      rtl_decoder_ = std::make_unique<RtlDecoder>("decoder_rtl", *clk_, trace_,
+      rtl_decoder_ = std::make_unique<RtlDecoder>("decoder_rtl", clk_.get(), trace_,
                                                   options.rtl_decoder_bug || variant == RtlVariant::DecoderField);
     if (options.rtl_compute) {
       rtl_compute_ = std::make_unique<RtlCompute>("compute_rtl", variant, trace_, monitor);
       ctx_.rtl_compute = rtl_compute_.get();
     }
-    if (trace_) sc_core::sc_trace(trace_, *clk_, "clk");
+    if (clk_) sc_core::sc_trace(trace_, *clk_, "clk");
   } else {
     sram_target_ = std::make_unique<MemTarget<Sram>>("spad", memory_.sram);
   }
@@ -344,6 +345,9 @@ void NpuTop::watchdog() {
   // with a larger MAC array than the built one); while it is clocked it is not stuck.
   uint64_t compute_seen = 0, compute_progress_at = 0;
   for (;;) {
+    // After HALT the RTL scratchpad is read out over its port (sram_bytes / 16 cycles), long
+    // after the last retirement: the run is over, nothing can be stuck.
+    if (finishing_) return;
     const uint64_t compute_now = rtl_compute_ ? rtl_compute_->cycles() : 0;
     if (compute_now != compute_seen) {
       compute_seen = compute_now;
@@ -360,7 +364,6 @@ void NpuTop::watchdog() {
       return;
     }
     wait(kCycle * static_cast<double>(deadline - now));
-    if (done_) return;
   }
 }
 
@@ -415,7 +418,8 @@ void NpuTop::report_monitor(std::string what) {
 }
 
 void NpuTop::finish() {
-  if (done_) return;
+  if (finishing_) return;
+  finishing_ = true;
   ctx_.result.cycles = ctx_.result.completed ? to_cycles(sc_time_stamp()) : ctx_.last_finish;
   const uint64_t size = ctx_.program->config.sram_bytes.value;
   if (rtl_sram_) {  // the RTL holds the scratchpad contents: read them out over the port

@@ -113,11 +113,12 @@ class NpuTop : public sc_core::sc_module {
   Rom rom_;
   std::function<void()> on_done_;
   bool done_ = false;
+  bool finishing_ = false;  // finish() began (it may take simulated time: the RTL read-out)
   ScStats stats_;
   std::vector<uint8_t> final_sram_;
   sc_core::sc_trace_file* trace_ = nullptr;
 
-  std::unique_ptr<sc_core::sc_clock> clk_;  // RTL mode only
+  std::unique_ptr<sc_core::sc_clock> clk_;  // RTL mode with a trace only (the VCD's clock)
   MemTarget<Rom> rom_target_;
   MemTarget<Ddr> ddr_target_;
   std::unique_ptr<MemTarget<Sram>> sram_target_;

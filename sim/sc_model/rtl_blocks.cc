@@ -1,10 +1,14 @@
+// The Verilated scratchpad and decoder models behind RtlSram / RtlDecoder, and the decoder's
+// adapter. The scratchpad's port scheduling is in rtl_sram.cc.
 #include "sim/sc_model/rtl_blocks.h"
 
-#include <algorithm>
-#include <cstring>
+#include <type_traits>
 
 #include <fmt/format.h>
 
+// Once SystemC is included, verilated_funcs.h calls an unqualified sc_time_stamp() (see
+// rtl_compute.cc).
+using sc_core::sc_time_stamp;
 #include "Vnpu_scratchpad.h"
 #include "Vnpu_scratchpad_conflict.h"
 #include "Vnpu_scratchpad_stuck.h"
@@ -12,33 +16,123 @@
 #include "Vnpu_decoder.h"
 #include "Vnpu_decoder_bug.h"
 #endif
+#include "sim/sc_model/npu_top.h"
 #include "util/error.h"
 
 namespace npuforge::sim::sc_model {
 namespace {
 
-using sc_core::sc_module;
-
-template <class M>
-std::unique_ptr<sc_module> make_scratchpad(RtlSram& s, sc_core::sc_clock& clk) {
-  auto m = std::make_unique<M>("rtl");
-  m->clk(clk);
-  m->rst_n(s.rst_n);
-  m->wr_en(s.wr_en);
-  m->wr_addr(s.wr_addr);
-  m->wr_data(s.wr_data);
-  m->wr_be(s.wr_be);
-  m->rd_en(s.rd_en);
-  m->rd_addr(s.rd_addr);
-  m->rd_valid(s.rd_valid);
-  m->rd_data(s.rd_data);
-  m->conflict(s.conflict);
-  return m;
-}
-
 uint32_t le32(const uint8_t* p) {
   return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
 }
+
+// A Verilated port as 32-bit words, bit 0 first: an integer up to 64 bits wide, else a VlWide.
+template <class Port>
+void set_words(Port& port, const uint32_t* w, unsigned n) {
+  if constexpr (std::is_integral_v<Port>) {
+    uint64_t v = w[0];
+    if (n > 1) v |= uint64_t{w[1]} << 32;
+    port = static_cast<Port>(v);
+  } else {
+    for (unsigned i = 0; i < n; ++i) port.at(i) = w[i];
+  }
+}
+
+template <class Port>
+uint32_t word_of(const Port& port, unsigned i) {
+  if constexpr (std::is_integral_v<Port>) {
+    return 32 * i < 8 * sizeof(Port) ? static_cast<uint32_t>(uint64_t{port} >> (32 * i)) : 0;
+  } else {
+    return port.at(i);
+  }
+}
+
+template <class M>
+class SramDriver final : public RtlSram::Model {
+ public:
+  SramDriver() : m_("rtl") {
+    // Settle with the clock low, so that the first clk = 1 is seen as a rising edge.
+    m_.clk = 0;
+    m_.eval();
+  }
+  ~SramDriver() override { m_.final(); }
+
+  void cycle(const RtlSram::Pins& p) override {
+    m_.rst_n = p.rst_n;
+    m_.wr_en = p.wr_en;
+    if (p.wr_en) {  // the clocked adapter left the data pins as they were while wr_en was low
+      uint32_t w[RtlSram::kBankBytes / 4];
+      for (unsigned i = 0; i < RtlSram::kBankBytes / 4; ++i) w[i] = le32(p.wr_lane + 4 * i);
+      m_.wr_addr = static_cast<std::remove_reference_t<decltype(m_.wr_addr)>>(p.wr_addr);
+      set_words(m_.wr_data, w, RtlSram::kBankBytes / 4);
+      m_.wr_be = static_cast<std::remove_reference_t<decltype(m_.wr_be)>>(p.wr_be);
+    }
+    m_.rd_en = p.rd_en;
+    if (p.rd_en) m_.rd_addr = static_cast<std::remove_reference_t<decltype(m_.rd_addr)>>(p.rd_addr);
+    m_.clk = 1;
+    m_.eval();
+    m_.clk = 0;
+    m_.eval();
+  }
+
+  RtlSram::Outputs outputs() const override {
+    RtlSram::Outputs o;
+    o.rd_valid = m_.rd_valid != 0;
+    o.conflict = m_.conflict;
+    for (unsigned i = 0; i < RtlSram::kBankBytes / 4; ++i) {
+      const uint32_t v = word_of(m_.rd_data, i);
+      for (unsigned b = 0; b < 4; ++b) o.rd_lane[4 * i + b] = static_cast<uint8_t>(v >> (8 * b));
+    }
+    return o;
+  }
+
+ private:
+  // The default VerilatedContext (see rtl_compute.cc).
+  M m_;
+};
+
+#if NPUFORGE_HAVE_RTL_DECODER
+template <class M>
+class DecoderDriver final : public RtlDecoder::Model {
+ public:
+  DecoderDriver() : m_("rtl") {
+    m_.clk = 0;
+    m_.rst_n = 0;
+    m_.eval();
+  }
+  ~DecoderDriver() override { m_.final(); }
+
+  void reset() override {
+    m_.rst_n = 0;
+    m_.in_valid = 0;
+    tick();
+    tick();
+    m_.rst_n = 1;
+  }
+  RtlDecoder::Decoded decode(const uint32_t* words) override {
+    set_words(m_.instr, words, 8);
+    m_.in_valid = 1;
+    tick();
+    m_.in_valid = 0;
+    RtlDecoder::Decoded d;
+    d.out_valid = m_.out_valid != 0;
+    d.illegal = m_.illegal != 0 || !d.out_valid;
+    d.queue = m_.queue_id;
+    d.field_count = m_.field_count;
+    for (unsigned s = 0; s < RtlDecoder::kMaxFields; ++s) d.fields[s] = word_of(m_.fields, s);
+    return d;
+  }
+
+ private:
+  void tick() {
+    m_.clk = 1;
+    m_.eval();
+    m_.clk = 0;
+    m_.eval();
+  }
+  M m_;
+};
+#endif
 
 template <class Signal>
 void trace_signal(sc_core::sc_trace_file* tf, const Signal& s) {
@@ -47,212 +141,48 @@ void trace_signal(sc_core::sc_trace_file* tf, const Signal& s) {
 
 }  // namespace
 
+uint64_t FallingEdges::after(const sc_core::sc_time& t) {
+  const uint64_t v = t.value(), p = kCycle.value(), h = p / 2;
+  return v < h ? 0 : (v - h) / p + 1;
+}
+
+uint64_t FallingEdges::before(const sc_core::sc_time& t) {
+  const uint64_t v = t.value(), p = kCycle.value(), h = p / 2;
+  return v <= h ? 0 : (v - h + p - 1) / p;
+}
+
+bool FallingEdges::at(const sc_core::sc_time& t) {
+  const uint64_t v = t.value(), p = kCycle.value(), h = p / 2;
+  return v >= h && (v - h) % p == 0;
+}
+
+sc_core::sc_time FallingEdges::time(uint64_t n) {
+  return sc_core::sc_time::from_value(n * kCycle.value() + kCycle.value() / 2);
+}
+
+std::unique_ptr<RtlSram::Model> RtlSram::make_model(SramModel variant) {
+  switch (variant) {
+    case SramModel::RtlStuckBit: return std::make_unique<SramDriver<Vnpu_scratchpad_stuck>>();
+    case SramModel::RtlConflictBug: return std::make_unique<SramDriver<Vnpu_scratchpad_conflict>>();
+    default: return std::make_unique<SramDriver<Vnpu_scratchpad>>();
+  }
+}
+
 uint64_t stuck_bit_alias_bytes() { return uint64_t{RtlSram::kBankBytes} << NPUFORGE_SPAD_STUCK_BIT; }
 
-RtlSram::RtlSram(sc_core::sc_module_name name, SramModel variant, const isa::NpuConfig& config,
-                 sc_core::sc_clock& clk, sc_core::sc_trace_file* tf, std::function<void(std::string)> monitor)
-    : sc_module(name), socket("socket"), clk_(&clk), size_(config.sram_bytes.value), monitor_(std::move(monitor)) {
-  if (config.sram_banks != kBanks || config.bank_width_bytes != kBankBytes ||
-      config.sram_bytes.value > kCapacity)
-    throw Error(fmt::format(
-        "--rtl: the Verilated scratchpad is built for sram_banks={}, bank_width_bytes={}, "
-        "sram_bytes<={}; the NPU config has sram_banks={}, bank_width_bytes={}, sram_bytes={} "
-        "(rebuild rtl_stubs with other parameters)",
-        kBanks, kBankBytes, kCapacity, config.sram_banks, config.bank_width_bytes,
-        config.sram_bytes.value));
-  switch (variant) {
-    case SramModel::RtlStuckBit: model_ = make_scratchpad<Vnpu_scratchpad_stuck>(*this, clk); break;
-    case SramModel::RtlConflictBug: model_ = make_scratchpad<Vnpu_scratchpad_conflict>(*this, clk); break;
-    default: model_ = make_scratchpad<Vnpu_scratchpad>(*this, clk); break;
-  }
-  socket.register_b_transport(this, &RtlSram::b_transport);
-  SC_THREAD(reset_thread);
-  SC_THREAD(write_thread);
-  SC_THREAD(read_thread);
-  trace_signal(tf, rst_n);
-  trace_signal(tf, wr_en);
-  trace_signal(tf, wr_addr);
-  trace_signal(tf, wr_data);
-  trace_signal(tf, wr_be);
-  trace_signal(tf, rd_en);
-  trace_signal(tf, rd_addr);
-  trace_signal(tf, rd_valid);
-  trace_signal(tf, rd_data);
-  trace_signal(tf, conflict);
-}
-
-RtlSram::~RtlSram() = default;
-
-void RtlSram::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
-  wait(delay);
-  delay = sc_core::SC_ZERO_TIME;
-  const uint64_t addr = p.get_address();
-  const uint64_t len = p.get_data_length();
-  if (addr > size_ || len > size_ - addr) {
-    p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-    return;
-  }
-  if (len > 0) {
-    Request r;
-    r.addr = addr;
-    r.data = p.get_data_ptr();
-    r.len = len;
-    if (p.is_write()) {
-      writes_.push_back(&r);
-      write_ev_.notify(sc_core::SC_ZERO_TIME);
-    } else {
-      reads_.push_back(&r);
-      read_ev_.notify(sc_core::SC_ZERO_TIME);
-    }
-    wait(r.done);
-  }
-  p.set_response_status(tlm::TLM_OK_RESPONSE);
-}
-
-void RtlSram::reset_thread() {
-  rst_n.write(false);
-  wait(clk_->posedge_event());
-  wait(clk_->posedge_event());
-  wait(clk_->negedge_event());
-  // Monitor: the documented reset values (rd_valid and conflict low).
-  if (rd_valid.read() || conflict.read() != 0)
-    violation(fmt::format("scratchpad: after reset rd_valid={} conflict={:#x}, expected 0 and 0", rd_valid.read(),
-                          conflict.read()));
-  rst_n.write(true);
-  in_reset_ = false;
-  reset_done_.notify(sc_core::SC_ZERO_TIME);
-}
-
-void RtlSram::wait_request(std::deque<Request*>& queue, sc_core::sc_event& ev) {
-  while (in_reset_) wait(reset_done_);
-  while (queue.empty()) wait(ev);
-}
-
-void RtlSram::write_thread() {
-  for (;;) {
-    wait_request(writes_, write_ev_);
-    wait(clk_->negedge_event());
-    while (!writes_.empty()) {
-      Request* r = writes_.front();
-      writes_.pop_front();
-      for (uint64_t a = r->addr, end = r->addr + r->len; a < end;) {
-        const unsigned off = static_cast<unsigned>(a % kBankBytes);
-        const unsigned n = static_cast<unsigned>(std::min<uint64_t>(kBankBytes - off, end - a));
-        uint8_t lane[kBankBytes] = {};
-        std::memcpy(lane + off, r->data + (a - r->addr), n);
-        sc_dt::sc_bv<128> bv;
-        for (unsigned i = 0; i < kBankBytes / 4; ++i) bv.set_word(i, le32(lane + 4 * i));
-        wr_en.write(true);
-        wr_addr.write(static_cast<uint32_t>(a / kBankBytes));
-        wr_data.write(bv);
-        wr_be.write(((1u << n) - 1) << off);
-        writing_ = true;
-        write_word_ = a / kBankBytes;
-        ++words_;
-        wait(clk_->negedge_event());  // sampled on the rising edge in between
-        a += n;
-      }
-      r->done.notify(sc_core::SC_ZERO_TIME);
-    }
-    wr_en.write(false);
-    writing_ = false;
-  }
-}
-
-void RtlSram::read_thread() {
-  for (;;) {
-    wait_request(reads_, read_ev_);
-    wait(clk_->negedge_event());
-    while (!reads_.empty()) {
-      Request* r = reads_.front();
-      reads_.pop_front();
-      std::deque<uint64_t> todo;
-      for (uint64_t w = r->addr / kBankBytes; w <= (r->addr + r->len - 1) / kBankBytes; ++w)
-        todo.push_back(w);
-      bool pending = false;  // `issued` went out on the previous falling edge
-      uint64_t issued = 0;
-      bool clash = false;    // ... while the write port drove a word of the same bank
-      while (!todo.empty() || pending) {
-        if (pending) {
-          check_read(issued, clash);
-          if (rd_valid.read()) {
-            const sc_dt::sc_bv<128> bv = rd_data.read();
-            uint8_t lane[kBankBytes];
-            for (unsigned i = 0; i < kBankBytes / 4; ++i) {
-              const uint32_t v = bv.get_word(i);
-              for (unsigned b = 0; b < 4; ++b) lane[4 * i + b] = static_cast<uint8_t>(v >> (8 * b));
-            }
-            const uint64_t lo = std::max(r->addr, issued * kBankBytes);
-            const uint64_t hi = std::min(r->addr + r->len, (issued + 1) * kBankBytes);
-            std::memcpy(r->data + (lo - r->addr), lane + (lo - issued * kBankBytes), hi - lo);
-          } else {
-            ++conflicts_;  // a write took the bank: issue again
-            todo.push_front(issued);
-          }
-          pending = false;
-        }
-        if (!todo.empty()) {
-          rd_en.write(true);
-          rd_addr.write(static_cast<uint32_t>(todo.front()));
-          issued = todo.front();
-          // The write thread drives its pins on the same falling edge; sample its word after.
-          pending = true;
-          todo.pop_front();
-          ++words_;
-        } else {
-          rd_en.write(false);
-        }
-        wait(sc_core::SC_ZERO_TIME);  // let the write thread drive this cycle's word first
-        clash = pending && writing_ && write_word_ % kBanks == issued % kBanks;
-        wait(clk_->negedge_event());
-      }
-      r->done.notify(sc_core::SC_ZERO_TIME);
-    }
-    rd_en.write(false);
-  }
-}
-
-void RtlSram::violation(std::string what) {
-  if (monitor_) monitor_(std::move(what));
-}
-
-// Monitor of rd_valid and conflict one cycle after a read of `word`: the read is served
-// exactly when no write hit its bank, and conflict flags exactly that bank then.
-void RtlSram::check_read(uint64_t word, bool wrote_same_bank) {
-  const uint32_t bank_bit = 1u << (word % kBanks);
-  const bool valid = rd_valid.read();
-  const uint32_t conflict_bits = conflict.read();
-  if (valid == wrote_same_bank || ((conflict_bits & bank_bit) != 0) != wrote_same_bank)
-    violation(fmt::format("scratchpad: read of word {:#x} (bank {}) {} a write to its bank: rd_valid={}, conflict={:#x}",
-                          word, word % kBanks, wrote_same_bank ? "with" : "without", valid, conflict_bits));
-}
-
+RtlDecoder::RtlDecoder(sc_core::sc_module_name name, sc_core::sc_clock* clk, sc_core::sc_trace_file* tf,
+                       bool planted_bug)
+    : sc_module(name), clk_(clk) {
 #if NPUFORGE_HAVE_RTL_DECODER
-template <class M>
-std::unique_ptr<sc_core::sc_module> make_decoder(RtlDecoder& d, sc_core::sc_clock& clk) {
-  auto m = std::make_unique<M>("rtl");
-  m->clk(clk);
-  m->rst_n(d.rst_n);
-  m->in_valid(d.in_valid);
-  m->instr(d.instr);
-  m->out_valid(d.out_valid);
-  m->illegal(d.illegal);
-  m->queue_id(d.queue_id);
-  m->field_count(d.field_count);
-  m->fields(d.fields);
-  return m;
-}
-#endif
-
-RtlDecoder::RtlDecoder(sc_core::sc_module_name name, sc_core::sc_clock& clk,
-                       sc_core::sc_trace_file* tf, bool planted_bug)
-    : sc_module(name), clk_(&clk) {
-#if NPUFORGE_HAVE_RTL_DECODER
-  model_ = planted_bug ? make_decoder<Vnpu_decoder_bug>(*this, clk) : make_decoder<Vnpu_decoder>(*this, clk);
+  if (planted_bug)
+    model_ = std::make_unique<DecoderDriver<Vnpu_decoder_bug>>();
+  else
+    model_ = std::make_unique<DecoderDriver<Vnpu_decoder>>();
 #else
   (void)planted_bug;
   throw Error("--rtl: this build has no RTL decoder (npu_isa_pkg.sv was missing at configure time)");
 #endif
+  if (!clk_) return;
   trace_signal(tf, in_valid);
   trace_signal(tf, instr);
   trace_signal(tf, out_valid);
@@ -264,26 +194,50 @@ RtlDecoder::RtlDecoder(sc_core::sc_module_name name, sc_core::sc_clock& clk,
 
 RtlDecoder::~RtlDecoder() = default;
 
+void RtlDecoder::wait_until(const sc_core::sc_time& t) {
+  if (t > sc_core::sc_time_stamp()) wait(t - sc_core::sc_time_stamp());
+}
+
+// The clocked adapter waited for the next falling edge (a reset cycle first, on first use),
+// drove the word, and read the outputs on the falling edge after; its caller resumed one
+// delta cycle after that edge. The same cycles here, evaluated at once, then one wait.
 RtlDecoder::Decoded RtlDecoder::decode(std::span<const uint8_t> word) {
-  wait(clk_->negedge_event());
-  if (!rst_n.read()) {  // first use: one reset cycle
-    wait(clk_->negedge_event());
-    rst_n.write(true);
-    wait(clk_->negedge_event());
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  // A falling edge at this very time has not fired yet in the first delta cycle of the time
+  // step (the clock's edge event comes one delta later), so the clocked adapter caught it.
+  uint64_t edge = FallingEdges::after(now);
+  if (FallingEdges::at(now) && sc_core::sc_delta_count_at_current_time() == 0) --edge;
+  if (!reset_done_) {  // rst_n was low from time 0 until the edge after the first wait
+    model_->reset();
+    reset_done_ = true;
+    edge += 2;
   }
-  sc_dt::sc_bv<256> bv;
-  for (unsigned i = 0; i < 8; ++i) bv.set_word(i, le32(word.data() + 4 * i));
-  instr.write(bv);
-  in_valid.write(true);
-  wait(clk_->negedge_event());
-  in_valid.write(false);
-  Decoded d;
-  d.illegal = illegal.read() || !out_valid.read();
-  d.queue = queue_id.read();
-  d.field_count = field_count.read();
-  const sc_dt::sc_bv<32 * kMaxFields> f = fields.read();
-  for (unsigned s = 0; s < kMaxFields; ++s) d.fields[s] = f.get_word(s);
+  uint32_t words[8];
+  for (unsigned i = 0; i < 8; ++i) words[i] = le32(word.data() + 4 * i);
+  if (clk_) {
+    wait_until(FallingEdges::time(edge));
+    sc_dt::sc_bv<256> bv;
+    for (unsigned i = 0; i < 8; ++i) bv.set_word(i, words[i]);
+    instr.write(bv);
+    in_valid.write(true);
+    wait_until(FallingEdges::time(edge) + kCycle / 2);
+  }
+  const Decoded d = model_->decode(words);
+  if (clk_) mirror_outputs(d);
+  wait_until(FallingEdges::time(edge + 1));
+  if (clk_) in_valid.write(false);
+  wait(sc_core::SC_ZERO_TIME);
   return d;
+}
+
+void RtlDecoder::mirror_outputs(const Decoded& d) {
+  out_valid.write(d.out_valid);
+  illegal.write(d.illegal && d.out_valid);
+  queue_id.write(d.queue);
+  field_count.write(d.field_count);
+  sc_dt::sc_bv<32 * kMaxFields> f;
+  for (unsigned s = 0; s < kMaxFields; ++s) f.set_word(s, d.fields[s]);
+  fields.write(f);
 }
 
 }  // namespace npuforge::sim::sc_model

@@ -97,6 +97,18 @@ Program pipeline_program(int tiles) {
 
 std::vector<uint8_t> golden_ddr(const Program& p) { return run_golden(p, sem()).ddr; }
 
+// A store reading 4 KiB while a load writes 4 KiB `16 * d` bytes into another buffer: the RTL
+// ports collide on a bank or not, depending on the phase of the two streams.
+Program collision_program(int d) {
+  return make_program(
+      ".equ %s, 0x0000\n.equ %t, 0x1000\n"
+      "load %s, ddr:0x0, rows=1, row_bytes=4096, stride=4096, signal=store\n"
+      "load %t+" + std::to_string(16 * d) + ", ddr:0x1000, rows=1, row_bytes=4096, stride=4096\n"
+      "store ddr:0x4000, %s, rows=1, row_bytes=4096, stride=4096, wait=load\n"
+      "halt\n",
+      {buf("s", 0x0000, 4096, 0, 2), buf("t", 0x1000, 4096 + 128, 1, 1)}, 0x2000, 20 + d);
+}
+
 TEST(ScModel, TlmAndRtlGiveTheGoldenDdrImageOnFivePrograms) {
   REQUIRE_FRESH_PROCESS();
   std::vector<Program> programs;
@@ -145,13 +157,7 @@ TEST(ScModel, RtlBankConflictsAreRetriedWithoutCorruption) {
   REQUIRE_FRESH_PROCESS();
   std::vector<Program> programs;
   for (int d = 0; d < 8; ++d) {
-    programs.push_back(make_program(
-        ".equ %s, 0x0000\n.equ %t, 0x1000\n"
-        "load %s, ddr:0x0, rows=1, row_bytes=4096, stride=4096, signal=store\n"
-        "load %t+" + std::to_string(16 * d) + ", ddr:0x1000, rows=1, row_bytes=4096, stride=4096\n"
-        "store ddr:0x4000, %s, rows=1, row_bytes=4096, stride=4096, wait=load\n"
-        "halt\n",
-        {buf("s", 0x0000, 4096, 0, 2), buf("t", 0x1000, 4096 + 128, 1, 1)}, 0x2000, 20 + d));
+    programs.push_back(collision_program(d));
   }
   std::vector<std::unique_ptr<Checkers>> checks;
   std::vector<ScJob> jobs;
@@ -485,13 +491,7 @@ TEST_P(PlantedRtlVariant, FailsTheGoldenOrRtlCheckAndTheCorrectRtlPasses) {
   if (variant == RtlVariant::DecoderField && !rtl_decoder_available()) GTEST_SKIP() << "no RTL decoder";
   std::vector<Program> programs = generated_programs(3, 120);
   for (int d = 0; d < 4; ++d) {  // a load writing while a store reads: bank collisions
-    programs.push_back(make_program(
-        ".equ %s, 0x0000\n.equ %t, 0x1000\n"
-        "load %s, ddr:0x0, rows=1, row_bytes=4096, stride=4096, signal=store\n"
-        "load %t+" + std::to_string(16 * d) + ", ddr:0x1000, rows=1, row_bytes=4096, stride=4096\n"
-        "store ddr:0x4000, %s, rows=1, row_bytes=4096, stride=4096, wait=load\n"
-        "halt\n",
-        {buf("s", 0x0000, 4096, 0, 2), buf("t", 0x1000, 4096 + 128, 1, 1)}, 0x2000, 20 + d));
+    programs.push_back(collision_program(d));
   }
   std::vector<std::unique_ptr<Checkers>> checks;
   std::vector<ScJob> jobs;
@@ -531,8 +531,8 @@ INSTANTIATE_TEST_SUITE_P(ScModel, PlantedRtlVariant,
                                            "rtl_mac_sign", "rtl_no_saturation", "rtl_requant_round"));
 
 // A queue waits for a token nobody sends: the watchdog (deadlock_cycles from the NPU config)
-// reports a `deadlock` naming the waiting queue and the token, and the run is incomplete;
-// with the RTL clock running the kernel never runs out of events, so only the watchdog ends it.
+// reports a `deadlock` naming the waiting queue and the token, and the run is incomplete, in
+// TLM and RTL mode alike.
 TEST(ScModel, WatchdogReportsATokenDeadlockNamingTheQueueAndToken) {
   REQUIRE_FRESH_PROCESS();
   Program p = make_program(gemm_program(0x000, 0x080, 0x100, "wait=load, signal=store", "wait=compute", "signal=none"),
@@ -604,6 +604,121 @@ TEST(ScModel, RtlComputeRunsTheSameCyclesWithAndWithoutAPerCycleTrace) {
   for (const char* name : {"compute_clk", "mac_en", "gemm_valid", "elt_valid"})
     EXPECT_NE(text.str().find(name), std::string::npos) << name;
   std::filesystem::remove(path);
+}
+
+// The scratchpad and decoder are driven directly: their cycles are evaluated only while a
+// port is busy, and a caller waits once per transaction. With a trace open the same ports are
+// evaluated cycle by cycle on a free-running clock's falling edges. Both must agree on
+// everything a run reports: cycles, busy cycles, data, port words, bank conflicts (the
+// collision programs have some), decoded words and findings, for the correct RTL and for a
+// planted scratchpad bug whose reads the monitor flags.
+TEST(ScModel, RtlDirectDriveAgreesWithThePerCycleTrace) {
+  REQUIRE_FRESH_PROCESS();
+  std::vector<Program> programs = generated_programs(1, 120);
+  for (int d : {2, 5}) {  // 2: the phase with a bank conflict
+    programs.push_back(collision_program(d));
+    programs.back().config.sram_bytes.value = 0x4000;  // a short read-out, a small VCD
+  }
+  programs.push_back(odd_program());
+  programs.back().config.sram_bytes.value = 0x4000;
+  struct Case {
+    const Program* program;
+    RtlVariant variant;
+  };
+  std::vector<Case> cases;
+  for (const Program& p : programs) cases.push_back({&p, RtlVariant::None});
+  cases.push_back({&programs[0], RtlVariant::BankConflict});
+  std::vector<std::unique_ptr<Checkers>> checks;
+  std::vector<ScJob> jobs;
+  std::vector<std::filesystem::path> vcds;
+  for (const Case& c : cases) {
+    for (bool traced : {false, true}) {
+      checks.push_back(std::make_unique<Checkers>(*c.program, sem()));
+      ScOptions o;
+      o.sram = SramModel::Rtl;
+      o.rtl_variant = c.variant;
+      if (traced) {
+        vcds.push_back(std::filesystem::temp_directory_path() /
+                       ("npuforge_sc_direct_" + std::to_string(jobs.size()) + ".vcd"));
+        o.trace_path = vcds.back().string();
+      }
+      jobs.push_back({c.program, checks.back().get(), o});
+    }
+  }
+  const auto out = run_together(sem(), jobs);
+  uint64_t conflicts = 0;
+  for (size_t k = 0; k < jobs.size(); k += 2) {
+    SCOPED_TRACE("case " + std::to_string(k / 2));
+    const ScOutput& direct = out[k];
+    const ScOutput& traced = out[k + 1];
+    EXPECT_TRUE(direct.result.completed);
+    EXPECT_EQ(direct.result.cycles, traced.result.cycles);
+    EXPECT_EQ(direct.result.busy_cycles, traced.result.busy_cycles);
+    EXPECT_EQ(direct.result.ddr, traced.result.ddr);
+    EXPECT_EQ(direct.result.sram, traced.result.sram);
+    EXPECT_EQ(direct.stats.sram_words, traced.stats.sram_words);
+    EXPECT_EQ(direct.stats.sram_bank_conflicts, traced.stats.sram_bank_conflicts);
+    EXPECT_EQ(direct.stats.decoded_words, traced.stats.decoded_words);
+    EXPECT_EQ(direct.stats.monitor_errors, traced.stats.monitor_errors);
+    EXPECT_EQ(direct.stats.compute_cycles, traced.stats.compute_cycles);
+    EXPECT_EQ(checks[k]->summary(), checks[k + 1]->summary());
+    EXPECT_GT(direct.stats.sram_words, 0u);
+    conflicts += direct.stats.sram_bank_conflicts;
+    if (cases[k / 2].variant == RtlVariant::None) {
+      EXPECT_TRUE(check_ddr(*jobs[k].program, sem(), golden_ddr(*jobs[k].program), direct.result.ddr, "golden",
+                            *checks[k]));
+      EXPECT_TRUE(checks[k]->clean()) << checks[k]->summary();
+    } else {
+      EXPECT_GT(direct.stats.monitor_errors, 0u) << "the planted arbitration bug went unseen";
+    }
+  }
+  EXPECT_GT(conflicts, 0u);
+  for (const auto& path : vcds) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    for (const char* name : {"wr_en", "rd_valid", "conflict", "in_valid", "fields"})
+      EXPECT_NE(text.str().find(name), std::string::npos) << path << ": " << name;
+    std::filesystem::remove(path);
+  }
+}
+
+// Short watchdog limits (600 cycles) on runs that complete: the final read-out of the RTL
+// scratchpad (sram_bytes / 16 port cycles, after the last retirement) is no deadlock, nor is
+// an RTL compute unit that needs 16x the cycles the timing model gives a GEMM (an NPU config
+// with a 64x64 MAC array against the built 16x16 one; it is making progress all along).
+TEST(ScModel, WatchdogStaysQuietThroughTheReadOutAndALongRtlGemm) {
+  REQUIRE_FRESH_PROCESS();
+  const std::string text =
+      ".equ %a, 0x0000\n.equ %b, 0x1000\n.equ %c, 0x2000\n"
+      "load %a, ddr:0x0, rows=1, row_bytes=4096, stride=4096\n"
+      "load %b, ddr:0x1000, rows=1, row_bytes=4096, stride=4096, signal=compute\n"
+      "gemm %c, %a, %b, m=64, n=64, k=64, scale=3, shift=9, wait=load, signal=store\n"
+      "store ddr:0x4000, %c, rows=1, row_bytes=4096, stride=4096, wait=compute\n"
+      "halt\n";
+  const std::vector<allocator::MemBuffer> buffers = {buf("a", 0x0000, 4096, 0, 2), buf("b", 0x1000, 4096, 1, 2),
+                                                     buf("c", 0x2000, 4096, 2, 3)};
+  Program big = make_program(text, buffers, 0x5000, 21);
+  big.config.mac_rows = big.config.mac_cols = 64;  // budget: 8 + 64 cycles; the 16x16 RTL: 1 + 16 * 64 + 1
+  big.config.deadlock_cycles = 600;
+  Program plain = make_program(text, buffers, 0x5000, 21);
+  plain.config.deadlock_cycles = 600;
+  ASSERT_GT(plain.config.sram_bytes.value / 16, 10 * plain.config.deadlock_cycles) << "the read-out must outlast it";
+  Checkers big_checks(big, sem()), plain_checks(plain, sem());
+  ScOptions o;
+  o.sram = SramModel::Rtl;
+  const std::vector<ScJob> jobs = {{&big, &big_checks, o}, {&plain, &plain_checks, o}};
+  const auto out = run_together(sem(), jobs);
+  for (size_t k = 0; k < 2; ++k) {
+    const Checkers& c = k ? plain_checks : big_checks;
+    SCOPED_TRACE(k ? "16x16 config" : "64x64 config");
+    EXPECT_TRUE(out[k].result.completed);
+    EXPECT_TRUE(c.clean()) << c.summary();
+    EXPECT_TRUE(check_ddr(*jobs[k].program, sem(), golden_ddr(*jobs[k].program), out[k].result.ddr, "golden",
+                          *jobs[k].checkers));
+    EXPECT_EQ(out[k].stats.compute_cycles, 1u + 16 * 64 + 1);
+    EXPECT_EQ(out[k].stats.compute_tiles, 16u);
+  }
 }
 
 TEST(ScModel, ASecondSimulationInOneProcessIsRefused) {
