@@ -116,5 +116,56 @@ TEST(Memory, CompareImagesTreatsMissingTailAsZero) {
   EXPECT_EQ(compare_images({}, {}).total_differing, 0u);
 }
 
+TEST(Memory, LoadedImageReadsThroughAndCopiesOnWrite) {
+  std::vector<uint8_t> image(2 * Ddr::kPageBytes + 100);
+  for (size_t i = 0; i < image.size(); ++i) image[i] = static_cast<uint8_t>(i * 13 + 5);
+  const std::vector<uint8_t> original = image;
+  Ddr ddr(Bytes{1 << 20});
+  ddr.load_image(image);
+  EXPECT_EQ(ddr.extent(), image.size());
+  EXPECT_EQ(ddr.image(), image);
+  const std::vector<uint8_t> patch(8, 0xAB);
+  ddr.write(Ddr::kPageBytes + 3, patch);  // a page in the middle of the image
+  EXPECT_EQ(image, original);             // the loaded image is never written
+  std::vector<uint8_t> want = original;
+  std::copy(patch.begin(), patch.end(), want.begin() + Ddr::kPageBytes + 3);
+  EXPECT_EQ(ddr.image(), want);  // the rest of the written page kept the image's bytes
+  EXPECT_EQ(ddr.at(Ddr::kPageBytes + 2), original[Ddr::kPageBytes + 2]);
+  EXPECT_EQ(ddr.at(Ddr::kPageBytes + 3), 0xAB);
+  EXPECT_EQ(ddr.at(5 * Ddr::kPageBytes), 0);
+  EXPECT_THROW(ddr.load_image(std::vector<uint8_t>((1 << 20) + 1)), AccessError);
+}
+
+// The sparse comparison (a regression seed's golden DDR) against the image comparison, on
+// images that differ in written pages, in unwritten ones, past either end and not at all.
+TEST(Memory, SparseCompareMatchesImageCompare) {
+  std::vector<uint8_t> init(3 * Ddr::kPageBytes + 17);
+  for (size_t i = 0; i < init.size(); ++i) init[i] = static_cast<uint8_t>(i % 251);
+  Ddr ddr(Bytes{1 << 20});
+  ddr.load_image(init);
+  ddr.write(2 * Ddr::kPageBytes - 2, std::vector<uint8_t>(6, 0x11));
+  ddr.write(6 * Ddr::kPageBytes, std::vector<uint8_t>(3, 0x22));  // extends past the image
+  const std::vector<uint8_t> same = ddr.image();
+  std::vector<std::vector<uint8_t>> actuals = {same};
+  for (size_t at : {size_t{0}, size_t{2 * Ddr::kPageBytes - 1}, size_t{Ddr::kPageBytes + 9}, same.size() - 1}) {
+    actuals.push_back(same);
+    actuals.back()[at] ^= 0x40;
+  }
+  actuals.push_back(same);
+  actuals.back().resize(same.size() + 100, 0);  // a zero tail: equal
+  actuals.push_back(actuals.back());
+  actuals.back().back() = 1;  // a non-zero tail
+  actuals.push_back(std::vector<uint8_t>(same.begin(), same.begin() + 100));  // short
+  actuals.push_back({});
+  for (size_t k = 0; k < actuals.size(); ++k) {
+    const DdrDiff want = compare_images(same, actuals[k]), got = compare_images(ddr, actuals[k]);
+    EXPECT_EQ(got.addr, want.addr) << k;
+    EXPECT_EQ(got.bytes, want.bytes) << k;
+    EXPECT_EQ(got.total_differing, want.total_differing) << k;
+    EXPECT_EQ(ddr.same_as(actuals[k]), want.total_differing == 0) << k;
+  }
+  EXPECT_GT(compare_images(ddr, actuals[1]).total_differing, 0u);  // the test can fail
+}
+
 }  // namespace
 }  // namespace npuforge::sim
