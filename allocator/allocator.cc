@@ -361,14 +361,15 @@ std::string Allocator::check_invariants() const {
   for (uint32_t t = head_; t != kNil; prev = t, t = pool_[t].next) {
     if (++steps > pool_.size()) return "node list has a cycle";
     const Node& n = pool_[t];
-    const std::string at = fmt::format("node #{} at 0x{:x}", t, n.start);
-    if (n.prev != prev) return at + ": prev link does not point to the previous node";
+    // Formatted only on failure: this runs every few hundred allocations in the generator.
+    const auto at = [&] { return fmt::format("node #{} at 0x{:x}", t, n.start); };
+    if (n.prev != prev) return at() + ": prev link does not point to the previous node";
     if (n.start != expect) {
-      return fmt::format("{}: expected start 0x{:x} (list not contiguous/ordered)", at, expect);
+      return fmt::format("{}: expected start 0x{:x} (list not contiguous/ordered)", at(), expect);
     }
-    if (n.size == 0) return at + ": empty node";
-    if (n.start % align_ != 0 || n.size % align_ != 0) return at + ": not aligned";
-    if (!n.in_use && prev_free) return at + ": two adjacent free nodes";
+    if (n.size == 0) return at() + ": empty node";
+    if (n.start % align_ != 0 || n.size % align_ != 0) return at() + ": not aligned";
+    if (!n.in_use && prev_free) return at() + ": two adjacent free nodes";
     prev_free = !n.in_use;
     if (n.in_use) {
       used += n.size;

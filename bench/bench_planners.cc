@@ -71,6 +71,7 @@ std::string duration(double ms) {
 struct Cell {
   std::string text;
   std::optional<Bytes> peak;
+  std::string note{};  // the planner's own account (best: the winner, the members' peaks, the bound)
 };
 
 Cell cell(const PlanProblem& p, const std::string& algo, const PlannerOptions& opt) {
@@ -89,7 +90,7 @@ Cell cell(const PlanProblem& p, const std::string& algo, const PlannerOptions& o
   const bool ok = check_plan(p, r.offsets, std::nullopt).ok();  // overlaps, alignment
   const double lb = double(std::max<uint64_t>(1, lower_bound(p).value));
   return {fmt::format("{:.4f}{}{} {}", double(r.peak.value) / lb, ok ? "" : "!", r.proven_optimal ? "*" : "", time),
-          r.peak};
+          r.peak, fmt::format("peak {}, {}", r.peak.value, r.note)};
 }
 
 // The generator's memory maps: its buffers and lifetimes, offsets cleared so that every planner
@@ -179,6 +180,10 @@ void table(const Settings& s) {
       std::fflush(stdout);
     }
     fmt::print("\n");
+    if (!cells["best"].note.empty()) fmt::print("    best on {}: {}\n", name, cells["best"].note);
+    if (cells["best"].peak)
+      for (const auto& [a, c] : cells)
+        if (c.peak && *c.peak < *cells["best"].peak) fmt::print("    WORSE: best above {} on {}\n", a, name);
     if (cells["lifetime-aware"].peak && cells["greedy-size"].peak) {
       ++compared;
       la_worse += *cells["lifetime-aware"].peak > *cells["greedy-size"].peak;

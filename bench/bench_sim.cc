@@ -133,6 +133,7 @@ const Program& program(Kind kind) {
 struct Sample {
   double seconds = 0;
   uint64_t instructions = 0, cycles = 0, findings = 0;
+  uint64_t compute_cycles = 0;  // RTL compute-unit cycles (rtl+compute: shows it was in the loop)
   int ok = 0;
 };
 
@@ -160,7 +161,7 @@ Sample run_once(Kind kind, Mode mode, bool checkers_on) {
   const double t0 = cpu_seconds();
   const RunResult r = backend.run(p, checks);
   const double t1 = cpu_seconds();
-  return {t1 - t0, r.instructions, r.cycles, checks.total(), r.completed ? 1 : 0};
+  return {t1 - t0, r.instructions, r.cycles, checks.total(), sc.stats().compute_cycles, r.completed ? 1 : 0};
 }
 
 // Runs run_once in a child process (a fresh SystemC kernel) and returns its sample.
@@ -203,6 +204,7 @@ void BM_Sim(benchmark::State& state) {
   state.counters["sim_cycles"] = static_cast<double>(s.cycles);
   state.counters["cycles_per_s"] = benchmark::Counter(static_cast<double>(s.cycles) / s.seconds);
   state.counters["findings"] = static_cast<double>(s.findings);
+  state.counters["compute_cycles"] = static_cast<double>(s.compute_cycles);
   const char* mode_name = mode == kSequential ? "sequential" : mode == kTlm ? "tlm" : mode == kRtl ? "rtl" : "rtl+compute";
   state.SetLabel(std::string(kind == kPipeline ? "pipeline " : "generated ") + mode_name +
                  (checkers_on ? " checkers=on" : " checkers=off"));

@@ -80,6 +80,7 @@ SegmentDdr segment_ddr(const QGraph& g, const CompiledModel& m, const Segment& s
       addrs.push_back(b.qp);
     }
     if (std::holds_alternative<LutOp>(g.ops[i])) addrs.push_back(c.table);
+    addrs.insert(addrs.end(), c.tables.begin(), c.tables.end());
     for (uint64_t a : addrs) {
       auto blob = std::find_if(m.consts.blobs.begin(), m.consts.blobs.end(),
                                [&](const ConstImage::Blob& b) { return b.addr == a; });

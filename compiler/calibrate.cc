@@ -21,6 +21,7 @@ struct Accumulator {
   float max = -std::numeric_limits<float>::infinity();
   std::vector<uint64_t> histogram;  // |x| in kBins bins over [0, absmax], pass 2
   uint64_t zeros = 0;
+  std::vector<float> channel_absmax;  // rank-4 values, pass 1
   float absmax() const { return std::max(std::fabs(min), std::fabs(max)); }
 };
 
@@ -152,6 +153,14 @@ Calibration calibrate(const model::Graph& graph, const CalibrationOptions& optio
       a.min = std::min(a.min, v);
       a.max = std::max(a.max, v);
     }
+    if (t.rank() != 4 || t.shape()[1] < 1) return;
+    const int64_t channels = t.shape()[1], inner = t.numel() / (t.shape()[0] * channels);
+    a.channel_absmax.resize(static_cast<size_t>(channels), 0.f);
+    const auto v = t.values<float>();
+    for (size_t i = 0; i < v.size(); ++i) {
+      float& m = a.channel_absmax[static_cast<size_t>(static_cast<int64_t>(i) / inner % channels)];
+      if (!std::isnan(v[i])) m = std::max(m, std::fabs(v[i]));
+    }
   };
   const auto observe_histogram = [&](const std::string& name, const model::Tensor& t) {
     Accumulator& a = acc[name];
@@ -190,6 +199,7 @@ Calibration calibrate(const model::Graph& graph, const CalibrationOptions& optio
     }
     r.clip = std::min(choose_clip(a.histogram, a.absmax(), a.zeros, options.method, options.percentile), a.absmax());
     if (!std::isfinite(r.clip)) r.clip = std::numeric_limits<float>::max();
+    r.channel_absmax = a.channel_absmax;
     cal.ranges[name] = r;
   }
   return cal;

@@ -36,6 +36,7 @@ struct CalibrationOptions {
 struct ValueRange {
   float min = 0, max = 0;  // over every sample
   float clip = 0;          // > 0 unless the value was always 0
+  std::vector<float> channel_absmax{};  // rank-4 values: the largest |x| per channel (axis 1)
 };
 
 struct Calibration {

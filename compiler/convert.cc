@@ -38,6 +38,12 @@ std::pair<int64_t, int64_t> channels_pixels(const QTensor& t) {
   return {c, c == 0 ? 0 : t.numel() / c};
 }
 
+// The scale of ONNX-order element i (channel = i / inner for an [1][C][inner] value).
+float channel_scale(const QTensor& t, size_t i, int64_t inner) {
+  if (t.channel_scales.empty()) return t.scale;
+  return t.channel_scales[static_cast<size_t>(static_cast<int64_t>(i) / inner) % t.channel_scales.size()];
+}
+
 }  // namespace
 
 int8_t quantize_value(float x, float scale) {
@@ -65,7 +71,8 @@ model::Tensor quantize(const model::Tensor& onnx_float, const QTensor& t) {
   model::Tensor q(model::DType::kInt8, t.shape);
   auto in = onnx_float.values<float>();
   auto out = q.values<int8_t>();
-  for (size_t i = 0; i < in.size(); ++i) out[i] = quantize_value(in[i], t.scale);
+  const int64_t inner = t.channel_scales.empty() ? 1 : t.numel() / t.shape.at(1);
+  for (size_t i = 0; i < in.size(); ++i) out[i] = quantize_value(in[i], channel_scale(t, i, inner));
   return to_storage(q, t);
 }
 
@@ -74,7 +81,8 @@ model::Tensor dequantize(const model::Tensor& stored, const QTensor& t) {
   model::Tensor out(model::DType::kFloat32, t.shape);
   auto in = q.values<int8_t>();
   auto f = out.values<float>();
-  for (size_t i = 0; i < in.size(); ++i) f[i] = static_cast<float>(in[i]) * t.scale;
+  const int64_t inner = t.channel_scales.empty() ? 1 : t.numel() / t.shape.at(1);
+  for (size_t i = 0; i < in.size(); ++i) f[i] = static_cast<float>(in[i]) * channel_scale(t, i, inner);
   return out;
 }
 

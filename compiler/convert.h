@@ -17,9 +17,9 @@ int8_t quantize_value(float x, float scale);
 model::Tensor to_storage(const model::Tensor& onnx, const QTensor& t);
 model::Tensor from_storage(const model::Tensor& stored, const QTensor& t);
 
-// float32 in the ONNX layout -> int8 at t.scale in t's storage layout.
+// float32 in the ONNX layout -> int8 at t.scale (or its channel_scales) in t's storage layout.
 model::Tensor quantize(const model::Tensor& onnx_float, const QTensor& t);
-// int8 in t's storage layout -> float32 (q * t.scale) in the ONNX layout.
+// int8 in t's storage layout -> float32 (q * t.scale, or its channel's scale) in the ONNX layout.
 model::Tensor dequantize(const model::Tensor& stored, const QTensor& t);
 
 }  // namespace npuforge::compiler

@@ -50,7 +50,7 @@ CompileFront compile_front(const model::Graph& graph, const FrontOptions& option
   r.calibration = cal.source;
   r.method = options.calibration.method;
   const Partition part = partition(g, options.limits);
-  const ScalePlan scales = plan_scales(g, part, cal, out.hints);
+  const ScalePlan scales = plan_scales(g, part, cal, out.hints, options.lut_channel_groups);
   out.graph = quantize(g, part, scales, out.hints);
   schedule(out.graph);
   validate(out.graph);

@@ -23,6 +23,11 @@ struct FrontOptions {
   CalibrationOptions calibration;
   // Cross-layer range equalisation (equalize.h) of float models before calibration.
   bool equalize = true;
+  // Per-channel-group scales around LUTs (scales.h: plan_scales); below 2: per-tensor scales.
+  // Off by default: measured on the PP-OCR models (lead report, issue 12) it helps the
+  // classifier and the detector's real sample but loses on the detector's random-noise inputs,
+  // whose per-channel ranges the text calibration set does not predict.
+  int lut_channel_groups = 0;
   NpuLimits limits;
 };
 

@@ -13,7 +13,10 @@
 //    as one GEMM per group, far fewer instructions). 1x1 convs with stride 1 and no pads skip
 //    IM2COL (the loaded tile is the GEMM's a).
 //  - gemm: the same as a 1x1 conv over rows (W = 1).
-//  - add/mul/clamp/lut: flat chunks of the tensor (ELTWISE add/mul/clip, LUT).
+//  - add/mul/clamp/lut: flat chunks of the tensor (ELTWISE add/mul/clip, LUT). A lut with
+//    channel tables runs per group of channels: a strided LOAD gathers the group's bytes of a
+//    block of pixels (row_bytes = the group's channels, stride = C), one LUT with its table, a
+//    strided STORE puts them back.
 //  - max/avg pool: tiles of output rows (halo and per-tile pads as conv) and of channels (a
 //    strided LOAD gathers a channel slice) when a row of the whole image does not fit;
 //    GlobalAveragePool is the window = the image.
@@ -59,6 +62,7 @@ struct BlockConsts {
 struct OpConsts {
   std::vector<BlockConsts> blocks;  // conv, gemm
   uint64_t table = 0;               // lut
+  std::vector<uint64_t> tables;     // lut: one per LutOp::channel_tables entry
 };
 
 // The constant bytes of every op: appended to the weights region of the DDR image.

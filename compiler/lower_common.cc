@@ -155,6 +155,9 @@ OpConsts build_consts(const QGraph& g, const QOp& op, uint32_t mac_cols, ConstIm
                                    image));
   } else if (const auto* lut = std::get_if<LutOp>(&op)) {
     c.table = image.add(g.tensor(lut->output).name + ".table", lut->table.data(), lut->table.size());
+    for (const LutOp::ChannelTable& t : lut->channel_tables)
+      c.tables.push_back(image.add(fmt::format("{}.table[{},{})", g.tensor(lut->output).name, t.c0, t.c1),
+                                   t.table.data(), t.table.size()));
   }
   return c;
 }

@@ -335,11 +335,26 @@ class Partitioner {
     add(std::move(grp));
   }
 
+  // Mul of an image [1, C, H, W] by a [1, C, 1, 1] activation (squeeze-and-excite), either order.
+  bool channel_broadcast(const Node& n) const {
+    if (n.op_type != "Mul" || !lim_.broadcast_mul) return false;
+    const model::Shape& y = shape(n.outputs[0]);
+    if (y.size() != 4 || y[0] != 1) return false;
+    const model::Shape vec{1, y[1], 1, 1};
+    const model::Shape &a = shape(n.input(0)), &b = shape(n.input(1));
+    return a != b && ((a == y && b == vec) || (b == y && a == vec));
+  }
+
   bool binary(const Node& n, Group& grp, std::string* why) const {
     const std::string &a = n.input(0), &b = n.input(1);
     const bool ca = is_constant(a), cb = is_constant(b);
     const model::Shape& y = shape(n.outputs[0]);
     if (!ca && !cb) {
+      if (channel_broadcast(n)) {
+        grp.kind = GroupKind::kMul;
+        grp.reason = fmt::format("eltwise mul of {} by a per-channel vector (broadcast)", model::shape_str(y));
+        return true;
+      }
       if (shape(a) != shape(b))
         return *why = fmt::format("{} broadcasting {} and {}", n.op_type, model::shape_str(shape(a)), model::shape_str(shape(b))), false;
       if (n.op_type != "Add" && n.op_type != "Mul") return *why = fmt::format("{} of two activations", n.op_type), false;

@@ -1,5 +1,6 @@
 #include "compiler/qgraph.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -169,10 +170,12 @@ class Validator {
         produced_[id.value] = true;
       }
       std::visit([this](const auto& o) { check(o); }, op);
+      check_channel_scaled(op);
     }
     op_ = SIZE_MAX;
     for (const GraphIO& io : g_.outputs) {
       check_id(io.tensor, "model output '" + io.name + "'");
+      if (!g_.tensor(io.tensor).channel_scales.empty()) fail(fmt::format("model output '{}' has per-channel scales", io.name));
       if (!produced_[io.tensor.value]) fail(fmt::format("model output '{}' is never produced", io.name));
     }
     check_segments();
@@ -203,6 +206,26 @@ class Validator {
     }
     if (!t.shape.empty() && t.shape[0] != 1 && t.layout == Layout::kHWC)
       fail(fmt::format("tensor '{}' has batch {} (only 1 is compiled)", t.name, t.shape[0]));
+    if (t.channel_scales.empty()) return;
+    if (!t.is_int8() || t.layout != Layout::kHWC || t.shape.size() != 4 ||
+        t.channel_scales.size() != static_cast<size_t>(t.shape[1]))
+      fail(fmt::format("tensor '{}': per-channel scales need an int8 HWC image and one scale per channel", t.name));
+    float top = 0;
+    for (float s : t.channel_scales) {
+      if (!(s > 0) || !std::isfinite(s)) fail(fmt::format("tensor '{}' has a channel scale {} (must be > 0)", t.name, s));
+      top = std::max(top, s);
+    }
+    if (top != t.scale) fail(fmt::format("tensor '{}': scale {} is not its largest channel scale {}", t.name, t.scale, top));
+  }
+
+  // Only convs (weights / per-channel requant absorb the scales) and grouped LUTs handle
+  // per-channel scales; any other op would read the bytes at one scale.
+  void check_channel_scaled(const QOp& op) const {
+    if (std::holds_alternative<ConvOp>(op) || std::holds_alternative<LutOp>(op)) return;
+    for (const auto& ids : {op_inputs(op), op_outputs(op)})
+      for (TensorId id : ids)
+        if (!g_.tensor(id).channel_scales.empty())
+          fail(fmt::format("tensor '{}' has per-channel scales, which a {} cannot handle", g_.tensor(id).name, op_kind(op)));
   }
 
   const QTensor& npu_tensor(TensorId id, const char* role) const {
@@ -270,6 +293,13 @@ class Validator {
     const QTensor& a = npu_tensor(o.a, "input a");
     const QTensor& b = npu_tensor(o.b, "input b");
     const QTensor& out = npu_tensor(o.output, "output");
+    if (o.broadcast_b) {
+      if (o.kind != EltwiseOp::Kind::kMul || a.layout != Layout::kHWC || a.shape.size() != 4 || a.shape != out.shape ||
+          out.layout != Layout::kHWC || b.shape != model::Shape{1, a.shape[1], 1, 1} || b.layout != Layout::kHWC)
+        fail("a broadcast multiply takes an HWC image [1, C, H, W] and a [1, C, 1, 1] vector");
+      check_requant(o.requant, false, 16, 40);
+      return;
+    }
     if (a.shape != b.shape || a.shape != out.shape || a.layout != b.layout || a.layout != out.layout)
       fail("inputs and output must have one shape and layout");
     if (o.kind == EltwiseOp::Kind::kAdd && a.scale != b.scale)
@@ -286,6 +316,22 @@ class Validator {
     const QTensor& in = npu_tensor(o.input, "input");
     const QTensor& out = npu_tensor(o.output, "output");
     if (in.shape != out.shape || in.layout != out.layout) fail("a lut keeps shape and layout");
+    if (o.channel_tables.empty()) {
+      if (!in.channel_scales.empty() || !out.channel_scales.empty()) fail("per-channel scales need channel tables");
+      return;
+    }
+    if (in.layout != Layout::kHWC) fail("channel tables need an HWC image");
+    const int64_t channels = in.storage_shape()[2];
+    int64_t next = 0;
+    for (const LutOp::ChannelTable& t : o.channel_tables) {
+      if (t.c0 != next || t.c1 <= t.c0 || t.c1 > channels) fail("channel tables do not tile the channels in order");
+      for (const QTensor* x : {&in, &out})
+        for (int64_t c = t.c0; c < t.c1 && !x->channel_scales.empty(); ++c)
+          if (x->channel_scales[static_cast<size_t>(c)] != x->channel_scales[static_cast<size_t>(t.c0)])
+            fail(fmt::format("'{}' changes scale inside channel table [{}, {})", x->name, t.c0, t.c1));
+      next = t.c1;
+    }
+    if (next != channels) fail("channel tables do not cover every channel");
   }
 
   void check(const PoolOp& o) {

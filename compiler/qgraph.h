@@ -53,6 +53,11 @@ struct QTensor {
   Layout layout = Layout::kRowMajor;
   model::DType dtype = model::DType::kInt8;  // kInt8 on the NPU; kFloat32 with kOnnx
   float scale = 0;           // real = scale * q (> 0 for int8; 0 for float32)
+  // Empty: every element at `scale`. Else one scale per channel (model axis 1 of an HWC image;
+  // real = channel_scales[c] * q, `scale` is their largest): a LUT writes such a tensor with a
+  // table per group of channels, and only convs (which fold the scales into their weights or
+  // per-channel requant) and such LUTs read or write it (validate() checks).
+  std::vector<float> channel_scales{};
 
   int64_t numel() const { return model::element_count(shape); }
   int64_t bytes() const { return numel() * static_cast<int64_t>(model::dtype_size(dtype)); }
@@ -115,12 +120,15 @@ struct GemmOp {
 
 // Element-wise add or multiply of two int8 tensors of equal shape and layout:
 // out = requant(a + b) (a and b at the same scale) or requant(a * b); 16-bit scale, shift <= 40.
+// With broadcast_b (mul only): a is an HWC image [1, C, H, W] and b a [1, C, 1, 1] vector, one
+// value per channel (squeeze-and-excite): out[p][c] = requant(a[p][c] * b[c]).
 struct EltwiseOp {
   enum class Kind : uint8_t { kAdd, kMul };
   std::vector<std::string> nodes;
   Kind kind = Kind::kAdd;
   TensorId a, b, output;
   isa::RequantParams requant;
+  bool broadcast_b = false;
 };
 
 // out = clamp(in, lo, hi) on the ints, at the input's scale: Relu (lo 0) the NPU's eltwise
@@ -138,6 +146,13 @@ struct LutOp {
   std::string function;            // what the table computes, for reports ("HardSigmoid*Mul", "rescale")
   TensorId input, output;
   std::array<int8_t, 256> table{};
+  // Per channel group (HWC images whose input or output has channel_scales): channels
+  // [c0, c1) use `table` of their group instead; the groups cover every channel in order.
+  struct ChannelTable {
+    int64_t c0 = 0, c1 = 0;
+    std::array<int8_t, 256> table{};
+  };
+  std::vector<ChannelTable> channel_tables{};
 };
 
 // Max or average pooling of an HWC image; the output has the input's scale (no requant).

@@ -12,7 +12,7 @@
 namespace npuforge::compiler {
 namespace {
 
-constexpr char kMagic[8] = {'N', 'P', 'F', 'Q', 'G', 'R', 'F', '1'};
+constexpr char kMagic[8] = {'N', 'P', 'F', 'Q', 'G', 'R', 'F', '2'};
 
 class Writer {
  public:
@@ -160,7 +160,7 @@ void put(Writer& w, const GemmOp& o) {
   w.u8(o.relu);
 }
 void put(Writer& w, const EltwiseOp& o) {
-  w.u8(static_cast<uint8_t>(o.kind)), w.id(o.a), w.id(o.b), w.id(o.output), w.requant(o.requant);
+  w.u8(static_cast<uint8_t>(o.kind)), w.id(o.a), w.id(o.b), w.id(o.output), w.requant(o.requant), w.u8(o.broadcast_b);
 }
 void put(Writer& w, const ClampOp& o) {
   w.id(o.input), w.id(o.output), w.u8(static_cast<uint8_t>(o.lo)), w.u8(static_cast<uint8_t>(o.hi));
@@ -168,6 +168,10 @@ void put(Writer& w, const ClampOp& o) {
 void put(Writer& w, const LutOp& o) {
   w.str(o.function), w.id(o.input), w.id(o.output);
   for (int8_t v : o.table) w.u8(static_cast<uint8_t>(v));
+  w.list(o.channel_tables, [&](const LutOp::ChannelTable& t) {
+    w.i64(t.c0), w.i64(t.c1);
+    for (int8_t v : t.table) w.u8(static_cast<uint8_t>(v));
+  });
 }
 void put(Writer& w, const PoolOp& o) {
   w.u8(static_cast<uint8_t>(o.kind)), w.id(o.input), w.id(o.output), w.window(o.window), w.u8(o.count_pad);
@@ -202,6 +206,7 @@ QOp get_op(Reader& r, uint8_t tag, const std::filesystem::path& dir) {
       if (kind > 1) r.fail("bad eltwise kind");
       o.kind = static_cast<EltwiseOp::Kind>(kind);
       o.a = r.id(), o.b = r.id(), o.output = r.id(), o.requant = r.requant();
+      o.broadcast_b = r.u8() != 0;
       o.nodes = nodes;
       return o;
     }
@@ -216,6 +221,11 @@ QOp get_op(Reader& r, uint8_t tag, const std::filesystem::path& dir) {
       LutOp o;
       o.function = r.str(), o.input = r.id(), o.output = r.id();
       for (int8_t& v : o.table) v = static_cast<int8_t>(r.u8());
+      o.channel_tables.resize(r.count(8 + 8 + 256));
+      for (LutOp::ChannelTable& t : o.channel_tables) {
+        t.c0 = r.i64(), t.c1 = r.i64();
+        for (int8_t& v : t.table) v = static_cast<int8_t>(r.u8());
+      }
       o.nodes = nodes;
       return o;
     }
@@ -268,6 +278,7 @@ std::vector<uint8_t> encode_qgraph(const QGraph& g, const std::function<std::str
     w.u8(static_cast<uint8_t>(t.layout));
     w.u8(static_cast<uint8_t>(t.dtype));
     w.f32(t.scale);
+    w.list(t.channel_scales, [&](float v) { w.f32(v); });
   });
   w.u64(g.ops.size());
   for (size_t i = 0; i < g.ops.size(); ++i) {
@@ -298,7 +309,7 @@ void write_qgraph(const std::filesystem::path& path, const QGraph& g,
 QGraph decode_qgraph(const std::vector<uint8_t>& bytes, const std::filesystem::path& source) {
   Reader r(bytes, source.string());
   if (bytes.size() < 8 || std::memcmp(bytes.data(), kMagic, 8) != 0)
-    throw Error(fmt::format("{}: not a QGraph file (expected the magic NPFQGRF1)", source.string()));
+    throw Error(fmt::format("{}: not a QGraph file (expected the magic NPFQGRF2)", source.string()));
   for (int i = 0; i < 8; ++i) r.u8();
   QGraph g;
   g.source = r.str();
@@ -314,6 +325,8 @@ QGraph decode_qgraph(const std::vector<uint8_t>& bytes, const std::filesystem::p
     if (dtype > static_cast<uint8_t>(model::DType::kBool)) r.fail(fmt::format("tensor '{}': bad dtype {}", t.name, dtype));
     t.dtype = static_cast<model::DType>(dtype);
     t.scale = r.f32();
+    t.channel_scales.resize(r.count(8));
+    for (float& v : t.channel_scales) v = r.f32();
   }
   g.ops.resize(r.count(9));
   const std::filesystem::path dir = source.parent_path();

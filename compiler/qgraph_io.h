@@ -4,7 +4,7 @@
 // the model file or the calibration: the runner compares every NPU segment's simulated output
 // with it bit for bit.
 //
-// Format (little-endian): "NPFQGRF1", then the tensors, ops (a tag per kind, then its fields),
+// Format (little-endian): "NPFQGRF2" (2: per-channel scales and LUT channel tables), then the tensors, ops (a tag per kind, then its fields),
 // model inputs/outputs and segments; strings and vectors carry their length (u64). A CPU step's
 // float graph is not duplicated: the file names its YAML graph (OUT/segK.cpu.yaml, written by
 // the bundle), read back with model::load_model when the QGraph is loaded.

@@ -108,8 +108,11 @@ model::Tensor ref_eltwise(const EltwiseOp& op, const model::Tensor& a, const mod
   model::Tensor out(model::DType::kInt8, a.shape());
   auto pa = a.values<int8_t>(), pb = b.values<int8_t>();
   auto py = out.values<int8_t>();
+  // A broadcast b has one value per channel; HWC storage has the channels innermost.
+  const size_t nb = pb.size();
   for (size_t i = 0; i < py.size(); ++i) {
-    const int64_t v = op.kind == EltwiseOp::Kind::kAdd ? int64_t{pa[i]} + pb[i] : int64_t{pa[i]} * pb[i];
+    const int8_t b = op.broadcast_b ? pb[i % nb] : pb[i];
+    const int64_t v = op.kind == EltwiseOp::Kind::kAdd ? int64_t{pa[i]} + b : int64_t{pa[i]} * b;
     py[i] = isa::requant(v, op.requant);
   }
   return out;
@@ -119,7 +122,16 @@ model::Tensor ref_lut(const LutOp& op, const model::Tensor& in) {
   model::Tensor out(model::DType::kInt8, in.shape());
   auto px = in.values<int8_t>();
   auto py = out.values<int8_t>();
-  for (size_t i = 0; i < py.size(); ++i) py[i] = op.table[static_cast<uint8_t>(px[i]) ^ 0x80];
+  if (op.channel_tables.empty()) {
+    for (size_t i = 0; i < py.size(); ++i) py[i] = op.table[static_cast<uint8_t>(px[i]) ^ 0x80];
+    return out;
+  }
+  // HWC storage: channels innermost.
+  const size_t channels = static_cast<size_t>(in.shape().back());
+  for (const LutOp::ChannelTable& t : op.channel_tables)
+    for (size_t p = 0; p < py.size(); p += channels)
+      for (size_t c = static_cast<size_t>(t.c0); c < static_cast<size_t>(t.c1); ++c)
+        py[p + c] = t.table[static_cast<uint8_t>(px[p + c]) ^ 0x80];
   return out;
 }
 

@@ -59,10 +59,13 @@ struct Quantized {
   std::vector<isa::RequantParams> requant;
 };
 
-Quantized quantize_channels(const ChannelWeights& cw, float s_in, float s_out, bool relu) {
+// s_out_channels: the output's per-channel scales (empty: s_out for every channel).
+Quantized quantize_channels(const ChannelWeights& cw, float s_in, float s_out, bool relu,
+                            const std::vector<float>& s_out_channels = {}) {
   Quantized out;
   const size_t n = cw.w.size();
   for (size_t c = 0; c < n; ++c) {
+    if (!s_out_channels.empty()) s_out = s_out_channels.at(c);
     float s = 0;
     if (cw.hint) s = static_cast<float>(cw.hint->scales[cw.hint->scales.size() == 1 ? 0 : c] * cw.hint_factor);
     double absmax = 0;
@@ -114,6 +117,7 @@ class Builder {
     if (is_int8(v)) {
       t.dtype = model::DType::kInt8;
       t.scale = scales_.scales.at(v).scale;
+      if (auto cs = scales_.channel_scales.find(v); cs != scales_.channel_scales.end()) t.channel_scales = cs->second;
       t.layout = t.shape.size() == 4 ? Layout::kHWC : Layout::kRowMajor;
     } else {
       t.dtype = info->dtype;
@@ -197,13 +201,24 @@ class Builder {
     ChannelWeights cw;
     cw.hint = hint(n.input(1), 0);
     const int64_t per = cin_pg * kh * kw;
+    // An input with per-channel scales: x[ci] = s[ci] * q = scale * (s[ci] / scale) * q, so the
+    // float weights of input channel ci take the factor s[ci] / scale (the model's scales no
+    // longer describe them).
+    const QTensor& in_t = q_.tensor(op.input);
+    if (!in_t.channel_scales.empty()) cw.hint = nullptr;
     for (int64_t c = 0; c < cout; ++c) {
       std::vector<double> v(static_cast<size_t>(per));
-      for (int64_t i = 0; i < per; ++i) v[static_cast<size_t>(i)] = w.real_at(c * per + i);
+      for (int64_t i = 0; i < per; ++i) {
+        v[static_cast<size_t>(i)] = w.real_at(c * per + i);
+        if (in_t.channel_scales.empty()) continue;
+        const int64_t ci = c / (cout / op.groups) * cin_pg + i / (kh * kw);
+        v[static_cast<size_t>(i)] *= static_cast<double>(in_t.channel_scales[static_cast<size_t>(ci)]) / in_t.scale;
+      }
       cw.w.push_back(std::move(v));
       cw.bias.push_back(n.input(2).empty() ? 0.0 : constant(n.input(2)).real_at(c));
     }
-    const Quantized qz = quantize_channels(cw, q_.tensor(op.input).scale, q_.tensor(op.output).scale, op.relu);
+    const QTensor& out_t = q_.tensor(op.output);
+    const Quantized qz = quantize_channels(cw, in_t.scale, out_t.scale, op.relu, out_t.channel_scales);
     // [co][ci][ky][kx] -> rows (ky, kx, ci), columns co.
     op.weights.assign(static_cast<size_t>(per * cout), 0);
     for (int64_t co = 0; co < cout; ++co)
@@ -306,6 +321,11 @@ class Builder {
     op.a = input(n.input(0), gi);
     op.b = input(n.input(1), gi);
     op.output = tensor(grp.output);
+    if (q_.tensor(op.a).shape != q_.tensor(op.b).shape) {
+      // A per-channel vector (partition: channel_broadcast) is b.
+      if (q_.tensor(op.a).shape != q_.tensor(op.output).shape) std::swap(op.a, op.b);
+      op.broadcast_b = true;
+    }
     const double sa = q_.tensor(op.a).scale, sb = q_.tensor(op.b).scale, so = q_.tensor(op.output).scale;
     const double m = op.kind == EltwiseOp::Kind::kAdd ? sa / so : sa * sb / so;
     op.requant = isa::make_requant(m, 16, 40);
@@ -319,7 +339,18 @@ class Builder {
     for (size_t i : grp.nodes) op.function += (op.function.empty() ? "" : "+") + g_.nodes[i].op_type;
     op.input = input(grp.input, gi);
     op.output = tensor(grp.output);
-    op.table = region_table(g_, grp.nodes, grp.input, grp.output, q_.tensor(op.input).scale, q_.tensor(op.output).scale);
+    const QTensor& in = q_.tensor(op.input);
+    const QTensor& out = q_.tensor(op.output);
+    op.table = region_table(g_, grp.nodes, grp.input, grp.output, in.scale, out.scale);
+    if (!in.channel_scales.empty() || !out.channel_scales.empty()) {
+      // One table per run of channels where neither scale changes.
+      auto at = [](const QTensor& t, int64_t c) { return t.channel_scales.empty() ? t.scale : t.channel_scales[static_cast<size_t>(c)]; };
+      const int64_t channels = in.shape.at(1);
+      for (int64_t c0 = 0, c1 = 1; c0 < channels; c0 = c1++) {
+        while (c1 < channels && at(in, c1) == at(in, c0) && at(out, c1) == at(out, c0)) ++c1;
+        op.channel_tables.push_back({c0, c1, region_table(g_, grp.nodes, grp.input, grp.output, at(in, c0), at(out, c0))});
+      }
+    }
     q_.ops.push_back(std::move(op));
   }
 

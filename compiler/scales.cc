@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include <fmt/format.h>
@@ -53,15 +54,77 @@ class ScalePlanner {
   ScalePlanner(const model::Graph& g, const Partition& p, const Calibration& cal, const QuantHints& hints)
       : g_(g), p_(p), cal_(cal), hints_(hints) {}
 
-  ScalePlan run() {
+  ScalePlan run(int lut_channel_groups) {
     index();
     for (const std::string& in : g_.inputs)
       if (int8_.count(in)) plan_.scales[in] = base(in);
     for (size_t gi = 0; gi < p_.groups.size(); ++gi) plan_group(gi);
+    if (lut_channel_groups >= 2)
+      for (size_t gi = 0; gi < p_.groups.size(); ++gi)
+        if (p_.groups[gi].kind == GroupKind::kLut) plan_lut_channels(gi, static_cast<size_t>(lut_channel_groups));
     return std::move(plan_);
   }
 
  private:
+  // The per-channel absmax of an int8 value that may take per-channel scales, else nullptr:
+  // an HWC image from calibration (not the model's own scales), not a model input or output,
+  // read by no rescale, and read only by convs (output side) / only by this LUT (input side).
+  const std::vector<float>* channel_absmax(const std::string& v, size_t lut, bool lut_reads) const {
+    if (!int8_.count(v) || is_graph_output(g_, v) || is_graph_input(g_, v) || hints_.ranges.count(v)) return nullptr;
+    const model::ValueInfo* info = g_.find_value(v);
+    if (!info || !info->shape_known() || info->shape.size() != 4 || info->shape[1] < 2) return nullptr;
+    auto r = cal_.ranges.find(v);
+    if (r == cal_.ranges.end() || r->second.channel_absmax.size() != static_cast<size_t>(info->shape[1])) return nullptr;
+    auto readers = readers_.find(v);
+    if (readers == readers_.end()) return nullptr;
+    for (size_t reader : readers->second) {
+      if (plan_.rescales.count({v, reader})) return nullptr;
+      if (lut_reads ? reader != lut : p_.groups[reader].kind != GroupKind::kConv) return nullptr;
+    }
+    if (lut_reads) {
+      auto p = producer_.find(v);
+      if (p == producer_.end() || p_.groups[p->second].kind != GroupKind::kConv || p_.groups[p->second].clip_hi > 0)
+        return nullptr;
+    }
+    return &r->second.channel_absmax;
+  }
+
+  static constexpr float kHeadroom = 2, kFinest = 8;
+
+  void plan_lut_channels(size_t gi, size_t max_groups) {
+    const Group& grp = p_.groups[gi];
+    const std::vector<float>* in = channel_absmax(grp.input, gi, true);
+    const std::vector<float>* out = channel_absmax(grp.output, gi, false);
+    if (in && out && in->size() != out->size()) return;
+    std::vector<std::vector<float>> sides;
+    for (const auto* side : {in, out})
+      if (side) sides.push_back(*side);
+    if (sides.empty()) return;
+    const std::vector<size_t> ends = channel_ranges(sides, max_groups);
+    if (ends.size() < 2) return;
+    for (const auto& [v, absmax] : {std::pair{&grp.input, in}, std::pair{&grp.output, out}}) {
+      if (!absmax) continue;
+      ScaleChoice& choice = plan_.scales.at(*v);
+      const float clip = choice.scale * 127.0f;
+      std::vector<float> scales(absmax->size());
+      float top = 0;
+      size_t begin = 0;
+      for (size_t end : ends) {
+        const float m = *std::max_element(absmax->begin() + static_cast<std::ptrdiff_t>(begin),
+                                          absmax->begin() + static_cast<std::ptrdiff_t>(end));
+        // Headroom: a channel's calibrated range is less sure than the tensor's (fewer values),
+        // and other inputs move the channels apart; a group is at most kFinest times finer.
+        const float s = std::clamp(kHeadroom * m, clip / kFinest, clip) / 127.0f;
+        std::fill(scales.begin() + static_cast<std::ptrdiff_t>(begin), scales.begin() + static_cast<std::ptrdiff_t>(end), s);
+        top = std::max(top, s);
+        begin = end;
+      }
+      choice.scale = top;
+      choice.source += fmt::format("; {} channel groups around LUT '{}'", ends.size(), g_.nodes[grp.nodes[0]].name);
+      plan_.channel_scales[*v] = std::move(scales);
+    }
+  }
+
   void index() {
     for (size_t gi = 0; gi < p_.groups.size(); ++gi) {
       const Group& grp = p_.groups[gi];
@@ -176,8 +239,65 @@ class ScalePlanner {
 }  // namespace
 
 ScalePlan plan_scales(const model::Graph& graph, const Partition& partition, const Calibration& calibration,
-                      const QuantHints& hints) {
-  return ScalePlanner(graph, partition, calibration, hints).run();
+                      const QuantHints& hints, int lut_channel_groups) {
+  return ScalePlanner(graph, partition, calibration, hints).run(lut_channel_groups);
+}
+
+std::vector<size_t> channel_ranges(const std::vector<std::vector<float>>& absmax, size_t max_groups) {
+  if (absmax.empty() || absmax[0].empty()) return {};
+  const size_t n = absmax[0].size();
+  // prefix[i]: sum over sides of log2 of the floored absmax of channels [0, i).
+  std::vector<double> prefix(n + 1, 0.0);
+  std::vector<std::vector<double>> logs;
+  for (const std::vector<float>& side : absmax) {
+    const float top = *std::max_element(side.begin(), side.end());
+    const double floor = top > 0 ? top / 256.0 : 1.0;
+    std::vector<double> l(n);
+    for (size_t c = 0; c < n; ++c) l[c] = std::log2(std::max<double>(side[c], floor));
+    logs.push_back(std::move(l));
+  }
+  for (size_t c = 0; c < n; ++c) {
+    prefix[c + 1] = prefix[c];
+    for (const auto& l : logs) prefix[c + 1] += l[c];
+  }
+  // cost[i][j]: bits lost by the range [i, j).
+  std::vector<std::vector<double>> cost(n, std::vector<double>(n + 1, 0.0));
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<double> top(logs.size(), -1e300);
+    for (size_t j = i + 1; j <= n; ++j) {
+      double sum = 0;
+      for (size_t s = 0; s < logs.size(); ++s) {
+        top[s] = std::max(top[s], logs[s][j - 1]);
+        sum += top[s];
+      }
+      cost[i][j] = static_cast<double>(j - i) * sum - (prefix[j] - prefix[i]);
+    }
+  }
+  const size_t groups = std::max<size_t>(1, std::min(max_groups, n));
+  const double inf = std::numeric_limits<double>::infinity();
+  // best[k][j]: the least cost of channels [0, j) in k + 1 ranges; from[k][j]: where the last starts.
+  std::vector<std::vector<double>> best(groups, std::vector<double>(n + 1, inf));
+  std::vector<std::vector<size_t>> from(groups, std::vector<size_t>(n + 1, 0));
+  for (size_t j = 1; j <= n; ++j) best[0][j] = cost[0][j];
+  for (size_t k = 1; k < groups; ++k)
+    for (size_t j = k + 1; j <= n; ++j)
+      for (size_t i = k; i < j; ++i)
+        if (best[k - 1][i] + cost[i][j] < best[k][j]) {
+          best[k][j] = best[k - 1][i] + cost[i][j];
+          from[k][j] = i;
+        }
+  // The fewest ranges within a hair of the best (a range that saves nothing is not worth a table).
+  size_t k = 0;
+  for (size_t c = 1; c < groups; ++c)
+    if (best[c][n] < best[k][n] - 1e-6) k = c;
+  std::vector<size_t> ends;
+  for (size_t j = n;; --k) {
+    ends.push_back(j);
+    if (k == 0) break;
+    j = from[k][j];
+  }
+  std::reverse(ends.begin(), ends.end());
+  return ends;
 }
 
 }  // namespace npuforge::compiler

@@ -12,6 +12,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "compiler/calibrate.h"
 #include "compiler/hints.h"
@@ -27,12 +28,26 @@ struct ScaleChoice {
 
 struct ScalePlan {
   std::map<std::string, ScaleChoice, std::less<>> scales;  // every int8 value
+  // Values with one scale per channel (QTensor::channel_scales; `scales` holds their largest).
+  std::map<std::string, std::vector<float>, std::less<>> channel_scales;
   // (value, index of the reading group) -> the scale that group needs it at (a rescale lut).
   std::map<std::pair<std::string, size_t>, float> rescales;
 };
 
+// Per-channel scales around LUTs (lut_channel_groups >= 2): a per-tensor scale is set by the
+// largest channel, so small channels keep few levels, and no per-channel rescale can cross a
+// nonlinear table. So a LUT's output that only convs read (they fold a per-input-channel scale
+// into their float weights), and its input when a conv writes it for this LUT alone (per-channel
+// requant), get one scale per group of contiguous channels: at most lut_channel_groups groups,
+// chosen to lose the fewest bits (sum over channels of log2(group absmax / channel absmax)).
+// The LUT then runs one table per group (LutOp::channel_tables).
 ScalePlan plan_scales(const model::Graph& graph, const Partition& partition, const Calibration& calibration,
-                      const QuantHints& hints);
+                      const QuantHints& hints, int lut_channel_groups = 0);
+
+// The partition of `absmax` (per channel) into at most `max_groups` contiguous ranges that
+// minimises the bits lost (sum of log2(range max / channel), each channel floored at 1/256 of
+// the largest): the ends of the ranges, ascending. Exposed for tests.
+std::vector<size_t> channel_ranges(const std::vector<std::vector<float>>& absmax, size_t max_groups);
 
 // Inputs and outputs of a group as value names (constants excluded; CPU: the node's outputs
 // that some other group or the model output reads).

@@ -170,6 +170,15 @@ uint32_t Builder::track(SymbolId id, OpKind kind, uint8_t depth, uint32_t from) 
   return id.value;
 }
 
+// The check is O(nodes): spacing checks at least `nodes` placements apart keeps its cost
+// O(1) per placement however many buffers are live (tiny-buffers keeps thousands).
+void Builder::check_allocator() {
+  const allocator::Allocator& a = table_.allocator();
+  if (std::string err = a.check_invariants(); !err.empty()) throw AllocatorBroken{std::move(err)};
+  const allocator::Stats s = a.stats();
+  next_allocator_check_ = placed_ + std::max<uint64_t>(kAllocatorCheckPeriod, s.free_nodes + s.used_nodes);
+}
+
 uint32_t Builder::new_symbol(uint64_t bytes, uint32_t refs, OpKind kind, uint8_t depth, uint32_t from) {
   if (bytes == 0 || bytes > npu_.sram_bytes.value) return kNone;
   for (;;) {
@@ -178,8 +187,7 @@ uint32_t Builder::new_symbol(uint64_t bytes, uint32_t refs, OpKind kind, uint8_t
                                                   : table_.define_version(SymbolId{from}, Bytes{bytes}, refs);
     if (d.ok()) {
       // A broken allocator is reported where it broke, before the generator trips over it.
-      if (++placed_ % kAllocatorCheckPeriod == 0)
-        if (std::string err = table_.allocator().check_invariants(); !err.empty()) throw AllocatorBroken{std::move(err)};
+      if (++placed_ >= next_allocator_check_) check_allocator();
       return track(d.id, kind, depth, from);
     }
     ++sum_.oom;

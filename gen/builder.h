@@ -31,7 +31,7 @@ struct LengthReached {};
 struct AllocatorBroken {
   std::string what;
 };
-// Allocations between two allocator self-checks (O(nodes) each).
+// Least allocations between two allocator self-checks (O(nodes) each; see check_allocator).
 inline constexpr uint64_t kAllocatorCheckPeriod = 256;
 
 class Builder {
@@ -65,6 +65,7 @@ class Builder {
                 int64_t ddr_dep = -1);
   // Places a new symbol, or the next version of `from` (OOM policy on failure); kNone when
   // nothing can make room.
+  void check_allocator();  // throws AllocatorBroken; schedules the next check
   uint32_t new_symbol(uint64_t bytes, uint32_t refs, OpKind kind, uint8_t depth, uint32_t from = kNone);
   // Starts tracking a symbol the table just placed (a version inherits its chain's due).
   uint32_t track(SymbolId id, OpKind kind, uint8_t depth, uint32_t from);
@@ -92,6 +93,11 @@ class Builder {
     return load_fresh(sample_size(sizes), refs, false, may_die);
   }
   bool store_of(uint32_t sym, bool consume, int64_t ddr_dst = -1, int64_t ddr_dep = -1);
+  // The second halves of load_fresh and store_of, for a shape already chosen (rows x rb
+  // bytes). `at_end`: the LOAD reads the last bytes of the DDR input region.
+  uint32_t load_rows(const Bound& ld, uint32_t rows, uint32_t rb, uint32_t refs, bool may_die, bool at_end = false);
+  bool store_rows(const Bound& st, uint32_t sym, uint32_t rows, uint32_t rb, bool consume, int64_t ddr_dst,
+                  int64_t ddr_dep);
   void op_gemm();
   void op_im2col();
   void op_eltwise();
@@ -106,6 +112,13 @@ class Builder {
   void reload_one();
   // directed.cc
   void directed();
+  // extremes.cc: `n` steps of zero-length operands at extreme addresses and maximum-length
+  // operands (Directed::Extremes).
+  void extremes(unsigned n);
+  void extreme_gemm();
+  void extreme_eltwise();
+  void extreme_dma(bool many_rows);
+  uint32_t extreme_address(const isa::FieldSpec& f);
 
   const isa::Isa& isa_;
   isa::NpuConfig npu_;
@@ -151,6 +164,7 @@ class Builder {
 
   GenSummary sum_;
   uint64_t placed_ = 0;          // successful placements, for the periodic allocator check
+  uint64_t next_allocator_check_ = kAllocatorCheckPeriod;
   std::string allocator_check_;  // the first failed allocator check
 };
 

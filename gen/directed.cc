@@ -28,7 +28,10 @@ void Builder::directed() {
   for (double w : p_.directed) total += w;
   double u = static_cast<double>(rng_.next() >> 11) * 0x1.0p-53 * total;
   unsigned k = 0;
-  while (k + 1 < kNumDirected && (u -= p_.directed[k]) >= 0) ++k;
+  // Extremes, the last sequence, is only drawn when it has a weight: without one the draw
+  // stops where it did before extremes existed, rounding included (the goldens stay).
+  const unsigned count = p_.directed[static_cast<unsigned>(Directed::Extremes)] > 0 ? kNumDirected : kNumDirected - 1;
+  while (k + 1 < count && (u -= p_.directed[k]) >= 0) ++k;
   const auto n = static_cast<unsigned>(rng_.range(p_.directed_count.min, p_.directed_count.max));
   ++sum_.directed;
   switch (static_cast<Directed>(k)) {
@@ -67,6 +70,7 @@ void Builder::directed() {
         load_fresh(1 + rng_.below(align_), refs, false);
       }
       break;
+    case Directed::Extremes: extremes(n); break;
   }
 }
 

@@ -76,6 +76,10 @@ uint32_t Builder::load_fresh(uint64_t bytes, uint32_t refs, bool exact, bool may
     if (exact) return kNone;
     factor_floor(bytes, rows, rb);
   }
+  return load_rows(ld, rows, rb, refs, may_die);
+}
+
+uint32_t Builder::load_rows(const Bound& ld, uint32_t rows, uint32_t rb, uint32_t refs, bool may_die, bool at_end) {
   const uint64_t size = uint64_t(rows) * rb;
   const uint32_t sym = new_symbol(size, may_die ? refs : std::max<uint32_t>(refs, 1), OpKind::Load, 0);
   if (sym == kNone) return kNone;
@@ -85,6 +89,7 @@ uint32_t Builder::load_fresh(uint64_t bytes, uint32_t refs, bool exact, bool may
   const uint64_t extent = (rows - 1) * stride + rb;
   uint64_t src = ddr_.input_base + rng_.below(ddr_.input_bytes - extent + 1);
   if (rng_.chance(0.5)) src = src / align_ * align_;
+  if (at_end) src = ddr_.input_base + ddr_.input_bytes - extent;  // its last byte is the region's
   isa::Instruction in = ld.make();
   in.raw[ld[dma::ddr]] = static_cast<uint32_t>(src);
   in.raw[ld[dma::rows]] = rows;
@@ -108,6 +113,11 @@ bool Builder::store_of(uint32_t sym, bool consume, int64_t ddr_dst, int64_t ddr_
   } else {
     factor_floor(bytes, rows, rb);
   }
+  return store_rows(st, sym, rows, rb, consume, ddr_dst, ddr_dep);
+}
+
+bool Builder::store_rows(const Bound& st, uint32_t sym, uint32_t rows, uint32_t rb, bool consume, int64_t ddr_dst,
+                         int64_t ddr_dep) {
   uint64_t stride = rb;
   if (ddr_dst < 0 && rows > 1 && rng_.chance(0.3)) stride += rng_.below(align_ + 1);
   const uint64_t extent = (rows - 1) * stride + rb;

@@ -7,7 +7,7 @@ namespace npuforge::gen {
 allocator::AllocResult OverlappingPlacer::alloc(Bytes size) {
   allocator::AllocResult r = a_.alloc(size);
   if (!r.ok()) return r;
-  const bool plant = ++count_ % period_ == 0 && last_.valid() && a_.is_live(last_);
+  const bool plant = due() && last_.valid() && a_.is_live(last_);
   const SramAddr real = r.addr;
   if (plant) {
     // One alignment unit inside the previous live buffer: overlaps it by design.
@@ -29,7 +29,7 @@ void OverlappingPlacer::free(allocator::NodeId node) {
 
 allocator::AllocResult EarlyFreePlacer::alloc(Bytes size) {
   const allocator::AllocResult r = a_.alloc(size);
-  if (r.ok() && ++count_ % period_ == 0) {
+  if (r.ok() && due()) {
     a_.free(r.node);
     freed_early_.push_back(r.node);
   }

@@ -10,22 +10,36 @@
 
 namespace npuforge::gen {
 
+// What the planted placers share: the real allocator behind them, and a count of allocations
+// so that every `period`-th one is corrupted. Fixed-address allocations pass through.
+class PeriodicPlacer : public allocator::Placer {
+ public:
+  PeriodicPlacer(allocator::Allocator& a, uint32_t period) : a_(a), period_(period) {}
+  allocator::AllocResult alloc_at(SramAddr addr, Bytes size) override { return a_.alloc_at(addr, size); }
+  allocator::Allocator& allocator() override { return a_; }
+
+ protected:
+  // True on every `period`-th call.
+  bool due() { return ++count_ % period_ == 0; }
+  allocator::Allocator& a_;
+
+ private:
+  uint32_t period_;
+  uint64_t count_ = 0;
+};
+
 // Every `period`-th successful allocation reports an address one alignment unit inside the
 // most recently placed live buffer (the real node is still reserved, so frees stay
 // consistent).
-class OverlappingPlacer final : public allocator::Placer {
+class OverlappingPlacer final : public PeriodicPlacer {
  public:
-  OverlappingPlacer(allocator::Allocator& a, uint32_t period) : a_(a), period_(period) {}
+  using PeriodicPlacer::PeriodicPlacer;
   allocator::AllocResult alloc(Bytes size) override;
-  allocator::AllocResult alloc_at(SramAddr addr, Bytes size) override { return a_.alloc_at(addr, size); }
   void free(allocator::NodeId node) override;
-  allocator::Allocator& allocator() override { return a_; }
   uint64_t planted() const { return planted_; }
 
  private:
-  allocator::Allocator& a_;
-  uint32_t period_;
-  uint64_t count_ = 0, planted_ = 0;
+  uint64_t planted_ = 0;
   allocator::NodeId last_{};
   SramAddr last_addr_{};
 };
@@ -33,18 +47,13 @@ class OverlappingPlacer final : public allocator::Placer {
 // Planted bug gen-early-free: every `period`-th allocation's node goes back to the allocator
 // at once while its symbol stays live, so later buffers land on it. The symbol table's own
 // free of such a node is then swallowed.
-class EarlyFreePlacer final : public allocator::Placer {
+class EarlyFreePlacer final : public PeriodicPlacer {
  public:
-  EarlyFreePlacer(allocator::Allocator& a, uint32_t period) : a_(a), period_(period) {}
+  using PeriodicPlacer::PeriodicPlacer;
   allocator::AllocResult alloc(Bytes size) override;
-  allocator::AllocResult alloc_at(SramAddr addr, Bytes size) override { return a_.alloc_at(addr, size); }
   void free(allocator::NodeId node) override;
-  allocator::Allocator& allocator() override { return a_; }
 
  private:
-  allocator::Allocator& a_;
-  uint32_t period_;
-  uint64_t count_ = 0;
   std::vector<allocator::NodeId> freed_early_;
 };
 

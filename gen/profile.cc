@@ -20,7 +20,7 @@ using util::where;
 constexpr std::string_view kOpNames[kNumOpKinds] = {"load", "store", "gemm", "im2col", "eltwise",
                                                     "pool", "move",  "lut",  "nop",    "sync"};
 constexpr std::string_view kDirectedNames[kNumDirected] = {"checkerboard", "exact_fit", "merge_both",
-                                                           "fill_last_byte", "tiny_buffers"};
+                                                           "fill_last_byte", "tiny_buffers", "extremes"};
 
 // Reads the profile's YAML tree; `src` names the file in every error.
 class Reader {
@@ -157,7 +157,8 @@ class Reader {
     if (auto v = n["rate"]) p_.directed_rate = util::read_double(v, "directed.rate", src_, 0, 1);
     if (auto v = n["count"]) p_.directed_count = range(v, "directed.count", 1, 4096);
     if (auto s = n["sequences"]) {
-      util::reject_unknown_keys(s, {"checkerboard", "exact_fit", "merge_both", "fill_last_byte", "tiny_buffers"}, src_,
+      util::reject_unknown_keys(s, {"checkerboard", "exact_fit", "merge_both", "fill_last_byte", "tiny_buffers", "extremes"},
+                                src_,
                           "directed.sequences");
       p_.directed.fill(0);  // listing sequences selects exactly those
       for (unsigned i = 0; i < kNumDirected; ++i)

@@ -21,7 +21,7 @@
 //   allocator: {fit: first-fit, oom: retire}            # oom: retire | compact | spill
 //   directed: {rate: 0.02, count: [4, 16],
 //              sequences: {checkerboard: 1, exact_fit: 1, merge_both: 1,
-//                          fill_last_byte: 1, tiny_buffers: 1}}
+//                          fill_last_byte: 1, tiny_buffers: 1, extremes: 0}}
 // Every key is optional; absent keys keep the defaults below.
 #include <array>
 #include <cstdint>
@@ -56,8 +56,11 @@ std::string_view op_name(OpKind kind);
 enum class OomPolicy : uint8_t { Retire, Compact, Spill };
 std::string_view oom_name(OomPolicy policy);
 
-enum class Directed : uint8_t { Checkerboard, ExactFit, MergeBoth, FillLastByte, TinyBuffers };
-inline constexpr unsigned kNumDirected = 5;
+// Extremes (issue 13): zero-length operands at extreme addresses and maximum-length operands
+// (gen/extremes.cc). Last, and weight 0 unless a profile lists it, so that the draw over the
+// other sequences is the one it always was (existing seeds keep their programs).
+enum class Directed : uint8_t { Checkerboard, ExactFit, MergeBoth, FillLastByte, TinyBuffers, Extremes };
+inline constexpr unsigned kNumDirected = 6;
 std::string_view directed_name(Directed d);
 
 struct Profile {
@@ -82,7 +85,7 @@ struct Profile {
   OomPolicy oom = OomPolicy::Retire;
   double directed_rate = 0.0;
   Range directed_count{4, 16};
-  std::array<double, kNumDirected> directed{1, 1, 1, 1, 1};
+  std::array<double, kNumDirected> directed{1, 1, 1, 1, 1, 0};
 
   static Profile load_file(const std::filesystem::path& path);
   static Profile load_string(std::string_view yaml_text, std::string_view source_name);

@@ -143,8 +143,14 @@ std::vector<Instruction> decode_program(const Isa& isa, std::span<const uint8_t>
                             where, bytes.size(), w, bytes.size() / w, bytes.size() % w));
   std::vector<Instruction> out;
   out.reserve(bytes.size() / w);
-  for (size_t i = 0; i < bytes.size() / w; ++i)
-    out.push_back(decode(isa, bytes.subspan(i * w, w), fmt::format("{}: instruction {} (byte offset {})", where, i, i * w)));
+  for (size_t i = 0; i < bytes.size() / w; ++i) {
+    const std::string at = fmt::format("{}: instruction {} (byte offset {})", where, i, i * w);
+    out.push_back(decode(isa, bytes.subspan(i * w, w), at));
+    // A binary gets no more than its source would: every word the assembler would refuse
+    // (a field out of range, an unnamed enum value, a token to its own queue, a broken
+    // constraint) is refused here too, so `sim`/`disasm` never run what `asm` cannot make.
+    if (std::string err = validate(out.back()); !err.empty()) throw Error(fmt::format("{}: {}", at, err));
+  }
   return out;
 }
 

@@ -72,7 +72,9 @@ void encode(const Instruction& instr, std::span<uint8_t> out);  // out.size() ==
 Instruction decode(const Isa& isa, std::span<const uint8_t> word, std::string_view where = "");
 
 std::vector<uint8_t> encode_program(const Isa& isa, std::span<const Instruction> program);
-// Throws npuforge::Error when the size is not a multiple of the width or an opcode is unknown.
+// Throws npuforge::Error when the size is not a multiple of the width, or a word has an
+// unknown opcode, reserved bits set or fails validate() (what the assembler rejects); the
+// message names the word's index and byte offset, and the field.
 std::vector<Instruction> decode_program(const Isa& isa, std::span<const uint8_t> bytes,
                                         std::string_view where);
 

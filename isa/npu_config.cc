@@ -78,6 +78,27 @@ void reject_unknown(const YAML::Node& root, std::string_view src) {
   }
 }
 
+// The scratchpad's bank geometry: the bank of a byte is (addr / bank_width_bytes) %
+// sram_banks, which hardware (and the Verilated scratchpad) takes from address bits, so both
+// are powers of two, and the SRAM is whole rows across all banks (no bank shorter than the
+// others). A geometry that breaks this is refused here, naming the field, rather than
+// simulated with a bank mapping no hardware has.
+void check_geometry(const NpuConfig& c, const YAML::Node& root, std::string_view src) {
+  auto at = [&](std::string_view key) { return util::where(src, root[std::string(key)]); };
+  auto pow2 = [](uint64_t v) { return v != 0 && (v & (v - 1)) == 0; };
+  if (!pow2(c.sram_banks))
+    throw Error(fmt::format("{}: 'sram_banks' = {} must be a power of two (the bank is taken from address bits)",
+                            at("sram_banks"), c.sram_banks));
+  if (!pow2(c.bank_width_bytes))
+    throw Error(fmt::format("{}: 'bank_width_bytes' = {} must be a power of two (the bank is taken from address bits)",
+                            at("bank_width_bytes"), c.bank_width_bytes));
+  const uint64_t row = uint64_t{c.sram_banks} * c.bank_width_bytes;
+  if (c.sram_bytes.value % row != 0)
+    throw Error(fmt::format("{}: 'sram_bytes' = {} must be a multiple of sram_banks x bank_width_bytes ({} x {} = {}): "
+                            "every bank has the same number of rows",
+                            at("sram_bytes"), c.sram_bytes.value, c.sram_banks, c.bank_width_bytes, row));
+}
+
 const NpuConfig& builtin() {
   // Immutable after construction (thread-safe static init): a constant, not state.
   static const NpuConfig config = NpuConfigLoader::parse(
@@ -105,6 +126,7 @@ NpuConfig NpuConfigLoader::parse(const YAML::Node& root, std::string_view src, N
   if (c.sram_bytes.value % a != 0)
     throw Error(fmt::format("{}: 'sram_bytes' = {} must be a multiple of 'alignment' ({})",
                             util::where(src, root["sram_bytes"]), c.sram_bytes.value, a));
+  check_geometry(c, root, src);
   return c;
 }
 

@@ -32,6 +32,14 @@ struct PlannerOptions {
   double time_limit_s = 60.0;
   // lifetime-aware: attempts at free-memory movement per buffer that fits no gap.
   int max_move_attempts = 8;
+  // lifetime-aware (alone or inside best): its first this-many replays (time order, the
+  // default weight sets: its cheapest good candidates) run to completion whatever the budget,
+  // so a cut budget never leaves greedy-size's placement alone; the rest run while it lasts.
+  int guaranteed_replays = 1;
+  // exact without a capacity: a peak already reached elsewhere (best passes its incumbent);
+  // the search looks only below it, and proving nothing lower exists proves it optimal
+  // (the result's lower_bound then equals it, though its own placement may be higher).
+  std::optional<Bytes> peak_to_beat;
 };
 
 struct PlanResult {

@@ -4,10 +4,16 @@
 //     highest window's peak (the optimum too is the highest window's optimum).
 //  2. Every window gets greedy-size (O(n log^2 n)). A window whose peak equals its load
 //     bound is optimal.
-//  3. While time remains, the window with the highest peak is improved with the costlier
-//     planners in order: linked-list first/best fit and lifetime-aware, then exact when the
-//     window is small enough. exact's proofs (infeasible capacities) raise the window's
-//     lower bound; once the highest window is proven optimal, so is the whole plan.
+//  3. The window with the highest peak is improved with the costlier planners in order of
+//     cost: linked-list first/best fit (small windows), lifetime-aware, then exact when the
+//     window is small enough. greedy-size and lifetime-aware's guaranteed replays
+//     (PlannerOptions::guaranteed_replays) always complete, even past the budget, so a cut
+//     budget never leaves best worse than those members; the rest run while time remains.
+//     exact's proofs (infeasible capacities) raise the window's lower bound; once the
+//     highest window is proven optimal, so is the whole plan.
+//  Every member's placement is kept only if strictly lower than the window's best so far,
+//  so best is never worse than any member it ran; the note names the winner and the members
+//  tried on the highest window with their peaks.
 // Buffers never live (empty lifetime) or of size 0 share no byte with anyone: offset 0.
 #include <algorithm>
 #include <chrono>
@@ -36,6 +42,7 @@ struct Window {
   Bytes lower_bound;
   int stage = 0;            // 0: greedy done, 1: cheap heuristics done, 2: all tried
   bool proven = false;
+  std::string tried;        // the members run and their peaks, for the note
 };
 
 std::vector<Window> split_windows(const PlanProblem& problem) {
@@ -67,7 +74,11 @@ double seconds_left(Clock::time_point deadline) {
 }
 
 void consider(Window& w, PlanResult r, const std::string& planner) {
-  if (!r.found || r.peak >= w.result.peak) return;
+  if (!r.found) return;
+  w.tried += fmt::format(", {} {}", planner, r.peak.value);
+  if (planner == "lifetime-aware" && r.note.find("cut by") != std::string::npos)
+    w.tried += " (" + r.note.substr(r.note.find("; ") + 2) + ")";
+  if (r.peak >= w.result.peak) return;
   r.winner = planner;
   w.result = std::move(r);
   w.proven = w.result.peak <= w.lower_bound;
@@ -76,7 +87,7 @@ void consider(Window& w, PlanResult r, const std::string& planner) {
 // One more step of improvement for window w; false when nothing is left to try. `share` of
 // the time left goes to the window's last planner (exact, or lifetime-aware when the window
 // is too large for exact): all of it when no other window may need time afterwards.
-bool improve(Window& w, Clock::time_point deadline, double share) {
+bool improve(Window& w, Clock::time_point deadline, double share, const PlannerOptions& options) {
   const size_t n = w.problem.buffers.size();
   if (w.stage == 0) {
     w.stage = 1;
@@ -88,7 +99,7 @@ bool improve(Window& w, Clock::time_point deadline, double share) {
         }
       }
     if (!w.proven) {
-      PlannerOptions o;  // all the time left when exact will not follow
+      PlannerOptions o = options;  // all the time left when exact will not follow
       o.time_limit_s = std::max(0.0, seconds_left(deadline) * (n > kExactUpTo ? share : 0.5));
       consider(w, lifetime_aware_replays(w.problem, o), "lifetime-aware");  // greedy's is w.result
     }
@@ -97,7 +108,9 @@ bool improve(Window& w, Clock::time_point deadline, double share) {
   if (w.stage == 1) {
     w.stage = 2;
     if (n > kExactUpTo) return false;
-    PlannerOptions o;
+    PlannerOptions o = options;
+    o.capacity.reset();  // exact searches the window's smallest peak, below the incumbent's
+    o.peak_to_beat = w.result.peak;
     o.time_limit_s = std::max(0.0, seconds_left(deadline) * share);
     PlanResult r = plan_exact(w.problem, o);
     w.lower_bound = std::max(w.lower_bound, r.lower_bound);
@@ -127,15 +140,18 @@ PlanResult plan_best(const PlanProblem& problem, const PlannerOptions& options) 
   for (Window& w : windows) {
     w.result = plan_greedy_size(w.problem);
     w.result.winner = "greedy-size";
+    w.tried = fmt::format("greedy-size {}", w.result.peak.value);
     w.lower_bound = lower_bound(w.problem);
     w.proven = w.result.peak <= w.lower_bound;
   }
-  // Improve the highest window until it is optimal, nothing is left to try, or time is up.
-  while (!windows.empty() && Clock::now() < deadline) {
+  // Improve the highest window until it is optimal, nothing is left to try, or time is up;
+  // the cheap stage (linked-list, lifetime-aware's guaranteed replays) runs even past it.
+  while (!windows.empty()) {
     Window& top = *std::max_element(windows.begin(), windows.end(), [](const Window& a, const Window& b) {
       return a.result.peak < b.result.peak;
     });
-    if (top.proven || !improve(top, deadline, windows.size() == 1 ? 1.0 : 0.5)) break;
+    if (top.proven || (top.stage > 0 && Clock::now() >= deadline)) break;
+    if (!improve(top, deadline, windows.size() == 1 ? 1.0 : 0.5, options)) break;
   }
   std::vector<Offset> offsets(problem.buffers.size(), 0);
   size_t top = 0;
@@ -155,10 +171,11 @@ PlanResult plan_best(const PlanProblem& problem, const PlannerOptions& options) 
   }
   const Window& w = windows[top];
   r.winner = w.result.winner;
-  r.note += fmt::format("{}{} won ({} independent time window{}; the highest has {} buffers){}; lower bound {}{}",
+  r.note += fmt::format("{}{} won ({} independent time window{}; the highest has {} buffers){}; lower bound {}{}; "
+                        "peaks of the members tried on the highest window: {}",
                         r.note.empty() ? "" : "; ", r.winner, windows.size(), windows.size() == 1 ? "" : "s",
                         w.ids.size(), r.proven_optimal ? ", optimal" : "", proven_bound.value,
-                        proven_bound > load ? " (raised above the load bound by exact's proofs)" : "");
+                        proven_bound > load ? " (raised above the load bound by exact's proofs)" : "", w.tried);
   return r;
 }
 

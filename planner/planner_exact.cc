@@ -353,6 +353,8 @@ PlanResult plan_exact(const PlanProblem& problem, const PlannerOptions& options)
   for (const PlanResult& h : heuristic_plans(problem))
     if (h.found && h.peak < best.peak) best = h;
   uint64_t lo = lb, hi = best.peak.value;
+  // A peak reached elsewhere (best's incumbent) narrows the search to what would beat it.
+  if (options.peak_to_beat && options.peak_to_beat->value < hi) hi = std::max(lb, options.peak_to_beat->value);
   uint64_t proven_lo = lb;  // every capacity below it was proved infeasible
   bool proven = true, timed_out = false;
   while (lo < hi && Clock::now() < deadline) {
@@ -373,9 +375,15 @@ PlanResult plan_exact(const PlanProblem& problem, const PlannerOptions& options)
     }
   }
   if (lo < hi) proven = false, timed_out = true;
-  best.proven_optimal = proven;
+  // proven: no peak below hi exists. best is at hi unless the peak to beat set hi and
+  // nothing below it was found: then hi is the proven optimum, reached by the caller only.
+  best.proven_optimal = proven && best.peak.value == hi;
   best.timed_out = timed_out;
-  best.lower_bound = Bytes{proven ? best.peak.value : proven_lo};
+  best.lower_bound = Bytes{proven ? hi : proven_lo};
+  if (proven && best.peak.value > hi) {
+    best.note = fmt::format("proved: no peak below the peak to beat {} (this placement: {})", hi, best.peak.value);
+    return best;
+  }
   best.note = proven ? fmt::format("optimal peak {}", best.peak.value)
                      : fmt::format("best peak {} (not proven optimal within {} s; lower bound {}{})",
                                    best.peak.value, options.time_limit_s, proven_lo,

@@ -301,7 +301,10 @@ PlanResult lifetime_aware_replays(const PlanProblem& problem, const PlannerOptio
     for (size_t w = 0; w < std::size(kWeights); ++w) {
       if (w >= 4 && problem.buffers.size() > kAllVariantsUpTo) break;
       std::optional<std::vector<Offset>> offsets;
-      if (Clock::now() <= deadline) offsets = Virtual(problem, options, kWeights[w]).run(orders[o], deadline);
+      // The guaranteed replays come first in this order; they ignore the deadline.
+      const bool guaranteed = replays + skipped < options.guaranteed_replays;
+      if (guaranteed || Clock::now() <= deadline)
+        offsets = Virtual(problem, options, kWeights[w]).run(orders[o], guaranteed ? Clock::time_point::max() : deadline);
       if (!offsets) {
         ++skipped;
         continue;
@@ -316,16 +319,22 @@ PlanResult lifetime_aware_replays(const PlanProblem& problem, const PlannerOptio
       }
     }
   if (skipped)
-    best.note += fmt::format("{}{} of {} replays cut by the {} s budget", best.note.empty() ? "" : "; ", skipped,
+    best.note += fmt::format("{}{} of {} replays cut by the {:.3g} s budget", best.note.empty() ? "" : "; ", skipped,
                              skipped + replays, options.time_limit_s);
   best.winner = "lifetime-aware";
   return best;
 }
 
 PlanResult plan_lifetime_aware(const PlanProblem& problem, const PlannerOptions& options) {
-  PlanResult best = lifetime_aware_replays(problem, options);
-  // greedy-size is a candidate too: it wins only when strictly lower than every replay.
+  // greedy-size is a candidate too: it wins only when strictly lower than every replay. It
+  // runs first and its time counts against the budget, which then bounds the whole planner
+  // (best gives its lifetime-aware member the same budget after the same greedy-size).
+  reject_fixed_offsets(problem, "lifetime-aware");
+  const auto start = Clock::now();
   PlanResult greedy = plan_greedy_size(problem);
+  PlannerOptions rest = options;
+  rest.time_limit_s = std::max(0.0, options.time_limit_s - std::chrono::duration<double>(Clock::now() - start).count());
+  PlanResult best = lifetime_aware_replays(problem, rest);
   if (!best.found || greedy.peak < best.peak) {
     const std::string replays = best.note;
     greedy.note = best.found ? "greedy-size's placement (lower than every replay)" : "greedy-size's placement";

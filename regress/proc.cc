@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,6 +49,14 @@ void wait_for_child(long ms) {
   (void)::sigtimedwait(&set, nullptr, &ts);
 }
 
+// A worker outlives a killed runner otherwise: nobody would read its result, and a hung one
+// would hold its CPU for ever. The kernel SIGKILLs it when its parent dies (the setting
+// survives exec); a parent that died before the prctl is caught by the getppid check.
+void die_with_parent(pid_t parent) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(128 + SIGKILL);
+}
+
 pid_t spawn(const std::vector<std::string>& argv, const std::string& out, const std::string& err,
             const std::function<int()>& in_child = {}) {
   if (argv.empty() && !in_child) throw Error("run_process: empty command");
@@ -58,8 +67,12 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& out, const 
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   std::fflush(nullptr);  // the child must not write the parent's buffered output again
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
-  if (pid == 0) unblock_sigchld();  // run_pool blocks it; an exec'd program expects the default
+  if (pid == 0) {
+    unblock_sigchld();  // run_pool blocks it; an exec'd program expects the default
+    die_with_parent(parent);
+  }
   if (pid == 0 && in_child) {
     ::dup2(fo, 1);
     ::dup2(fe, 2);
@@ -95,6 +108,18 @@ ProcResult decode(int status, double seconds, bool timed_out) {
   return r;
 }
 
+// Kills and reaps every running child (their results are not wanted any more).
+template <typename Map>
+void stop_all(Map& running) {
+  for (const auto& [pid, r] : running) ::kill(pid, SIGKILL);
+  for (const auto& [pid, r] : running) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  running.clear();
+}
+
 }  // namespace
 
 std::string self_exe() {
@@ -125,7 +150,7 @@ ProcResult run_process(const std::vector<std::string>& argv, const std::string& 
 
 void run_pool(const std::vector<Task>& tasks, unsigned workers, double timeout_s,
               const std::function<void(size_t, const ProcResult&)>& on_done,
-              const std::function<void()>& on_tick) {
+              const std::function<void()>& on_tick, const bool* stop) {
   struct Running {
     size_t index;
     Clock::time_point start;
@@ -139,6 +164,10 @@ void run_pool(const std::vector<Task>& tasks, unsigned workers, double timeout_s
   sigset_t old_mask;
   ::sigprocmask(SIG_BLOCK, &chld, &old_mask);
   while (next < tasks.size() || !running.empty()) {
+    if (stop && *stop) {
+      stop_all(running);
+      break;
+    }
     while (running.size() < workers && next < tasks.size()) {
       const Task& t = tasks[next];
       running.emplace(spawn(t.argv, t.out_path, t.err_path, t.in_child), Running{next, Clock::now()});

@@ -34,9 +34,13 @@ struct Task {
 };
 
 // Runs tasks with at most `workers` at a time. `on_done(index, result)` is called in the
-// parent as each finishes; `on_tick()` about every 200 ms and after each completion.
+// parent as each finishes; `on_tick()` about every 200 ms and after each completion. When
+// `*stop` turns true (set by on_done, e.g. when a result cannot be saved) no further task
+// starts and the running ones are killed and reaped without on_done.
+// Every child (and what it execs) is SIGKILLed by the kernel when its parent dies, so a
+// killed runner leaves no workers behind.
 void run_pool(const std::vector<Task>& tasks, unsigned workers, double timeout_s,
               const std::function<void(size_t, const ProcResult&)>& on_done,
-              const std::function<void()>& on_tick);
+              const std::function<void()>& on_tick, const bool* stop = nullptr);
 
 }  // namespace npuforge::regress

@@ -1,5 +1,6 @@
 #include "regress/runner.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -15,6 +16,7 @@
 #include "util/error.h"
 #include "util/file_io.h"
 #include "isa/instruction.h"
+#include "regress/journal.h"
 #include "regress/proc.h"
 #include "regress/results.h"
 #include "regress/shrink.h"
@@ -59,28 +61,40 @@ InputCache preload_inputs(const std::vector<Job>& jobs) {
   return cache;
 }
 
+// Why a worker left no result: killed by --timeout, or died (a signal, an exit without a result).
+void worker_died(SeedResult& r, const ProcResult& p, const std::string& log, double timeout_s) {
+  r.status = Status::Error;
+  std::string tail = slurp(log);
+  if (tail.size() > 300) tail = tail.substr(tail.size() - 300);
+  r.finding = p.timed_out ? fmt::format("[runner/timeout] worker timed out: killed after {:.1f}s (--timeout {})",
+                                        p.seconds, timeout_s)
+                          : fmt::format("[runner/killed] worker exit {} signal {}: {}", p.exit_code, p.signal, tail);
+  r.kind = finding_kind(r.finding);
+}
+
 // Fills r from PREFIX.result.json (written by the worker), or marks an error.
-void read_result(SeedResult& r, const ProcResult& p, const std::string& log) {
+void read_result(SeedResult& r, const ProcResult& p, const std::string& log, double timeout_s) {
   const fs::path path = r.prefix + ".result.json";
-  if (!fs::exists(path)) {
+  if (!fs::exists(path)) return worker_died(r, p, log, timeout_s);
+  try {
+    const YAML::Node n = YAML::Load(slurp(path));
+    const std::string status = n["status"].as<std::string>();
+    r.status = status == "pass" ? Status::Pass : status == "fail" ? Status::Fail : Status::Error;
+    r.finding = n["finding"].as<std::string>();
+    r.kind = n["kind"].as<std::string>();
+    r.findings = n["findings"].as<uint64_t>();
+    r.instructions = n["instructions"].as<uint64_t>();
+    if (n["cycles"]) {
+      r.cycles = n["cycles"].as<uint64_t>();
+      r.buffers = n["buffers"].as<uint64_t>();
+      r.peak_sram = n["peak_sram"].as<uint64_t>();
+      r.sram_bytes = n["sram_bytes"].as<uint64_t>();
+    }
+  } catch (const std::exception& e) {  // cut short (a full disk, a kill mid-write): this seed's error only
     r.status = Status::Error;
-    std::string tail = slurp(log);
-    if (tail.size() > 300) tail = tail.substr(tail.size() - 300);
-    r.finding = p.timed_out ? "worker timed out" : fmt::format("worker exit {} signal {}: {}", p.exit_code, p.signal, tail);
-    return;
-  }
-  const YAML::Node n = YAML::Load(slurp(path));
-  const std::string status = n["status"].as<std::string>();
-  r.status = status == "pass" ? Status::Pass : status == "fail" ? Status::Fail : Status::Error;
-  r.finding = n["finding"].as<std::string>();
-  r.kind = n["kind"].as<std::string>();
-  r.findings = n["findings"].as<uint64_t>();
-  r.instructions = n["instructions"].as<uint64_t>();
-  if (n["cycles"]) {
-    r.cycles = n["cycles"].as<uint64_t>();
-    r.buffers = n["buffers"].as<uint64_t>();
-    r.peak_sram = n["peak_sram"].as<uint64_t>();
-    r.sram_bytes = n["sram_bytes"].as<uint64_t>();
+    r.finding = fmt::format("[runner/bad-result] {}: {}", path.string(), e.what());
+    r.kind = "runner/bad-result";
+    r.findings = r.instructions = r.buffers = r.peak_sram = r.sram_bytes = r.cycles = 0;
   }
 }
 
@@ -156,62 +170,70 @@ void write_outcome(const std::string& out, const RegressOutcome& res) {
   write_reports(out, rep);
 }
 
-RegressOutcome run_regression(const RegressOptions& o, std::FILE* log) {
-  const std::string exe = o.exe.empty() ? self_exe() : o.exe;
-  const fs::path out = o.out;
-  fs::create_directories(out / "seeds");
-  fs::create_directories(out / "coverage");
-  // shard.json first: a shard killed before it finishes can still be named by the merge.
-  RunInfo info{o.shard, o.list_jobs ? o.list_jobs : o.jobs.size(), o.jobs.size(), exe, unix_now(), 0};
-  for (const char* stale : {"summary.json", "results.jsonl", "junit.xml", "index.html"}) fs::remove(out / stale);
-  util::write_file(out / "shard.json", run_info_json(info));
-  std::ofstream progress_file(out / "progress.txt", std::ios::trunc);
-  RegressOutcome res;
-  res.results.resize(o.jobs.size());
-  std::vector<Task> tasks;
-  const InputCache inputs = o.isolate_seeds ? InputCache{} : preload_inputs(o.jobs);
-  (void)isa::builtin_isa();  // parsed once here, inherited by every forked child
-  for (size_t i = 0; i < o.jobs.size(); ++i) {
-    const Job& j = o.jobs[i];
-    const std::string name = j.name();
-    SeedResult& r = res.results[i];
-    r.job = j;
-    r.prefix = (out / "seeds" / name).string();
-    r.repro = repro_command(exe, j, abs_path((out / "repro" / name).string()));
-    fs::remove(r.prefix + ".result.json");
-    const std::string cov = (out / "coverage" / (name + ".json")).string();
-    std::vector<std::string> argv = worker_argv(exe, j, r.prefix, cov);
-    if (o.plant_kill) argv.insert(argv.end(), {"--plant-kill", std::to_string(o.plant_kill)});
-    Task t{std::move(argv), r.prefix + ".log", r.prefix + ".log", {}};
-    if (!o.isolate_seeds) {
-      WorkerOptions w{j, r.prefix, exe, cov, true, o.keep, o.plant_kill, nullptr};
-      if (auto it = inputs.find({j.profile, j.npu}); it != inputs.end()) w.preloaded = &it->second;
-      t.in_child = [w] { return run_worker(w); };
+namespace {
+
+// "run:1, run:2, ... and N more": which seeds a message is about.
+std::string seed_list(const std::vector<const Job*>& jobs) {
+  std::string s;
+  for (size_t i = 0; i < jobs.size() && i < 20; ++i) s += (i ? ", " : "") + jobs[i]->id();
+  if (jobs.size() > 20) s += fmt::format(" and {} more", jobs.size() - 20);
+  return s.empty() ? "none" : s;
+}
+
+// Refuses a directory holding an interrupted run (unless forced); with `resume`, returns the results the journal already has (by list index).
+std::map<uint64_t, SeedResult> prepare_dir(const RegressOptions& o, const fs::path& out, uint64_t& keep_bytes,
+                                           std::FILE* log) {
+  const fs::path jpath = out / "journal.jsonl";
+  if (!o.resume) {
+    if (!o.force && interrupted_run(out)) {
+      throw Error(fmt::format("{}: holds an interrupted regression (started, never finished): finish it with "
+                              "`npuforge regress --resume {}`, or give --force to start over and discard it",
+                              out.string(), out.string()));
     }
-    tasks.push_back(std::move(t));
+    keep_bytes = 0;
+    return {};
   }
-  const unsigned workers = std::max(1u, o.workers);
-  Progress progress(log, tasks.size(), workers);
+  const JournalContents c = read_journal(jpath);
+  keep_bytes = c.valid_bytes;
+  if (c.torn && log) fmt::print(log, "resume: {} ends in a line cut short (a kill mid-write): dropped, its seed runs again\n", jpath.string());
+  std::map<uint64_t, SeedResult> done;
+  for (const SeedResult& r : c.results) done[r.job.index] = r;
+  return done;
+}
+
+// The results the pool produced, and what was lost when one of them could not be saved.
+struct PoolState {
   Totals running;
-  const auto t0 = Clock::now();
-  run_pool(tasks, workers, o.timeout_s,
-           [&](size_t i, const ProcResult& p) {
-             SeedResult& r = res.results[i];
-             r.seconds = p.seconds;
-             read_result(r, p, tasks[i].out_path);
-             (r.status == Status::Pass ? running.pass : r.status == Status::Fail ? running.fail : running.error)++;
-             progress_file << r.job.id() << ' ' << to_string(r.status) << std::endl;  // read by --slurm
-             if (r.status == Status::Pass && !o.keep) {
-               for (const char* ext : {".s", ".bin", ".hex", ".memmap.yaml", ".ddr.bin", ".log", ".sim.log", ".result.json"}) {
-                 fs::remove(r.prefix + ext);
-               }
-             }
-           },
-           [&] { progress.update(running, false); });
-  res.totals = count(res.results);
-  res.totals.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  res.totals.workers = workers;
-  progress.update(res.totals, true);
+  bool stop = false;
+  std::string failure;              // the write that failed
+  std::vector<const Job*> unsaved;  // finished, but the journal could not take the result
+};
+
+[[noreturn]] void throw_lost(const PoolState& st, const RegressOutcome& res, const std::vector<bool>& saved,
+                             const fs::path& out) {
+  std::vector<const Job*> lost;
+  size_t kept = 0;
+  for (size_t i = 0; i < res.results.size(); ++i) {
+    if (saved[i]) ++kept;
+    else lost.push_back(&res.results[i].job);
+  }
+  throw Error(fmt::format(
+      "{}\nregress stopped: {} of {} seeds have no saved result: {} (finished but not saved: {}; the others were "
+      "stopped or never started). The {} saved results are in {}: free space, then run `npuforge regress --resume "
+      "{}` to run the lost seeds and write the reports",
+      st.failure, lost.size(), res.results.size(), seed_list(lost), seed_list(st.unsaved), kept,
+      (out / "journal.jsonl").string(), out.string()));
+}
+
+void cleanup_passing(const SeedResult& r) {
+  for (const char* ext : {".s", ".bin", ".hex", ".memmap.yaml", ".ddr.bin", ".log", ".sim.log", ".result.json"}) {
+    fs::remove(r.prefix + ext);
+  }
+}
+
+// Coverage, shrinking and the reports once every seed has a saved result.
+void finish_run(const RegressOptions& o, RegressOutcome& res, const std::string& exe, std::FILE* log) {
+  const fs::path out = o.out;
   // Coverage merged in job order, so "complete after N seeds" is exact.
   for (const Job& j : o.jobs) {
     const fs::path p = out / "coverage" / (j.name() + ".json");
@@ -228,8 +250,102 @@ RegressOutcome run_regression(const RegressOptions& o, std::FILE* log) {
     }
   }
   write_outcome(o.out, res);
-  info.finished = unix_now();
+}
+
+}  // namespace
+
+RegressOutcome run_regression(const RegressOptions& o, std::FILE* log) {
+  // Past `ulimit -f` a write must fail (EFBIG, reported with the file's name), not kill the runner unannounced.
+  ::signal(SIGXFSZ, SIG_IGN);
+  const std::string exe = o.exe.empty() ? self_exe() : o.exe;
+  const fs::path out = o.out;
+  fs::create_directories(out / "seeds");
+  fs::create_directories(out / "coverage");
+  const RunLock lock(out);
+  uint64_t keep_bytes = 0;
+  std::map<uint64_t, SeedResult> done = prepare_dir(o, out, keep_bytes, log);
+  // shard.json first: a shard killed before it finishes can still be named by the merge.
+  RunInfo info{o.shard, o.list_jobs ? o.list_jobs : o.jobs.size(), o.jobs.size(), exe, unix_now(), 0};
+  for (const char* stale : {"summary.json", "results.jsonl", "junit.xml", "index.html"}) fs::remove(out / stale);
   util::write_file(out / "shard.json", run_info_json(info));
+  if (!o.resume) util::write_file(out / "run.json", run_json(o), "run options");  // after shard.json: unfinished
+  Journal journal(out / "journal.jsonl", keep_bytes);
+  std::ofstream progress_file(out / "progress.txt", o.resume ? std::ios::app : std::ios::trunc);
+  RegressOutcome res;
+  res.results.resize(o.jobs.size());
+  std::vector<bool> saved(o.jobs.size(), false);
+  std::vector<Task> tasks;
+  std::vector<size_t> task_job;  // tasks[t] runs o.jobs[task_job[t]]
+  const InputCache inputs = o.isolate_seeds ? InputCache{} : preload_inputs(o.jobs);
+  (void)isa::builtin_isa();  // parsed once here, inherited by every forked child
+  for (size_t i = 0; i < o.jobs.size(); ++i) {
+    const Job& j = o.jobs[i];
+    const std::string name = j.name();
+    SeedResult& r = res.results[i];
+    if (auto it = done.find(j.index); it != done.end() && it->second.job.id() == j.id()) {
+      r = it->second;  // finished before the interruption: not run again
+      saved[i] = true;
+      continue;
+    }
+    r.job = j;
+    r.prefix = (out / "seeds" / name).string();
+    r.repro = repro_command(exe, j, abs_path((out / "repro" / name).string()));
+    fs::remove(r.prefix + ".result.json");
+    const std::string cov = (out / "coverage" / (name + ".json")).string();
+    std::vector<std::string> argv = worker_argv(exe, j, r.prefix, cov);
+    if (o.plant_kill) argv.insert(argv.end(), {"--plant-kill", std::to_string(o.plant_kill)});
+    if (o.plant_hang) argv.insert(argv.end(), {"--plant-hang", std::to_string(o.plant_hang)});
+    Task t{std::move(argv), r.prefix + ".log", r.prefix + ".log", {}};
+    if (!o.isolate_seeds) {
+      WorkerOptions w{j, r.prefix, exe, cov, true, o.keep, o.plant_kill, nullptr, o.plant_hang};
+      if (auto it = inputs.find({j.profile, j.npu}); it != inputs.end()) w.preloaded = &it->second;
+      t.in_child = [w] { return run_worker(w); };
+    }
+    tasks.push_back(std::move(t));
+    task_job.push_back(i);
+  }
+  if (o.resume && log) {
+    fmt::print(log, "resume {}: {} of {} seeds already done, running {}\n", out.string(), o.jobs.size() - tasks.size(),
+               o.jobs.size(), tasks.size());
+  }
+  const unsigned workers = std::max(1u, o.workers);
+  Progress progress(log, tasks.size(), workers);
+  PoolState st;
+  const auto t0 = Clock::now();
+  run_pool(tasks, workers, o.timeout_s,
+           [&](size_t t, const ProcResult& p) {
+             SeedResult& r = res.results[task_job[t]];
+             r.seconds = p.seconds;
+             read_result(r, p, tasks[t].out_path, o.timeout_s);
+             if (st.stop) return;  // already stopping: this result is among the lost
+             try {
+               journal.append(r);
+               saved[task_job[t]] = true;
+             } catch (const Error& e) {
+               st.stop = true;
+               st.failure = e.what();
+               st.unsaved.push_back(&r.job);
+               return;
+             }
+             (r.status == Status::Pass ? st.running.pass : r.status == Status::Fail ? st.running.fail : st.running.error)++;
+             progress_file << r.job.id() << ' ' << to_string(r.status) << std::endl;  // read by --slurm
+             if (r.status == Status::Pass && !o.keep) cleanup_passing(r);
+           },
+           [&] { progress.update(st.running, false); }, &st.stop);
+  if (st.stop) throw_lost(st, res, saved, out);
+  res.totals = count(res.results);
+  res.totals.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  res.totals.workers = workers;
+  progress.update(st.running, true);
+  try {
+    finish_run(o, res, exe, log);
+    info.finished = unix_now();
+    util::write_file(out / "shard.json", run_info_json(info));
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}\nregress: the reports in {} are incomplete, but no seed's result is lost: all {} are "
+                            "in {}. Free space, then run `npuforge regress --resume {}` to write the reports",
+                            e.what(), out.string(), res.results.size(), journal.path().string(), out.string()));
+  }
   return res;
 }
 

@@ -16,11 +16,13 @@
 // - --isolate-seeds (the fallback, and the reference the test compares with): exec
 //   `npuforge regress-worker` per seed, which writes the files and runs `npuforge sim` on them.
 // Either way a child that crashes or times out is reported as an error with its repro line
-// and no other seed's result is lost.
+// ([runner/killed] or [runner/timeout]) and no other seed's result is lost; a runner that
+// is killed takes its workers with it, and `--resume` finishes its run (regress/journal.h).
 //
 // Output directory layout (see regress/results.h for the files a merge reads):
 //   junit.xml  summary.json  coverage.json (merged)  failures.txt (one repro per line)
 //   index.html (the report for a browser)  results.jsonl  shard.json  progress.txt
+//   run.json  journal.jsonl  .lock (regress/journal.h)
 //   seeds/<run>-<seed>.{s,bin,hex,memmap.yaml,ddr.bin,log,sim.log,result.json} (failures
 //   only unless --keep)   coverage/<run>-<seed>.json (every seed)   shrunk/<run>-<seed>.*
 #include <cstdio>
@@ -48,6 +50,9 @@ struct RegressOptions {
   uint64_t list_jobs = 0; // jobs in the whole list; 0: jobs.size()
   bool isolate_seeds = false;  // exec a regress-worker + `npuforge sim` per seed (the file path)
   uint64_t plant_kill = 0;     // test hook: the worker of this seed kills itself (SIGKILL)
+  uint64_t plant_hang = 0;     // test hook: the worker of this seed hangs (until --timeout)
+  bool resume = false;         // finish the interrupted run in `out` (options from its run.json)
+  bool force = false;          // start over in an `out` that holds an interrupted run
 };
 
 struct RegressOutcome {
@@ -60,6 +65,10 @@ struct RegressOutcome {
 void write_outcome(const std::string& out, const RegressOutcome& outcome);
 
 // Runs the jobs; progress and the summary go to `log` (a live line when it is a tty).
+// Each seed's result is journalled as it finishes (regress/journal.h); with `resume` the
+// seeds already in the journal are not run again. Throws npuforge::Error, naming the file
+// and the seeds whose results were lost, when a result or a report cannot be written (a
+// full disk), and when `out` holds an interrupted run and neither `resume` nor `force` is set.
 RegressOutcome run_regression(const RegressOptions& options, std::FILE* log);
 
 // What one worker does for one job; writes PREFIX.result.json and PREFIX.cov.json (and the
@@ -77,6 +86,7 @@ struct WorkerOptions {
   bool keep = false;
   uint64_t plant_kill = 0;    // test hook: SIGKILL itself after generating this seed
   const SeedInputs* preloaded = nullptr;  // the job's profile and NPU config, else loaded here
+  uint64_t plant_hang = 0;    // test hook: hang after generating this seed (until killed)
 };
 int run_worker(const WorkerOptions& options);
 

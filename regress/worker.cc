@@ -1,6 +1,7 @@
 // One seed: generate, sample coverage, simulate, either in this process (the in-process path,
 // a child forked by the runner) or via `npuforge sim` on the written files (--isolate-seeds).
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -114,6 +115,7 @@ int run_worker(const WorkerOptions& o) {
     return 2;
   }
   if (o.plant_kill != 0 && o.plant_kill == o.job.seed) ::raise(SIGKILL);  // test hook: a worker dies mid-seed
+  while (o.plant_hang != 0 && o.plant_hang == o.job.seed) ::pause();       // test hook: a worker hangs
   const double gen_s = std::chrono::duration<double>(Clock::now() - t0).count();
   SeedFigures figures{prog.instrs.size(), prog.summary.buffers, prog.summary.peak_sram, prog.npu.sram_bytes.value, 0};
   if (!prog.allocator_check.empty()) {  // the allocator's own consistency check failed

@@ -17,10 +17,12 @@ jobs=${JOBS:-2}
 all_targets="asm disasm isa_yaml npu_config gen_profile plan_csv plan_yaml memmap regress_list npy onnx onnx_tensor model_yaml"
 targets=${FUZZ_TARGETS:-$all_targets}
 
-# Only the folders the parsers live in: no simulator, RTL, CLI, tests or benchmarks.
+# Only the folders the parsers live in: no simulator, RTL, CLI or benchmarks. The generator's
+# tests are configured too so that CI's GCC/Clang determinism check reuses this Clang build
+# (scripts/determinism.sh --in-fuzz-build) instead of compiling the libraries a second time.
 cmake -S . -B "$build" -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_FLAGS=-gline-tables-only -DNPUFORGE_FUZZ=ON -DNPUFORGE_BENCH=OFF \
-  -DNPUFORGE_DIRS="util;isa;allocator;planner;model;gen;fuzz" >/dev/null
+  -DNPUFORGE_DIRS="util;isa;allocator;planner;model;gen;fuzz;tests" -DNPUFORGE_TEST_DIRS="gen" >/dev/null
 cmake --build "$build" -j "$jobs" --target fuzz_all
 
 # Seed corpora: the repository's own files, generated programs, plans and .npy files, and

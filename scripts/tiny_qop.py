@@ -36,7 +36,12 @@ def _weight(module):
         raise ValueError(f"{module}: per-tensor weights expected, got {w.qscheme()}")
     if int(w.q_zero_point()) != 0:
         raise ValueError(f"{module}: symmetric int8 weights expected")
-    return w.int_repr().numpy().astype(np.int8), float(w.q_scale())
+    # 7-bit weights (onnxruntime's "reduce_range"): on x86 without VNNI, onnxruntime's u8 x s8
+    # kernels add pairs of products in saturating int16 (vpmaddubsw), so 255 * 127 * 2 overflows
+    # and its QLinearConv/MatMulInteger results depend on the machine. With |w| <= 63 no pair can.
+    q = w.int_repr().numpy().astype(np.int32)
+    q7 = np.clip(np.round(q / 2.0), -63, 63).astype(np.int8)
+    return q7, float(w.q_scale()) * 2.0
 
 
 def _bias(module, x_scale, w_scale):

@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include "util/error.h"
+#include "regress/journal.h"
 #include "regress/proc.h"
 #include "regress/runner.h"
 #include "regress/slurm.h"
@@ -26,7 +27,9 @@ struct RegressOpts {
   double timeout = 600;
   bool rtl = false, shrink = false, keep = false, quiet = false, per_seed = false;
   bool isolate_seeds = false;
-  uint64_t plant_kill = 0;
+  uint64_t plant_kill = 0, plant_hang = 0;
+  std::string resume;  // DIR of an interrupted run
+  bool force = false;
   // --slurm
   bool slurm = false, dry_run = false;
   std::string partition;
@@ -52,6 +55,7 @@ std::vector<std::string> shard_args(const RegressOpts& o) {
   a.insert(a.end(), {"--timeout", fmt::format("{}", o.timeout)});
   if (o.keep) a.push_back("--keep");
   if (o.isolate_seeds) a.push_back("--isolate-seeds");
+  a.push_back("--force");  // a requeued array task starts its shard over (its dir holds the interrupted try)
   if (o.shrink) a.insert(a.end(), {"--shrink", "--shrink-max", std::to_string(o.shrink_max)});
   return a;
 }
@@ -80,7 +84,8 @@ int run_slurm(const RegressOpts& o) {
   return run_on_slurm(s, o.quiet ? nullptr : stderr) == 0 ? kExitOk : kExitFinding;
 }
 
-int run_regress(const RegressOpts& o) {
+// A new run's options: the jobs from the lists and --profile, the slice, the per-seed options.
+regress::RegressOptions fresh_options(const RegressOpts& o) {
   using namespace regress;
   std::vector<Job> jobs;
   for (const auto& l : o.lists) {
@@ -103,7 +108,6 @@ int run_regress(const RegressOpts& o) {
     }
   }
   if (jobs.empty()) throw Error("regress: nothing to run (give --profile or a regression list)");
-  if (o.slurm) return run_slurm(o);
   number_jobs(jobs);
   RegressOptions ro;
   ro.list_jobs = jobs.size();
@@ -113,13 +117,40 @@ int run_regress(const RegressOpts& o) {
   }
   ro.jobs = std::move(jobs);
   ro.out = o.out;
-  ro.workers = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
   ro.shrink = o.shrink;
   ro.shrink_max = o.shrink_max;
   ro.keep = o.keep;
   ro.isolate_seeds = o.isolate_seeds;
-  ro.plant_kill = o.plant_kill;
   ro.timeout_s = o.timeout;
+  ro.force = o.force;
+  return ro;
+}
+
+// --resume DIR: everything that decides results comes from DIR/run.json, so the finished
+// and the remaining seeds of the run are run alike.
+regress::RegressOptions resume_options(const RegressOpts& o) {
+  if (!o.lists.empty() || !o.profile.empty() || !o.shard.empty())
+    throw Error("regress --resume: the run's jobs and options come from DIR/run.json; give no lists, --profile or --shard");
+  const std::filesystem::path run = std::filesystem::path(o.resume) / "run.json";
+  if (!std::filesystem::exists(run))
+    throw Error(fmt::format("{}: not found: {} holds no regression to resume", run.string(), o.resume));
+  regress::RegressOptions ro = regress::parse_run_json(util::read_file(run, "run options"), run.string());
+  ro.out = o.resume;
+  ro.resume = true;
+  return ro;
+}
+
+int run_regress(const RegressOpts& o) {
+  using namespace regress;
+  if (o.slurm) {
+    if (!o.resume.empty()) throw Error("regress --slurm: --resume is not supported (a failed shard is rerun by its array task)");
+    (void)fresh_options(o);  // the same checks of the lists and --profile before anything is submitted
+    return run_slurm(o);
+  }
+  RegressOptions ro = o.resume.empty() ? fresh_options(o) : resume_options(o);
+  ro.workers = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  ro.plant_kill = o.plant_kill;
+  ro.plant_hang = o.plant_hang;
   const RegressOutcome res = run_regression(ro, o.quiet ? nullptr : stderr);
   if (o.per_seed) fmt::print("{}", seed_table(res.results));
   fmt::print("{}", summary_table(res.results, res.totals));
@@ -129,7 +160,7 @@ int run_regress(const RegressOpts& o) {
     fmt::print("{} {} {}\n  reproduce: {}\n", to_string(r.status), r.job.id(), r.finding, r.repro);
     if (!r.shrunk.empty()) fmt::print("  shrunk: {}\n", r.shrunk);
   }
-  fmt::print("reports: {0}/junit.xml {0}/summary.json {0}/coverage.json {0}/failures.txt {0}/index.html\n", o.out);
+  fmt::print("reports: {0}/junit.xml {0}/summary.json {0}/coverage.json {0}/failures.txt {0}/index.html\n", ro.out);
   return res.totals.fail + res.totals.error > 0 ? kExitFinding : kExitOk;
 }
 
@@ -169,7 +200,12 @@ void add_regress_command(CLI::App& app, Runner& run) {
   sub->add_flag("--isolate-seeds", opts->isolate_seeds,
                 "run each seed as `npuforge regress-worker` + `npuforge sim` on written files (slower; the "
                 "default forks a child per seed that simulates the program from memory)");
+  sub->add_option("--resume", opts->resume,
+                  "finish the interrupted run in DIR (options from DIR/run.json; seeds in DIR/journal.jsonl are not rerun)");
+  sub->add_flag("--force", opts->force, "start over in an --out that holds an interrupted run (discards it)");
   sub->add_option("--plant-kill", opts->plant_kill, "test hook: the worker of this seed kills itself with SIGKILL")
+      ->group("");
+  sub->add_option("--plant-hang", opts->plant_hang, "test hook: the worker of this seed hangs until --timeout")
       ->group("");
   sub->add_flag("--slurm", opts->slurm,
                 "run the shards as a Slurm job array (sbatch), follow it with squeue, then merge into --out");
@@ -193,6 +229,7 @@ void add_regress_command(CLI::App& app, Runner& run) {
   w->add_option("--plant", wopts->w.job.plant);
   w->add_option("--exe", wopts->w.exe);
   w->add_option("--plant-kill", wopts->w.plant_kill);
+  w->add_option("--plant-hang", wopts->w.plant_hang);
   w->add_flag("--rtl", wopts->w.job.rtl);
   bind_runner(w, wopts, run, &run_worker);
 }

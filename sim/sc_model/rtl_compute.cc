@@ -2,9 +2,14 @@
 
 #include <algorithm>
 #include <array>
+#include <span>
+#include <type_traits>
 
 #include <fmt/format.h>
 
+// Once SystemC is included, verilated_funcs.h calls an unqualified sc_time_stamp() (it
+// expects systemc.h's using-directives, which the --sc models' headers bring along).
+using sc_core::sc_time_stamp;
 #include "Vnpu_compute.h"
 #include "Vnpu_compute_mac_sign.h"
 #include "Vnpu_compute_no_sat.h"
@@ -31,25 +36,25 @@ void put_byte(Words<W>& w, unsigned index, uint8_t value) {
   w[index / 4] |= uint32_t{value} << (8 * (index % 4));
 }
 
-template <unsigned W>
-RtlPort<W> to_port(const Words<W>& w) {
-  if constexpr (W <= 32) {
-    return static_cast<RtlPort<W>>(w[0]);
-  } else if constexpr (W <= 64) {
-    return uint64_t{w[0]} | uint64_t{w[1]} << 32;
+// Drives a Verilated input port: an integer up to 64 bits wide, else a VlWide of words.
+template <class Port, size_t N>
+void drive(Port& port, const std::array<uint32_t, N>& w) {
+  if constexpr (std::is_integral_v<Port>) {
+    static_assert(N <= 2 && sizeof(Port) * 8 >= 32 * (N - 1));
+    uint64_t v = w[0];
+    if constexpr (N > 1) v |= uint64_t{w[1]} << 32;
+    port = static_cast<Port>(v);
   } else {
-    sc_dt::sc_bv<W> bv;
-    for (unsigned i = 0; i < w.size(); ++i) bv.set_word(i, w[i]);
-    return bv;
+    for (size_t i = 0; i < N; ++i) port.at(i) = w[i];
   }
 }
 
-template <unsigned W>
-uint8_t byte_of(const RtlPort<W>& v, unsigned index) {
-  if constexpr (W <= 64) {
-    return static_cast<uint8_t>(uint64_t{v} >> (8 * index));
+template <class Port>
+uint8_t byte_of(const Port& port, unsigned index) {
+  if constexpr (std::is_integral_v<Port>) {
+    return static_cast<uint8_t>(uint64_t{port} >> (8 * index));
   } else {
-    return static_cast<uint8_t>(v.get_word(index / 4) >> (8 * (index % 4)));
+    return static_cast<uint8_t>(port.at(index / 4) >> (8 * (index % 4)));
   }
 }
 
@@ -65,35 +70,6 @@ uint32_t le32(const uint8_t* p) {
   return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
 }
 
-template <class M>
-std::unique_ptr<sc_core::sc_module> make_compute(RtlCompute& c) {
-  auto m = std::make_unique<M>("rtl");
-  m->clk(c.clk);
-  m->rst_n(c.rst_n);
-  m->mac_en(c.mac_en);
-  m->mac_first(c.mac_first);
-  m->a_col(c.a_col);
-  m->b_row(c.b_row);
-  m->bias(c.bias);
-  m->scale(c.scale);
-  m->shift(c.shift);
-  m->relu(c.relu);
-  m->gemm_out_req(c.gemm_out_req);
-  m->gemm_valid(c.gemm_valid);
-  m->gemm_out(c.gemm_out);
-  m->elt_en(c.elt_en);
-  m->elt_op(c.elt_op);
-  m->elt_a(c.elt_a);
-  m->elt_b(c.elt_b);
-  m->elt_scale(c.elt_scale);
-  m->elt_shift(c.elt_shift);
-  m->elt_lo(c.elt_lo);
-  m->elt_hi(c.elt_hi);
-  m->elt_valid(c.elt_valid);
-  m->elt_out(c.elt_out);
-  return m;
-}
-
 template <class Signal>
 void trace_signal(sc_core::sc_trace_file* tf, const Signal& s) {
   if (tf) sc_core::sc_trace(tf, s, s.name());
@@ -101,60 +77,75 @@ void trace_signal(sc_core::sc_trace_file* tf, const Signal& s) {
 
 }  // namespace
 
-RtlCompute::RtlCompute(sc_core::sc_module_name name, RtlVariant variant, sc_core::sc_trace_file* tf,
-                       std::function<void(std::string)> monitor)
-    : sc_module(name), monitor_(std::move(monitor)) {
-  switch (variant) {
-    case RtlVariant::MacSign: model_ = make_compute<Vnpu_compute_mac_sign>(*this); break;
-    case RtlVariant::NoSaturation: model_ = make_compute<Vnpu_compute_no_sat>(*this); break;
-    case RtlVariant::RequantRound: model_ = make_compute<Vnpu_compute_round>(*this); break;
-    default: model_ = make_compute<Vnpu_compute>(*this); break;
+// The Verilated model behind the operations compute() needs; one Driver<M> per variant.
+class RtlCompute::Model {
+ public:
+  explicit Model(RtlCompute& owner) : owner_(owner) {}
+  virtual ~Model() = default;
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  virtual void reset() = 0;  // one reset cycle, then the reset values checked
+  virtual void gemm(const Semantics::GemmSlots& s, const isa::Instruction& instr, const OperandBuffers& b) = 0;
+  virtual void eltwise(const Semantics::EltwiseSlots& s, const isa::Instruction& instr, const OperandBuffers& b) = 0;
+
+ protected:
+  void cycle_done(const Strobes& s) { owner_.cycle_done(s); }
+  void tile_done() { ++owner_.tiles_; }
+  void monitor(std::string what) { owner_.monitor_(std::move(what)); }
+  void expect_valid(bool valid, const char* port) {
+    if (!valid) monitor(fmt::format("compute: {} low one cycle after its request", port));
   }
-  trace_signal(tf, clk);
-  trace_signal(tf, mac_en);
-  trace_signal(tf, mac_first);
-  trace_signal(tf, gemm_out_req);
-  trace_signal(tf, gemm_valid);
-  trace_signal(tf, elt_en);
-  trace_signal(tf, elt_valid);
-}
 
-RtlCompute::~RtlCompute() = default;
+ private:
+  RtlCompute& owner_;
+};
 
-void RtlCompute::tick() {
-  clk.write(true);
-  wait(kCycle / 2);
-  clk.write(false);
-  wait(kCycle / 2);
-  ++cycles_;
-}
+namespace {
 
-void RtlCompute::reset_once() {
-  if (reset_done_) return;
-  rst_n.write(false);
-  tick();
-  // Monitor: the documented reset values of the strobes.
-  if (gemm_valid.read() || elt_valid.read()) monitor_("compute: gemm_valid/elt_valid not 0 after reset");
-  rst_n.write(true);
-  reset_done_ = true;
-}
-
-void RtlCompute::expect_valid(bool valid, const char* port) {
-  if (!valid) monitor_(fmt::format("compute: {} low one cycle after its request", port));
-}
-
-void RtlCompute::compute(const Semantics& sem, const isa::Instruction& instr, const OperandBuffers& buffers) {
-  reset_once();
-  switch (sem.op(instr)) {
-    case Op::Gemm: return gemm(sem.gemm_slots(), instr, buffers);
-    case Op::Eltwise: return eltwise(sem.eltwise_slots(), instr, buffers);
-    default: throw Error(fmt::format("rtl compute: {} is not a compute-unit instruction", instr.spec->mnemonic));
+template <class M>
+class Driver final : public RtlCompute::Model {
+ public:
+  explicit Driver(RtlCompute& owner) : Model(owner), m_("rtl") {
+    // Settle with the clock low, so that the first clk = 1 is seen as a rising edge.
+    m_.clk = 0;
+    m_.eval();
   }
-}
+  ~Driver() override { m_.final(); }
+
+  void reset() override {
+    m_.rst_n = 0;
+    tick();
+    // Monitor: the documented reset values of the strobes.
+    if (m_.gemm_valid || m_.elt_valid) monitor("compute: gemm_valid/elt_valid not 0 after reset");
+    m_.rst_n = 1;
+  }
+  void gemm(const Semantics::GemmSlots& s, const isa::Instruction& instr, const OperandBuffers& b) override;
+  void eltwise(const Semantics::EltwiseSlots& s, const isa::Instruction& instr, const OperandBuffers& b) override;
+
+ private:
+  static constexpr unsigned kRows = RtlCompute::kRows, kCols = RtlCompute::kCols, kLanes = RtlCompute::kLanes;
+
+  // One cycle: the inputs set since the last cycle are sampled on the rising edge; the
+  // registered outputs are readable after it.
+  void tick() {
+    m_.clk = 1;
+    m_.eval();
+    m_.clk = 0;
+    m_.eval();
+    cycle_done({m_.mac_en != 0, m_.mac_first != 0, m_.gemm_out_req != 0, m_.gemm_valid != 0, m_.elt_en != 0,
+                m_.elt_valid != 0});
+  }
+
+  // The default VerilatedContext, as the --sc models use: one built here would be laid out
+  // with this file's Verilator defines, not the model library's.
+  M m_;
+};
 
 // Output-stationary tiles of kRows x kCols: k MAC cycles each; a tile's requant is requested
 // in the first MAC cycle of the next tile (it reads the accumulators before that edge).
-void RtlCompute::gemm(const Semantics::GemmSlots& s, const isa::Instruction& instr, const OperandBuffers& ob) {
+template <class M>
+void Driver<M>::gemm(const Semantics::GemmSlots& s, const isa::Instruction& instr, const OperandBuffers& ob) {
   const uint64_t m = instr.get(s.m), n = instr.get(s.n), k = instr.get(s.k);
   const auto a = operand(instr, ob, s.a);
   const auto b = operand(instr, ob, s.b);
@@ -162,17 +153,16 @@ void RtlCompute::gemm(const Semantics::GemmSlots& s, const isa::Instruction& ins
   const bool per_channel = instr.get(s.per_channel) != 0;
   const auto bias_bytes = has_bias ? operand(instr, ob, s.bias) : std::span<const uint8_t>{};
   const auto qp = per_channel ? operand(instr, ob, s.qp) : std::span<const uint8_t>{};
-  relu.write(instr.get(s.relu) != 0);
+  m_.relu = instr.get(s.relu) != 0;
 
   struct Tile { uint64_t m0, n0; };
   bool pending = false;
   Tile prev{};
   auto collect = [&](const Tile& t) {  // after the cycle that requested t's requant
-    expect_valid(gemm_valid.read(), "gemm_valid");
-    const auto out = gemm_out.read();
+    expect_valid(m_.gemm_valid != 0, "gemm_valid");
     for (uint64_t r = 0; r < kRows && t.m0 + r < m; ++r)
       for (uint64_t c = 0; c < kCols && t.n0 + c < n; ++c)
-        ob.out[(t.m0 + r) * n + t.n0 + c] = byte_of<8 * kRows * kCols>(out, static_cast<unsigned>(r * kCols + c));
+        ob.out[(t.m0 + r) * n + t.n0 + c] = byte_of(m_.gemm_out, static_cast<unsigned>(r * kCols + c));
   };
   for (uint64_t m0 = 0; m0 < m; m0 += kRows) {
     for (uint64_t n0 = 0; n0 < n; n0 += kCols) {
@@ -191,14 +181,12 @@ void RtlCompute::gemm(const Semantics::GemmSlots& s, const isa::Instruction& ins
         Words<8 * kCols> b_w{};
         for (unsigned r = 0; r < kRows && m0 + r < m; ++r) put_byte<8 * kRows>(a_w, r, a[(m0 + r) * k + p]);
         for (unsigned c = 0; c < kCols && n0 + c < n; ++c) put_byte<8 * kCols>(b_w, c, b[p * n + n0 + c]);
-        a_col.write(to_port<8 * kRows>(a_w));
-        b_row.write(to_port<8 * kCols>(b_w));
-        mac_en.write(true);
-        mac_first.write(p == 0);
-        gemm_out_req.write(p == 0 && pending);
-        if (p == 0) {
-          bias.write(to_port<32 * kCols>(bias_w));
-        }
+        drive(m_.a_col, a_w);
+        drive(m_.b_row, b_w);
+        m_.mac_en = 1;
+        m_.mac_first = p == 0;
+        m_.gemm_out_req = p == 0 && pending;
+        if (p == 0) drive(m_.bias, bias_w);
         tick();
         if (p == 0 && pending) {
           collect(prev);
@@ -206,38 +194,39 @@ void RtlCompute::gemm(const Semantics::GemmSlots& s, const isa::Instruction& ins
         }
         // The requant parameters of the previous tile were used in the first cycle; now this tile's.
         if (p == 0) {
-          scale.write(to_port<32 * kCols>(scale_w));
-          shift.write(to_port<6 * kCols>(shift_w));
+          drive(m_.scale, scale_w);
+          drive(m_.shift, shift_w);
         }
       }
       if (k == 0) {  // the ISA forbids k = 0; keep the pipeline sane anyway
-        scale.write(to_port<32 * kCols>(scale_w));
-        shift.write(to_port<6 * kCols>(shift_w));
+        drive(m_.scale, scale_w);
+        drive(m_.shift, shift_w);
       }
       prev = {m0, n0};
       pending = true;
-      ++tiles_;
+      tile_done();
     }
   }
-  mac_en.write(false);
-  mac_first.write(false);
-  gemm_out_req.write(pending);
+  m_.mac_en = 0;
+  m_.mac_first = 0;
+  m_.gemm_out_req = pending;
   tick();
   if (pending) collect(prev);
-  gemm_out_req.write(false);
+  m_.gemm_out_req = 0;
 }
 
-void RtlCompute::eltwise(const Semantics::EltwiseSlots& s, const isa::Instruction& instr, const OperandBuffers& ob) {
+template <class M>
+void Driver<M>::eltwise(const Semantics::EltwiseSlots& s, const isa::Instruction& instr, const OperandBuffers& ob) {
   const uint64_t len = instr.get(s.len);
   const auto op = static_cast<EltwiseOp>(instr.get(s.op));
   const auto a = operand(instr, ob, s.a);
   const bool binary = op == EltwiseOp::Add || op == EltwiseOp::Mul;
   const auto b = binary ? operand(instr, ob, s.b) : std::span<const uint8_t>{};
-  elt_op.write(static_cast<uint32_t>(op));
-  elt_scale.write(static_cast<uint32_t>(instr.get(s.scale)));
-  elt_shift.write(static_cast<uint32_t>(std::min<uint64_t>(instr.get(s.shift), 63)));
-  elt_lo.write(static_cast<uint8_t>(instr.value(s.lo)));
-  elt_hi.write(static_cast<uint8_t>(instr.value(s.hi)));
+  m_.elt_op = static_cast<uint8_t>(op);
+  m_.elt_scale = static_cast<uint32_t>(instr.get(s.scale));
+  m_.elt_shift = static_cast<uint8_t>(std::min<uint64_t>(instr.get(s.shift), 63));
+  m_.elt_lo = static_cast<uint8_t>(instr.value(s.lo));
+  m_.elt_hi = static_cast<uint8_t>(instr.value(s.hi));
   for (uint64_t i0 = 0; i0 < len; i0 += kLanes) {
     const unsigned lanes = static_cast<unsigned>(std::min<uint64_t>(kLanes, len - i0));
     Words<8 * kLanes> a_w{}, b_w{};
@@ -245,16 +234,81 @@ void RtlCompute::eltwise(const Semantics::EltwiseSlots& s, const isa::Instructio
       put_byte<8 * kLanes>(a_w, l, a[i0 + l]);
       if (binary) put_byte<8 * kLanes>(b_w, l, b[i0 + l]);
     }
-    elt_a.write(to_port<8 * kLanes>(a_w));
-    elt_b.write(to_port<8 * kLanes>(b_w));
-    elt_en.write(true);
+    drive(m_.elt_a, a_w);
+    drive(m_.elt_b, b_w);
+    m_.elt_en = 1;
     tick();
-    expect_valid(elt_valid.read(), "elt_valid");
-    const auto out = elt_out.read();
-    for (unsigned l = 0; l < lanes; ++l) ob.out[i0 + l] = byte_of<8 * kLanes>(out, l);
-    ++tiles_;
+    expect_valid(m_.elt_valid != 0, "elt_valid");
+    for (unsigned l = 0; l < lanes; ++l) ob.out[i0 + l] = byte_of(m_.elt_out, l);
+    tile_done();
   }
-  elt_en.write(false);
+  m_.elt_en = 0;
+}
+
+}  // namespace
+
+RtlCompute::RtlCompute(sc_core::sc_module_name name, RtlVariant variant, sc_core::sc_trace_file* tf,
+                       std::function<void(std::string)> monitor)
+    : sc_module(name), monitor_(std::move(monitor)), tracing_(tf != nullptr) {
+  switch (variant) {
+    case RtlVariant::MacSign: model_ = std::make_unique<Driver<Vnpu_compute_mac_sign>>(*this); break;
+    case RtlVariant::NoSaturation: model_ = std::make_unique<Driver<Vnpu_compute_no_sat>>(*this); break;
+    case RtlVariant::RequantRound: model_ = std::make_unique<Driver<Vnpu_compute_round>>(*this); break;
+    default: model_ = std::make_unique<Driver<Vnpu_compute>>(*this); break;
+  }
+  trace_signal(tf, clk_);
+  trace_signal(tf, mac_en_);
+  trace_signal(tf, mac_first_);
+  trace_signal(tf, gemm_out_req_);
+  trace_signal(tf, gemm_valid_);
+  trace_signal(tf, elt_en_);
+  trace_signal(tf, elt_valid_);
+}
+
+RtlCompute::~RtlCompute() = default;
+
+uint64_t RtlCompute::cycles() const {
+  if (!in_call_) return cycles_;
+  const uint64_t elapsed = to_cycles(sc_core::sc_time_stamp()) - call_start_cycle_;
+  return call_base_cycles_ + std::min(elapsed, cycles_ - call_base_cycles_);
+}
+
+void RtlCompute::cycle_done(const Strobes& s) {
+  ++cycles_;
+  if (!tracing_) return;
+  clk_.write(true);
+  mac_en_.write(s.mac_en);
+  mac_first_.write(s.mac_first);
+  gemm_out_req_.write(s.gemm_out_req);
+  gemm_valid_.write(s.gemm_valid);
+  elt_en_.write(s.elt_en);
+  elt_valid_.write(s.elt_valid);
+  wait(kCycle / 2);
+  clk_.write(false);
+  wait(kCycle / 2);
+}
+
+void RtlCompute::compute(const Semantics& sem, const isa::Instruction& instr, const OperandBuffers& buffers) {
+  const sc_core::sc_time t0 = sc_core::sc_time_stamp();
+  in_call_ = true;
+  call_start_cycle_ = to_cycles(t0);
+  call_base_cycles_ = cycles_;
+  struct EndCall {
+    bool& in_call;
+    ~EndCall() { in_call = false; }
+  } end_call{in_call_};
+  if (!reset_done_) {
+    model_->reset();
+    reset_done_ = true;
+  }
+  switch (sem.op(instr)) {
+    case Op::Gemm: model_->gemm(sem.gemm_slots(), instr, buffers); break;
+    case Op::Eltwise: model_->eltwise(sem.eltwise_slots(), instr, buffers); break;
+    default: throw Error(fmt::format("rtl compute: {} is not a compute-unit instruction", instr.spec->mnemonic));
+  }
+  // The RTL ran its cycles in zero time (unless tracing); now they pass in simulated time.
+  const sc_core::sc_time end = t0 + kCycle * static_cast<double>(cycles_ - call_base_cycles_);
+  if (sc_core::sc_time_stamp() < end) wait(end - sc_core::sc_time_stamp());
 }
 
 }  // namespace npuforge::sim::sc_model

@@ -4,15 +4,18 @@
 // hands them here instead of to sim/semantics.cc, so with --rtl the golden compare checks an
 // arithmetic implementation written independently of the golden model's.
 //
-// The unit has its own gated clock: it is clocked only while a tile runs (an idle compute
-// unit costs the co-simulation nothing). Inputs change while the clock is low and are
-// sampled on its rising edge, half a cycle later.
+// The unit is a plain C++ (--cc) Verilated model driven directly from the engine's thread:
+// set the inputs, eval() a rising and a falling clock edge, read the registered outputs.
+// Clocking a --sc model through sc_signals cost ~1.6 us of SystemC kernel work per cycle,
+// more than the whole rest of the co-simulation; the unit talks to nothing else in the
+// model, so nothing observes its pins between two calls. Simulated time still advances by
+// exactly one cycle per RTL clock: compute() runs the tile's cycles in zero time, then
+// waits that many cycles once. With a trace file open it instead waits per cycle and
+// mirrors the strobes into the VCD, so waveforms keep one value per cycle.
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <span>
 #include <string>
-#include <type_traits>
 
 #include <systemc>
 
@@ -21,12 +24,6 @@
 #include "sim/semantics.h"
 
 namespace npuforge::sim::sc_model {
-
-// The sc_signal value type Verilator --sc gives a port of W bits.
-template <unsigned W>
-using RtlPort = std::conditional_t<
-    W == 1, bool,
-    std::conditional_t<(W <= 32), uint32_t, std::conditional_t<(W <= 64), uint64_t, sc_dt::sc_bv<W>>>>;
 
 class RtlCompute : public sc_core::sc_module {
  public:
@@ -42,49 +39,43 @@ class RtlCompute : public sc_core::sc_module {
 
   // True for the instructions this unit computes (GEMM and ELTWISE).
   static bool handles(Op op) { return op == Op::Gemm || op == Op::Eltwise; }
-  // Computes `instr` on operand buffers exactly like Semantics::compute, clocking the RTL.
-  // Call from an SC_THREAD.
+  // Computes `instr` on operand buffers exactly like Semantics::compute, clocking the RTL;
+  // returns after the RTL's cycles of simulated time. Call from an SC_THREAD.
   void compute(const Semantics& sem, const isa::Instruction& instr, const OperandBuffers& buffers);
 
   uint64_t tiles() const { return tiles_; }
-  uint64_t cycles() const { return cycles_; }
+  // RTL clock cycles so far. Inside compute() the cycles count as simulated time passes (as
+  // a per-cycle clock would), so the deadlock watchdog sees steady progress.
+  uint64_t cycles() const;
 
-  sc_core::sc_signal<bool> clk{"compute_clk"};
-  sc_core::sc_signal<bool> rst_n{"rst_n"};
-  sc_core::sc_signal<bool> mac_en{"mac_en"};
-  sc_core::sc_signal<bool> mac_first{"mac_first"};
-  sc_core::sc_signal<RtlPort<8 * kRows>> a_col{"a_col"};
-  sc_core::sc_signal<RtlPort<8 * kCols>> b_row{"b_row"};
-  sc_core::sc_signal<RtlPort<32 * kCols>> bias{"bias"};
-  sc_core::sc_signal<RtlPort<32 * kCols>> scale{"scale"};
-  sc_core::sc_signal<RtlPort<6 * kCols>> shift{"shift"};
-  sc_core::sc_signal<bool> relu{"relu"};
-  sc_core::sc_signal<bool> gemm_out_req{"gemm_out_req"};
-  sc_core::sc_signal<bool> gemm_valid{"gemm_valid"};
-  sc_core::sc_signal<RtlPort<8 * kRows * kCols>> gemm_out{"gemm_out"};
-  sc_core::sc_signal<bool> elt_en{"elt_en"};
-  sc_core::sc_signal<uint32_t> elt_op{"elt_op"};
-  sc_core::sc_signal<RtlPort<8 * kLanes>> elt_a{"elt_a"};
-  sc_core::sc_signal<RtlPort<8 * kLanes>> elt_b{"elt_b"};
-  sc_core::sc_signal<uint32_t> elt_scale{"elt_scale"};
-  sc_core::sc_signal<uint32_t> elt_shift{"elt_shift"};
-  sc_core::sc_signal<uint32_t> elt_lo{"elt_lo"};
-  sc_core::sc_signal<uint32_t> elt_hi{"elt_hi"};
-  sc_core::sc_signal<bool> elt_valid{"elt_valid"};
-  sc_core::sc_signal<RtlPort<8 * kLanes>> elt_out{"elt_out"};
+  // The strobes after one clock cycle (the trace's view of the pins).
+  struct Strobes {
+    bool mac_en, mac_first, gemm_out_req, gemm_valid, elt_en, elt_valid;
+  };
+  class Model;  // the Verilated model and its per-cycle driver (rtl_compute.cc)
 
  private:
-  void tick();  // one cycle of the gated clock
-  void reset_once();
-  void gemm(const Semantics::GemmSlots& s, const isa::Instruction& instr, const OperandBuffers& b);
-  void eltwise(const Semantics::EltwiseSlots& s, const isa::Instruction& instr, const OperandBuffers& b);
-  void expect_valid(bool valid, const char* port);
+  void cycle_done(const Strobes& s);  // after each RTL clock cycle (called by Model)
 
-  std::unique_ptr<sc_core::sc_module> model_;
+  std::unique_ptr<Model> model_;
   std::function<void(std::string)> monitor_;
+  bool tracing_ = false;
   bool reset_done_ = false;
   uint64_t tiles_ = 0;
   uint64_t cycles_ = 0;
+  // The compute() call in progress: its first cycle and cycles_ when it started.
+  bool in_call_ = false;
+  uint64_t call_start_cycle_ = 0;
+  uint64_t call_base_cycles_ = 0;
+
+  // Mirrors of the strobes, written only while tracing.
+  sc_core::sc_signal<bool> clk_{"compute_clk"};
+  sc_core::sc_signal<bool> mac_en_{"mac_en"};
+  sc_core::sc_signal<bool> mac_first_{"mac_first"};
+  sc_core::sc_signal<bool> gemm_out_req_{"gemm_out_req"};
+  sc_core::sc_signal<bool> gemm_valid_{"gemm_valid"};
+  sc_core::sc_signal<bool> elt_en_{"elt_en"};
+  sc_core::sc_signal<bool> elt_valid_{"elt_valid"};
 };
 
 }  // namespace npuforge::sim::sc_model

@@ -77,7 +77,7 @@ TEST_P(ShippedProfile, ThousandSeedsPassEveryCheck) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Gen, ShippedProfile,
-                         ::testing::Values("default", "stress-fragment", "near-full", "tiny-buffers"),
+                         ::testing::Values("default", "stress-fragment", "near-full", "tiny-buffers", "extremes"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (char& c : n)

@@ -118,5 +118,40 @@ TEST(NpuConfigFile, DeadlockCyclesIsLoadedAndValidated) {
   }
 }
 
+// Bad bank geometries (issue 13) are errors naming the file, line and field, and the rule.
+std::string geometry_error(const std::string& yaml) {
+  try {
+    NpuConfig::load_string(yaml, "geo.yaml");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no error for " << yaml;
+  return {};
+}
+
+#define EXPECT_HAS(text, part) EXPECT_NE((text).find(part), std::string::npos) << (text)
+
+TEST(NpuConfigGeometry, BanksAndBankWidthArePowersOfTwo) {
+  EXPECT_HAS(geometry_error("sram_banks: 6\n"), "geo.yaml:1: 'sram_banks' = 6 must be a power of two");
+  EXPECT_HAS(geometry_error("alignment: 64\nbank_width_bytes: 24\n"),
+             "geo.yaml:2: 'bank_width_bytes' = 24 must be a power of two");
+}
+
+TEST(NpuConfigGeometry, SramIsWholeRowsAcrossAllBanks) {
+  // 8 banks x 16 bytes from the built-in file: 1088 = 17 x 64 is aligned but 8.5 rows of 128.
+  EXPECT_HAS(geometry_error("sram_bytes: 1088\n"),
+             "geo.yaml:1: 'sram_bytes' = 1088 must be a multiple of sram_banks x bank_width_bytes (8 x 16 = 128)");
+  // The rule holds across fields: more banks make the built-in 512 KiB too small a multiple.
+  EXPECT_HAS(geometry_error("sram_bytes: 1024\nsram_banks: 64\nbank_width_bytes: 32\n"),
+             "'sram_bytes' = 1024 must be a multiple of sram_banks x bank_width_bytes (64 x 32 = 2048)");
+}
+
+TEST(NpuConfigGeometry, GoodGeometriesOtherThanTheDefaultLoad) {
+  const NpuConfig c = NpuConfig::load_string("sram_bytes: 65536\nsram_banks: 4\nbank_width_bytes: 64\n", "g.yaml");
+  EXPECT_EQ(c.sram_banks, 4u);
+  EXPECT_EQ(c.bank_width_bytes, 64u);
+  EXPECT_EQ(NpuConfig::load_string("sram_banks: 1\nbank_width_bytes: 1\n", "g.yaml").sram_banks, 1u);
+}
+
 }  // namespace
 }  // namespace npuforge::isa

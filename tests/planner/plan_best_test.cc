@@ -73,10 +73,67 @@ TEST(LifetimeAwarePlanner, AnExhaustedBudgetLeavesGreedysPlacement) {
   const PlanProblem p = trace_like_problem(2000, 3);
   PlannerOptions none;
   none.time_limit_s = 0;
+  none.guaranteed_replays = 0;
   const PlanResult r = plan_lifetime_aware(p, none);
   EXPECT_EQ(r.offsets, plan_greedy_size(p).offsets);
   EXPECT_EQ(r.winner, "greedy-size");
   EXPECT_NE(r.note.find("cut by the 0 s budget"), std::string::npos) << r.note;
+}
+
+// With no budget left, the guaranteed replays still run: the result is a replay, and it is
+// the same placement as with a budget that lets exactly those replays finish.
+TEST(LifetimeAwarePlanner, GuaranteedReplaysRunPastTheBudget) {
+  const PlanProblem p = trace_like_problem(2000, 3);
+  PlannerOptions none;
+  none.time_limit_s = 0;
+  none.guaranteed_replays = 2;
+  const PlanResult r = plan_lifetime_aware(p, none);
+  ASSERT_TRUE(check_plan(p, r.offsets, std::nullopt).ok());
+  // 2,000 buffers: 12 replay orders x 8 weight sets, all but the two guaranteed cut.
+  EXPECT_NE(r.note.find("94 of 96 replays cut by the 0 s budget"), std::string::npos) << r.note;
+  EXPECT_LE(r.peak, plan_greedy_size(p).peak) << r.note;
+  none.guaranteed_replays = 0;  // the count above is the guaranteed ones, not a fixed cost
+  EXPECT_NE(plan_lifetime_aware(p, none).note.find("96 of 96 replays cut"), std::string::npos);
+}
+
+// The members best runs, each alone with the same options. With a zero budget best runs only
+// what always completes (greedy-size, the linked-list replays of small windows and
+// lifetime-aware's guaranteed replays), so each comparison below is deterministic: best must
+// not be worse than any of them, and lifetime-aware not worse than greedy-size.
+TEST(BestPlanner, NoWorseThanAnyMemberWhenTheBudgetIsCut) {
+  PlannerOptions cut;
+  cut.time_limit_s = 0;
+  cut.guaranteed_replays = 2;
+  for (const PlanProblem& p : random_and_generated_sets()) {
+    const PlanResult best = plan_best(p, cut);
+    ASSERT_TRUE(check_plan(p, best.offsets, std::nullopt).ok());
+    const PlanResult gs = plan_greedy_size(p), la = plan_lifetime_aware(p, cut);
+    EXPECT_LE(la.peak, gs.peak) << p.buffers.size() << " buffers: " << la.note;
+    EXPECT_LE(best.peak, gs.peak) << best.note;
+    EXPECT_LE(best.peak, la.peak) << p.buffers.size() << " buffers: " << best.note << " / " << la.note;
+    if (p.buffers.size() <= 20000) {
+      for (ListFit fit : {ListFit::kFirst, ListFit::kBest}) {
+        EXPECT_LE(best.peak, plan_linked_list(p, fit).peak) << best.note;
+      }
+    }
+    EXPECT_NE(best.note.find(best.winner + " won"), std::string::npos) << best.note;
+    EXPECT_NE(best.note.find("members tried on the highest window: greedy-size"), std::string::npos) << best.note;
+  }
+}
+
+// Larger generated instances (the bench's shapes above 5,000 buffers, where lifetime-aware
+// replays only time order): the same properties with one guaranteed replay, as by default.
+TEST(BestPlanner, NoWorseThanAnyMemberOnLargerTraces) {
+  PlannerOptions cut;
+  cut.time_limit_s = 0;
+  const size_t n = kSlow > 1 ? 2000 : 6000;
+  for (const PlanProblem& p : {trace_like_problem(n, 5), random_intervals_problem(n, 5)}) {
+    const PlanResult best = plan_best(p, cut), la = plan_lifetime_aware(p, cut), gs = plan_greedy_size(p);
+    ASSERT_TRUE(check_plan(p, best.offsets, std::nullopt).ok());
+    EXPECT_LE(la.peak, gs.peak) << la.note;
+    EXPECT_LE(best.peak, la.peak) << best.note << " / " << la.note;
+    EXPECT_LE(best.peak, gs.peak) << best.note;
+  }
 }
 
 TEST(BestPlanner, NoWorseThanTheHeuristicsItRuns) {
@@ -165,6 +222,30 @@ TEST(BestPlanner, SolvesALargeTraceOfSmallIndependentWindowsExactly) {
   EXPECT_EQ(r.lower_bound.value, hard_optimum * kScale) << r.note;
   EXPECT_GT(r.lower_bound, lower_bound(p));  // raised above the load bound by exact's proof
   EXPECT_NE(r.note.find("raised above the load bound by exact's proofs"), std::string::npos) << r.note;
+}
+
+// A peak to beat narrows exact's search: at the optimum itself, exact proves that nothing is
+// lower (its lower bound is the optimum) without calling its own higher placement optimal.
+TEST(ExactPlanner, APeakToBeatAtTheOptimumIsProvedOptimal) {
+  Rng rng(17);
+  int above = 0;
+  for (int k = 0; k < 80; ++k) {
+    const PlanProblem p = random_problem(rng, 6, 6, 6, k % 2 == 0);
+    const uint64_t optimum = brute_force_peak(p);
+    PlannerOptions opt;
+    opt.peak_to_beat = Bytes{optimum};
+    const PlanResult r = plan_exact(p, opt);
+    ASSERT_TRUE(check_plan(p, r.offsets, std::nullopt).ok());
+    ASSERT_EQ(r.lower_bound.value, optimum) << r.note;
+    ASSERT_GE(r.peak.value, optimum);
+    ASSERT_EQ(r.proven_optimal, r.peak.value == optimum) << r.note;
+    above += r.peak.value > optimum;
+    opt.peak_to_beat = Bytes{optimum + 1};  // beatable: exact finds the optimum
+    const PlanResult better = plan_exact(p, opt);
+    ASSERT_EQ(better.peak.value, optimum) << better.note;
+    ASSERT_TRUE(better.proven_optimal) << better.note;
+  }
+  EXPECT_GT(above, 0);  // some heuristic placements lie above the optimum
 }
 
 TEST(ExactPlanner, ReportsItsProvenLowerBound) {

@@ -108,5 +108,31 @@ TEST(CliSim, RtlDeadlockIsAFindingAndExitsOne) {
   EXPECT_NE(r.out.find("#2 gemm waits for a token from load"), std::string::npos) << r.out;
 }
 
+// The Verilated scratchpad's geometry is fixed when rtl_stubs/ is built (8 banks of 16
+// bytes, at most 512 KiB). `sim --rtl` on an NPU config with another geometry is an error
+// naming both geometries, never a run on the wrong banks; the same config runs in TLM.
+TEST(CliSim, RtlRefusesANpuGeometryOtherThanTheVerilatedOne) {
+  Files files;
+  const Program p = make_program(gemm_program(), gemm_buffers());
+  const std::string base = files.write("geo", p);
+  const std::string args = base.substr(0, base.rfind(" --backend"));
+  const fs::path npu = files.dir / "four_banks.yaml";
+  std::ofstream(npu) << "sram_banks: 4\nbank_width_bytes: 32\n";
+  const CliRun tlm = run_cli(args + " --npu " + npu.string());
+  EXPECT_EQ(tlm.code, 0) << tlm.out;
+  const CliRun rtl = run_cli(args + " --rtl --npu " + npu.string());
+  EXPECT_EQ(rtl.code, 1) << rtl.out;
+  EXPECT_NE(rtl.out.find("the Verilated scratchpad is built for sram_banks=8, bank_width_bytes=16"), std::string::npos)
+      << rtl.out;
+  EXPECT_NE(rtl.out.find("the NPU config has sram_banks=4, bank_width_bytes=32"), std::string::npos) << rtl.out;
+  EXPECT_EQ(rtl.out.find("PASS"), std::string::npos) << rtl.out;
+  // A geometry no NPU has is refused when the config loads, naming the file and field.
+  const fs::path bad = files.dir / "six_banks.yaml";
+  std::ofstream(bad) << "sram_banks: 6\n";
+  const CliRun b = run_cli(args + " --rtl --npu " + bad.string());
+  EXPECT_EQ(b.code, 1) << b.out;
+  EXPECT_NE(b.out.find("six_banks.yaml:1: 'sram_banks' = 6 must be a power of two"), std::string::npos) << b.out;
+}
+
 }  // namespace
 }  // namespace npuforge::sim

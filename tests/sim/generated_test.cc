@@ -7,6 +7,7 @@
 #include "gen/generator.h"
 #include "sim/backend.h"
 #include "sim/golden.h"
+#include "sim_test_util.h"
 
 namespace npuforge::sim {
 namespace {
@@ -35,7 +36,7 @@ Program generated(const std::string& profile_name, uint64_t seed, int64_t length
 }
 
 TEST(Generated, SeedsRunCleanAndMatchGolden) {
-  for (const char* profile : {"default", "stress-fragment", "tiny-buffers"}) {
+  for (const char* profile : {"default", "stress-fragment", "tiny-buffers", "extremes"}) {
     for (uint64_t seed = 1; seed <= 12; ++seed) {
       const Program p = generated(profile, seed, 300);
       ASSERT_EQ(p.validate(), "");
@@ -49,6 +50,45 @@ TEST(Generated, SeedsRunCleanAndMatchGolden) {
       ASSERT_TRUE(r.completed);
     }
   }
+}
+
+// Zero-length operands at addresses past the SRAM (a GEMM's unused bias and qp, an
+// ELTWISE's b for relu/clip) and maximum-length ones (65535-byte rows, 65535 rows, k =
+// 65535): the golden model and the sequential backend run them clean and agree.
+TEST(Generated, ZeroAndMaximumLengthOperandsRunClean) {
+  using testing::buf;
+  const Program zero = testing::make_program(
+      ".equ %a, 0x000\n.equ %b, 0x100\n.equ %c, 0x200\n.equ %d, 0x300\n"
+      "load %a, ddr:0x0, rows=1, row_bytes=64, stride=64\n"
+      "load %b, ddr:0x40, rows=1, row_bytes=64, stride=64, signal=compute\n"
+      "gemm %c, %a, %b, bias=0xffffff, qp=0x80000, m=8, n=8, k=8, scale=3, shift=4, wait=load\n"
+      "eltwise %d, %c, b=0xffffff, len=64, op=clip, lo=-5, hi=9, signal=store\n"
+      "store ddr:0x1000, %d, rows=1, row_bytes=64, stride=64, wait=compute\n"
+      "halt\n",
+      {buf("a", 0x000, 64, 0, 2), buf("b", 0x100, 64, 1, 2), buf("c", 0x200, 64, 2, 3), buf("d", 0x300, 64, 3, 4)});
+  const Program big = testing::make_program(
+      ".equ %big, 0x0\n.equ %w, 0x10000\n.equ %o, 0x20000\n"
+      "load %big, ddr:0x0, rows=1, row_bytes=65535, stride=65535, signal=store\n"
+      "load %w, ddr:0x10000, rows=65535, row_bytes=1, stride=1, signal=compute\n"
+      "gemm %o, %big, %w, m=1, n=1, k=65535, scale=1, shift=8, wait=load, signal=store\n"
+      "store ddr:0x30000, %big, rows=65535, row_bytes=1, stride=1, wait=load\n"
+      "store ddr:0x40000, %o, rows=1, row_bytes=1, stride=1, wait=compute\n"
+      "halt\n",
+      {buf("big", 0x0, 65535, 0, 3), buf("w", 0x10000, 65535, 1, 2), buf("o", 0x20000, 1, 2, 4)}, 0x20000);
+  for (const Program* p : {&zero, &big}) {
+    Checkers golden_checks(*p, sem());
+    const GoldenResult g = run_golden(*p, sem(), &golden_checks);
+    EXPECT_TRUE(golden_checks.clean()) << golden_checks.summary();
+    Checkers checks(*p, sem());
+    const RunResult r = SequentialBackend(sem()).run(*p, checks);
+    EXPECT_TRUE(r.completed);
+    EXPECT_TRUE(check_ddr(*p, sem(), g.ddr, r.ddr, "golden", checks));
+    EXPECT_TRUE(checks.clean()) << checks.summary();
+  }
+  // The big store wrote the 65535 loaded bytes back, byte for byte.
+  const GoldenResult g = run_golden(big, sem());
+  ASSERT_GE(g.ddr.size(), 0x30000u + 65535);
+  EXPECT_TRUE(std::equal(g.ddr.begin(), g.ddr.begin() + 65535, g.ddr.begin() + 0x30000));
 }
 
 // The index of the signal a wait consumes (k-th wait of q on p <- k-th signal of p to q).
