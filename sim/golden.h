@@ -48,5 +48,8 @@ bool check_ddr(const Program& program, const Semantics& sem, const std::vector<u
 // The same with the expected side as memory (GoldenMemory::memory.ddr): identical findings.
 bool check_ddr(const Program& program, const Semantics& sem, const Ddr& expected, std::span<const uint8_t> actual,
                std::string_view expected_name, Checkers& checkers);
+// And with both sides as memories (ScOptions::images off): only written pages are compared.
+bool check_ddr(const Program& program, const Semantics& sem, const Ddr& expected, const Ddr& actual,
+               std::string_view expected_name, Checkers& checkers);
 
 }  // namespace npuforge::sim

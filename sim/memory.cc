@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -25,16 +27,18 @@ AccessError::AccessError(isa::Space space_, uint64_t addr_, uint64_t bytes_, uin
     : Error(access_message(space_, addr_, bytes_, size_)),
       space(space_), addr(addr_), bytes(bytes_), size(size_) {}
 
-Sram::Sram(Bytes size) : data_(size.value, 0) {}
+Sram::Sram(Bytes size) : size_(size.value), data_(static_cast<uint8_t*>(std::calloc(std::max<uint64_t>(size.value, 1), 1))) {
+  if (!data_) throw std::bad_alloc();
+}
 
 std::span<uint8_t> Sram::view(uint64_t addr, uint64_t bytes) {
   if (!inside(addr, bytes, size())) throw AccessError(isa::Space::Sram, addr, bytes, size());
-  return {data_.data() + addr, bytes};
+  return {data_.get() + addr, bytes};
 }
 
 std::span<const uint8_t> Sram::view(uint64_t addr, uint64_t bytes) const {
   if (!inside(addr, bytes, size())) throw AccessError(isa::Space::Sram, addr, bytes, size());
-  return {data_.data() + addr, bytes};
+  return {data_.get() + addr, bytes};
 }
 
 void Sram::read(uint64_t addr, std::span<uint8_t> out) const {
@@ -132,6 +136,25 @@ bool Ddr::same_as(std::span<const uint8_t> actual) const {
   return true;
 }
 
+bool Ddr::same_as(const Ddr& actual) const {
+  if (base_.data() != actual.base_.data() || base_.size() != actual.base_.size() || size_ != actual.size_)
+    return same_as(actual.image());
+  // A page neither side wrote reads from the same image on both: equal. Past size() both
+  // read as zero (nothing is written there), so whole pages compare.
+  std::vector<uint8_t> mine(kPageBytes), theirs(kPageBytes);
+  const size_t pages = std::max(pages_.size(), actual.pages_.size());
+  for (size_t p = 0; p < pages; ++p) {
+    const uint64_t a = p * kPageBytes;
+    const uint8_t* x = page(a);
+    const uint8_t* y = actual.page(a);
+    if (!x && !y) continue;
+    if (!x) read_unwritten(a, mine), x = mine.data();
+    if (!y) actual.read_unwritten(a, theirs), y = theirs.data();
+    if (std::memcmp(x, y, kPageBytes) != 0) return false;
+  }
+  return true;
+}
+
 DdrDiff compare_images(std::span<const uint8_t> expected, std::span<const uint8_t> actual) {
   // Every passing seed compares equal images: settle that with memcmp and a zero scan of the
   // longer one's tail, and count byte by byte only when something differs.
@@ -166,6 +189,11 @@ namespace npuforge::sim {
 DdrDiff compare_images(const Ddr& expected, std::span<const uint8_t> actual) {
   if (expected.same_as(actual)) return DdrDiff{};
   return compare_images(expected.image(), actual);  // a failing seed: count byte by byte
+}
+
+DdrDiff compare_images(const Ddr& expected, const Ddr& actual) {
+  if (expected.same_as(actual)) return DdrDiff{};
+  return compare_images(expected.image(), actual.image());  // a failing seed: count byte by byte
 }
 
 }  // namespace npuforge::sim

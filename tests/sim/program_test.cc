@@ -1,7 +1,9 @@
 // Program bundles from files, the DDR image format and the memories.
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <functional>
+#include <utility>
 
 #include <unistd.h>
 
@@ -165,6 +167,56 @@ TEST(Memory, SparseCompareMatchesImageCompare) {
     EXPECT_EQ(ddr.same_as(actuals[k]), want.total_differing == 0) << k;
   }
   EXPECT_GT(compare_images(ddr, actuals[1]).total_differing, 0u);  // the test can fail
+}
+
+// Two memories over the same image (a seed's backend and golden DDR) compare like their
+// images: written on one side only, on both, past the image, a write that restores the
+// image's bytes (equal), and memories over different images (the image path).
+TEST(Memory, MemoryCompareMatchesImageCompare) {
+  std::vector<uint8_t> init(3 * Ddr::kPageBytes + 17);
+  for (size_t i = 0; i < init.size(); ++i) init[i] = static_cast<uint8_t>(i % 251);
+  auto fresh = [&] {
+    Ddr d(Bytes{1 << 20});
+    d.load_image(init);
+    return d;
+  };
+  using Edit = std::pair<uint64_t, std::vector<uint8_t>>;
+  const std::vector<std::vector<Edit>> edits = {
+      {},
+      {{10, {1, 2, 3}}},
+      {{2 * Ddr::kPageBytes - 2, {0x11, 0x11, 0x11, 0x11}}},
+      {{6 * Ddr::kPageBytes, {0x22}}},                 // past the image
+      {{6 * Ddr::kPageBytes, {0}}},                    // a zero past the image: equal
+      {{Ddr::kPageBytes + 5, {init[Ddr::kPageBytes + 5]}}},  // rewrites the image's byte: equal
+      {{10, {1, 2, 3}}, {3 * Ddr::kPageBytes + 16, {9}}},
+  };
+  size_t unequal = 0;
+  for (size_t x = 0; x < edits.size(); ++x) {
+    for (size_t y = 0; y < edits.size(); ++y) {
+      Ddr a = fresh(), b = fresh();
+      for (const auto& [addr, bytes] : edits[x]) a.write(addr, bytes);
+      for (const auto& [addr, bytes] : edits[y]) b.write(addr, bytes);
+      const DdrDiff want = compare_images(a.image(), b.image()), got = compare_images(a, b);
+      EXPECT_EQ(got.addr, want.addr) << x << ' ' << y;
+      EXPECT_EQ(got.bytes, want.bytes) << x << ' ' << y;
+      EXPECT_EQ(got.total_differing, want.total_differing) << x << ' ' << y;
+      EXPECT_EQ(a.same_as(b), want.total_differing == 0) << x << ' ' << y;
+      unequal += want.total_differing != 0;
+    }
+  }
+  EXPECT_GT(unequal, 0u);  // the test can fail
+  const std::vector<uint8_t> other(init.begin(), init.end() - 1);  // another image: compared as images
+  Ddr a = fresh(), c(Bytes{1 << 20});
+  c.load_image(other);
+  EXPECT_EQ(a.same_as(c), compare_images(a.image(), c.image()).total_differing == 0);
+  EXPECT_FALSE(a.same_as(c));  // the image's last byte is not zero
+}
+
+TEST(Memory, ScratchpadStartsZero) {
+  const Sram sram(Bytes{1 << 20});
+  const auto c = sram.contents();
+  ASSERT_EQ(c.size(), size_t{1 << 20});
+  EXPECT_TRUE(std::all_of(c.begin(), c.end(), [](uint8_t b) { return b == 0; }));
 }
 
 }  // namespace
