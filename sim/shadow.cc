@@ -35,15 +35,16 @@ BufferIndex::BufferIndex(const allocator::MemMap& map, uint64_t sram_bytes) : ma
   std::stable_sort(order.begin(), order.end(),
                    [&](int32_t a, int32_t b) { return buffer(a).first < buffer(b).first; });
   // Counting sort into one array: count per unit, prefix sums, then fill in `first` order.
-  begin_.assign(units_ + 1, 0);
+  heads_.assign(units_ + 1, Head{0, 0});
   for (const auto& b : map.buffers) {
     if (b.size.value == 0) continue;
     const uint64_t hi = (b.offset.value + b.size.value - 1) / granule_;
-    for (uint64_t u = b.offset.value / granule_; u <= hi; ++u) ++begin_[u + 1];
+    for (uint64_t u = b.offset.value / granule_; u <= hi; ++u) ++heads_[u + 1].begin;
   }
-  for (uint64_t u = 0; u < units_; ++u) begin_[u + 1] += begin_[u];
-  entries_.resize(begin_[units_]);
-  std::vector<uint32_t> fill(begin_.begin(), begin_.end() - 1);
+  for (uint64_t u = 0; u < units_; ++u) heads_[u + 1].begin += heads_[u].begin;
+  entries_.resize(heads_[units_].begin);
+  std::vector<uint32_t> fill(units_);
+  for (uint64_t u = 0; u < units_; ++u) fill[u] = heads_[u].begin;
   for (int32_t id : order) {
     const auto& b = buffer(id);
     if (b.size.value == 0) continue;
@@ -51,12 +52,11 @@ BufferIndex::BufferIndex(const allocator::MemMap& map, uint64_t sram_bytes) : ma
     const int32_t last = clamp32(b.last);
     for (uint64_t u = lo; u <= hi; ++u) {
       const uint32_t k = fill[u]++;
-      const int32_t prev = k == begin_[u] ? INT32_MIN : entries_[k - 1].max_last;
+      const int32_t prev = k == heads_[u].begin ? INT32_MIN : entries_[k - 1].max_last;
       entries_[k] = {clamp32(b.first), last, std::max(prev, last), id, b.offset.value,
                      static_cast<uint32_t>(std::min<uint64_t>(end(id), UINT32_MAX))};
     }
   }
-  hint_.assign(units_, 0);
 }
 
 // Calls f(id) for every buffer of the unit live at `instr`: ids are sorted by `first`, so
@@ -64,13 +64,11 @@ BufferIndex::BufferIndex(const allocator::MemMap& map, uint64_t sram_bytes) : ma
 size_t BufferIndex::born_by(const Unit& u, uint32_t& hint, int64_t instr) {
   const size_t n = u.size();
   size_t pos = std::min<size_t>(hint, n);
-  if (pos == 0 || u[pos - 1].first <= instr) {
-    for (int step = 0; step < 4 && pos < n && u[pos].first <= instr; ++step) ++pos;
-    if (pos < n && u[pos].first <= instr) pos = 0;  // far ahead: search
-  } else {
-    pos = 0;
-  }
-  if (pos == 0) {
+  // A few steps either way: the three queues' instructions take turns, so a unit's queries
+  // also step back a little (a binary search is a cache miss per step).
+  for (int step = 0; step < 4 && pos < n && u[pos].first <= instr; ++step) ++pos;
+  for (int step = 0; step < 4 && pos > 0 && u[pos - 1].first > instr; ++step) --pos;
+  if ((pos > 0 && u[pos - 1].first > instr) || (pos < n && u[pos].first <= instr)) {  // far: search
     pos = static_cast<size_t>(std::upper_bound(u.first, u.last, instr,
                                                [](int64_t i, const Entry& e) { return i < e.first; }) -
                               u.first);
@@ -82,7 +80,7 @@ size_t BufferIndex::born_by(const Unit& u, uint32_t& hint, int64_t instr) {
 template <typename F>
 void BufferIndex::stab(uint64_t unit, int64_t instr, F&& f) const {
   const Unit u = unit_at(unit);
-  for (size_t j = born_by(u, hint_[unit], instr); j-- > 0;) {
+  for (size_t j = born_by(u, heads_[unit].hint, instr); j-- > 0;) {
     const Entry& e = u[j];
     if (e.max_last < instr) break;
     if (e.last >= instr) f(e);
