@@ -24,6 +24,24 @@ struct SimVerdict {
 // (named `name`, the files' stem); throws npuforge::Error when the pieces disagree.
 sim::Program to_sim_program(const isa::Isa& isa, const gen::GeneratedProgram& program, const std::string& name);
 
+// The same bundle with the instructions and the DDR image moved in from `program` and moved
+// back when this goes out of scope (also on an exception), for a worker that writes the
+// program's files after a failing simulation: a copy cost a page fault per 4 KiB of the
+// image, every seed. `map` is program.memmap() (the worker has built it for coverage).
+class LentProgram {
+ public:
+  LentProgram(const isa::Isa& isa, gen::GeneratedProgram& program, allocator::MemMap map, const std::string& name);
+  ~LentProgram() { give_back(); }
+  LentProgram(const LentProgram&) = delete;
+  LentProgram& operator=(const LentProgram&) = delete;
+  const sim::Program& program() const { return sim_; }
+
+ private:
+  void give_back();
+  gen::GeneratedProgram& gen_;
+  sim::Program sim_;
+};
+
 // Runs `program` on the SystemC model (TLM scratchpad, or the Verilated one with `rtl`) with
 // all checkers. SystemC elaborates once per process: call at most once per process (the
 // runner forks a child per seed, see regress/runner.h).

@@ -68,14 +68,15 @@ gen::GeneratedProgram generate_seed(const WorkerOptions& o, const gen::Profile& 
 }
 
 // In-process path: the program never leaves memory unless the seed fails (or --keep).
-int simulate_here(const WorkerOptions& o, const gen::GeneratedProgram& prog, SeedFigures figures, double gen_s) {
+int simulate_here(const WorkerOptions& o, gen::GeneratedProgram& prog, allocator::MemMap map, SeedFigures figures,
+                  double gen_s) {
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   const isa::Isa& isa = isa::builtin_isa();
   SimVerdict v;
   try {
-    v = simulate(to_sim_program(isa, prog, std::filesystem::path(o.prefix).filename().string()), o.job.rtl,
-                 parse_plant(o.job.plant));
+    const LentProgram lent(isa, prog, std::move(map), std::filesystem::path(o.prefix).filename().string());
+    v = simulate(lent.program(), o.job.rtl, parse_plant(o.job.plant));
   } catch (const std::exception& e) {
     if (!o.keep) gen::write_outputs(isa, prog, o.prefix);
     write_result(o.prefix, "error", fmt::format("simulator: {}", e.what()), 0, figures, gen_s,
@@ -103,11 +104,13 @@ int run_worker(const WorkerOptions& o) {
   const auto t0 = Clock::now();
   const isa::Isa& isa = isa::builtin_isa();
   gen::GeneratedProgram prog;
+  allocator::MemMap map;
   try {
     const SeedInputs in = load_inputs(o);
     prog = generate_seed(o, in.profile, in.npu);
     if (!o.in_process || o.keep) gen::write_outputs(isa, prog, o.prefix);
-    const Coverage cov = sample(isa, prog, prog.memmap(), in.profile.oom);
+    map = prog.memmap();
+    const Coverage cov = sample(isa, prog, map, in.profile.oom);
     write_text(o.coverage_path.empty() ? o.prefix + ".cov.json" : o.coverage_path, cov.to_json());
   } catch (const std::exception& e) {
     write_result(o.prefix, "error", fmt::format("generate: {}", e.what()), 0, SeedFigures{},
@@ -123,7 +126,7 @@ int run_worker(const WorkerOptions& o) {
     write_result(o.prefix, "fail", "[allocator/invariant] " + prog.allocator_check, 1, figures, gen_s, 0);
     return 1;
   }
-  if (o.in_process) return simulate_here(o, prog, figures, gen_s);
+  if (o.in_process) return simulate_here(o, prog, std::move(map), figures, gen_s);
   std::vector<std::string> argv{o.exe, "sim", o.prefix + ".bin", "--memmap", o.prefix + ".memmap.yaml",
                                 "--ddr", o.prefix + ".ddr.bin", "--max-errors", "20"};
   if (!o.job.npu.empty()) argv.insert(argv.end(), {"--npu", o.job.npu});

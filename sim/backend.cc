@@ -89,7 +89,8 @@ RunResult SequentialBackend::run(const Program& program, Checkers& checkers) {
   }
   checkers.on_end();
   result.ddr = memory.ddr.image();
-  result.sram = memory.sram.contents();
+  const auto sram = memory.sram.contents();
+  result.sram.assign(sram.begin(), sram.end());
   return result;
 }
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <climits>
 #include <map>
-#include <memory_resource>
 #include <queue>
 #include <set>
 #include <span>
@@ -12,6 +11,8 @@
 
 #include "util/error.h"
 #include "sim/ddr_owner.h"
+#include "sim/hazard_map.h"
+#include "sim/run_map.h"
 #include "sim/shadow.h"
 
 namespace npuforge::sim {
@@ -66,15 +67,27 @@ std::string format(const Finding& f) {
 
 // Shadow memory: the buffer index plus, per SRAM byte, the buffer that last wrote it.
 struct Checkers::Shadow {
-  Shadow(const allocator::MemMap& map, uint64_t sram_bytes, bool overlap)
-      : index(map, sram_bytes), overlap_done(map.buffers.size(), 0) {
-    written_by.emplace(0, BufferIndex::kNone);
-    written_by.emplace(sram_bytes, BufferIndex::kNone);  // end sentinel
+  Shadow(const allocator::MemMap& map, uint64_t sram_bytes, size_t instructions, bool overlap)
+      : index(map, sram_bytes), written_by(sram_bytes, BufferIndex::kNone), overlap_done(map.buffers.size(), 0) {
     for (size_t b = 0; b < map.buffers.size(); ++b) {
       by_first.emplace_back(map.buffers[b].first, static_cast<int32_t>(b));
     }
     std::sort(by_first.begin(), by_first.end());
+    born_from.resize(instructions + 1);
+    for (size_t i = 0, k = 0; i <= instructions; ++i) {
+      while (k < by_first.size() && by_first[k].first < static_cast<int64_t>(i)) ++k;
+      born_from[i] = static_cast<uint32_t>(k);
+    }
     if (overlap) find_overlap_candidates(map);
+  }
+  // The (first, buffer) entries of the buffers that become live at instruction i.
+  std::span<const std::pair<int64_t, int32_t>> born_at(int64_t i) const {
+    if (i >= 0 && static_cast<size_t>(i) + 1 < born_from.size()) {
+      return {by_first.data() + born_from[static_cast<size_t>(i)], by_first.data() + born_from[static_cast<size_t>(i) + 1]};
+    }
+    const auto range = std::equal_range(by_first.begin(), by_first.end(), std::pair<int64_t, int32_t>{i, INT32_MIN},
+                                        [](const auto& x, const auto& y) { return x.first < y.first; });
+    return {range.first, range.second};
   }
   // Which buffers each buffer meets when it becomes live depends on the map alone, so one
   // sweep over the buffers in `first` order finds them all (instead of an index query over
@@ -83,27 +96,14 @@ struct Checkers::Shadow {
   std::span<const int32_t> overlap_candidates(size_t b) const {
     return {cand_ids.data() + cand_begin[b], cand_ids.data() + cand_begin[b + 1]};
   }
-  // Makes a writer segment start at `x`; returns it.
-  std::pmr::map<uint64_t, int32_t>::iterator split(uint64_t x) {
-    auto it = written_by.lower_bound(x);
-    if (it != written_by.end() && it->first == x) return it;
-    return written_by.emplace_hint(it, x, std::prev(it)->second);
-  }
-  // Bytes [lo, hi) were last written for buffer `own`: one segment, merged with equal neighbours.
-  void record_write(uint64_t lo, uint64_t hi, int32_t own) {
-    auto first = split(lo);
-    const auto stop = split(hi);
-    written_by.erase(std::next(first), stop);
-    first->second = own;
-    if (stop->second == own && std::next(stop) != written_by.end()) written_by.erase(stop);
-    if (first != written_by.begin() && std::prev(first)->second == own) written_by.erase(first);
-  }
   BufferIndex index;
-  // Per SRAM byte range, the buffer that last wrote it: segment [key, next key) -> buffer
-  // (kNone: never written); the last key is the end sentinel. Whole extents at a time, not bytes.
-  std::pmr::unsynchronized_pool_resource pool;  // before written_by: its nodes live here
-  std::pmr::map<uint64_t, int32_t> written_by{&pool};
+  // Per SRAM byte, the buffer that last wrote it (kNone: never written), as runs: whole
+  // extents at a time, not bytes.
+  RunMap<int32_t> written_by;
   std::vector<std::pair<int64_t, int32_t>> by_first;  // (first, buffer), sorted
+  // by_first[born_from[i], born_from[i + 1]) become live at instruction i: no binary search
+  // (a cache miss per step) at every instruction's start.
+  std::vector<uint32_t> born_from;
   std::vector<uint8_t> overlap_done;                  // per buffer
   std::vector<int32_t> scratch;
   // Per buffer b: the other buffers live at b.first whose bytes meet b's, ascending ids.
@@ -166,53 +166,23 @@ class Checkers::DdrOwner : public DdrOwnership {
   using DdrOwnership::DdrOwnership;
 };
 
-// Hazards: per SRAM byte range, the last read and last write of each queue (FastTrack style:
-// with a feed order consistent with happens-before, the last access per queue suffices).
-struct Checkers::Hazards {
-  struct Seg {
-    std::array<int64_t, isa::kNumQueues> last_write{-1, -1, -1};
-    std::array<int64_t, isa::kNumQueues> last_read{-1, -1, -1};
-    bool operator==(const Seg&) const = default;
-  };
-  explicit Hazards(uint64_t sram_bytes) {
-    segs.emplace(0, Seg{});
-    segs.emplace(sram_bytes, Seg{});
-  }
-  // Makes a segment start at `x`; returns it.
-  using Map = std::pmr::map<uint64_t, Seg>;
-  Map::iterator split(uint64_t x) {
-    auto it = segs.lower_bound(x);
-    if (it != segs.end() && it->first == x) return it;
-    return segs.emplace_hint(it, x, std::prev(it)->second);
-  }
-  // split(x) for x >= from->first: an access spans few segments, so walking on from the
-  // start of the range finds the end without a second descent of the tree.
-  Map::iterator split_after(Map::iterator from, uint64_t x) {
-    auto it = from;
-    for (int k = 0; k < 8 && it->first < x; ++k) ++it;  // the end sentinel stops it
-    if (it->first < x) return split(x);
-    if (it->first == x) return it;
-    return segs.emplace_hint(it, x, std::prev(it)->second);
-  }
-  // Segments are split and merged at every access: their nodes come from a pool, not malloc.
-  std::pmr::unsynchronized_pool_resource pool;
-  Map segs{&pool};  // segment [key, next key); the last key is the end sentinel
-};
-
 Checkers::Checkers(const Program& program, const Semantics& sem, CheckerOptions options)
     : program_(&program), sem_(&sem), options_(options) {
   const size_t n = program.instrs.size();
+  if (n > static_cast<size_t>(INT32_MAX)) {
+    throw Error(fmt::format("checkers: {} instructions; at most {} are supported", n, INT32_MAX));
+  }
   order_ = std::make_unique<TokenOrder>(program.instrs);
   const uint64_t sram = program.config.sram_bytes.value;
   if (program.memmap && (options_.shadow || options_.overlap)) {
-    shadow_ = std::make_unique<Shadow>(*program.memmap, sram, options_.overlap);
+    shadow_ = std::make_unique<Shadow>(*program.memmap, sram, n, options_.overlap);
   }
   if (program.memmap && !program.memmap->ddr_buffers.empty() && options_.shadow) {
     ddr_owner_ = std::make_unique<DdrOwner>(*program.memmap);
   }
   if (options_.hazard) {
-    hazards_ = std::make_unique<Hazards>(sram);
-    ddr_hazards_ = std::make_unique<Hazards>(program.config.ddr_bytes.value);
+    hazards_ = std::make_unique<HazardMap>(sram);
+    ddr_hazards_ = std::make_unique<HazardMap>(program.config.ddr_bytes.value);
   }
   finish_time_.assign(n, UINT64_MAX);
   start_time_.assign(n, 0);
@@ -282,13 +252,12 @@ void Checkers::check_overlap_at(size_t instr) {
   const auto& map = *program_->memmap;
   const auto& idx = shadow_->index;
   const int64_t i = static_cast<int64_t>(instr);
+  const auto born = shadow_->born_at(i);
+  if (born.empty()) return;
   const bool is_move =
       instr < program_->instrs.size() && sem_->op(program_->instrs[instr]) == Op::Move;
-  auto range = std::equal_range(shadow_->by_first.begin(), shadow_->by_first.end(),
-                                std::pair<int64_t, int32_t>{i, INT32_MIN},
-                                [](const auto& x, const auto& y) { return x.first < y.first; });
-  for (auto it = range.first; it != range.second; ++it) {
-    const size_t b = static_cast<size_t>(it->second);
+  for (const auto& entry : born) {
+    const size_t b = static_cast<size_t>(entry.second);
     const auto& nb = map.buffers[b];
     shadow_->overlap_done[b] = 1;
     if (nb.size.value == 0) continue;
@@ -402,19 +371,24 @@ void Checkers::check_shadow(size_t instr, const isa::Extent& e) {
                            idx.end(own), f.other_symbol.empty() ? " into unowned bytes" : "");
     report(std::move(f));
   }
-  if (write) return sh.record_write(e.addr, inside_end, own);
-  // The first segment of [addr, inside_end) not written for `own`, and the run of such bytes.
-  auto bad = std::prev(sh.written_by.upper_bound(e.addr));
-  while (bad->first < inside_end && bad->second == own) ++bad;
-  if (bad->first >= inside_end) return;
+  if (write) return sh.written_by.assign(e.addr, inside_end, own);
+  // The first byte of [addr, inside_end) not written for `own`, and the stretch from it to
+  // the next byte that is.
+  uint64_t bad = inside_end, good = inside_end;
+  int32_t other = BufferIndex::kNone;
+  sh.written_by.visit(e.addr, inside_end, [&](uint64_t lo, uint64_t, int32_t writer) {
+    if (bad == inside_end) {
+      if (writer != own) bad = lo, other = writer;
+    } else if (good == inside_end && writer == own) {
+      good = lo;
+    }
+  });
+  if (bad >= inside_end) return;
   if (!keeping()) return count_only(FindingKind::ReadUnwritten);
-  auto good = bad;
-  while (good->first < inside_end && good->second != own) ++good;
-  const int32_t other = bad->second;
   Finding f = base(instr, FindingKind::ReadUnwritten);
   f.symbol = ob.symbol;
-  f.addr = std::max(bad->first, e.addr);
-  f.bytes = std::min(good->first, inside_end) - f.addr;
+  f.addr = bad;
+  f.bytes = good - bad;
   if (other != BufferIndex::kNone) f.other_symbol = idx.buffer(other).symbol;
   f.detail = other == BufferIndex::kNone
                  ? std::string("bytes never written")
@@ -422,13 +396,11 @@ void Checkers::check_shadow(size_t instr, const isa::Extent& e) {
   report(std::move(f));
 }
 
-void Checkers::check_hazard(Hazards& hz, size_t instr, const isa::Extent& e) {
+void Checkers::check_hazard(HazardMap& hz, size_t instr, const isa::Extent& e) {
   const auto& in = program_->instrs[instr];
   if (in.spec->queue == isa::Queue::Control) return;
   const unsigned q = static_cast<unsigned>(in.spec->queue);
   const bool write = e.access == isa::Access::Write;
-  const auto first = hz.split(e.addr);
-  const auto stop = hz.split_after(first, e.addr + e.bytes);
   struct Conflict {
     int64_t other;
     uint64_t lo, hi;
@@ -445,34 +417,18 @@ void Checkers::check_hazard(Hazards& hz, size_t instr, const isa::Extent& e) {
     }
     conflicts.push_back({other, lo, hi, other_write});
   };
-  for (auto it = first; it != stop; ++it) {
-    const auto& seg = it->second;
-    const uint64_t lo = it->first, hi = std::next(it)->first;
+  const uint64_t lo = e.addr, hi = e.addr + e.bytes;
+  hz.visit(lo, hi, [&](uint64_t run_lo, uint64_t run_hi, const HazardMap::Seg& seg) {
     for (unsigned r = 0; r < isa::kNumQueues; ++r) {
       if (r == q) continue;
-      consider(seg.last_write[r], true, lo, hi);
-      if (write) consider(seg.last_read[r], false, lo, hi);
+      consider(seg.last_write[r], true, run_lo, run_hi);
+      if (write) consider(seg.last_read[r], false, run_lo, run_hi);
     }
-  }
+  });
   if (write) {
-    // The write now stands for every earlier access of these bytes: an access unordered with
-    // one of them and later in the feed is unordered with this write too, so it is still caught.
-    // Collapsing the range to one segment keeps the map small.
-    hz.segs.erase(std::next(first), stop);
-    first->second = Hazards::Seg{};
-    first->second.last_write[q] = static_cast<int64_t>(instr);
+    hz.record_write(lo, hi, q, static_cast<int32_t>(instr));
   } else {
-    // Set the read and merge neighbours that became equal, so that many reads of one region
-    // (the DDR inputs, a shared weight buffer) do not fragment it.
-    auto prev = first == hz.segs.begin() ? hz.segs.end() : std::prev(first);
-    for (auto it = first; it != stop;) {
-      it->second.last_read[q] = static_cast<int64_t>(instr);
-      if (prev != hz.segs.end() && prev->second == it->second) {
-        it = hz.segs.erase(it);
-      } else {
-        prev = it++;
-      }
-    }
+    hz.record_read(lo, hi, q, static_cast<int32_t>(instr));
   }
   for (const auto& c : conflicts) report_hazard(instr, e.space, write, c.other, c.other_wrote, c.lo, c.hi);
 }

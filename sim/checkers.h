@@ -92,6 +92,8 @@ struct CheckerOptions {
   bool hazard = true;
 };
 
+class HazardMap;  // sim/hazard_map.h
+
 // The token happens-before lives with the ISA (the generator's checks use it too).
 using TokenOrder = isa::TokenOrder;
 
@@ -123,11 +125,10 @@ class Checkers {
 
  private:
   struct Shadow;
-  struct Hazards;
   class DdrOwner;
   void check_overlap_at(size_t instr);
   void check_shadow(size_t instr, const isa::Extent& e);
-  void check_hazard(Hazards& hz, size_t instr, const isa::Extent& e);
+  void check_hazard(HazardMap& hz, size_t instr, const isa::Extent& e);
   void check_ddr_access(size_t instr, const isa::Extent& e);
   std::string symbol_at(uint64_t addr, size_t instr) const;  // live buffer holding addr
   void report_hazard(size_t instr, isa::Space space, bool write, int64_t other, bool other_wrote,
@@ -141,8 +142,8 @@ class Checkers {
   CheckerOptions options_;
   std::unique_ptr<TokenOrder> order_;
   std::unique_ptr<Shadow> shadow_;
-  std::unique_ptr<Hazards> hazards_;      // SRAM
-  std::unique_ptr<Hazards> ddr_hazards_;  // DDR (spill/reload through DDR races too)
+  std::unique_ptr<HazardMap> hazards_;      // SRAM
+  std::unique_ptr<HazardMap> ddr_hazards_;  // DDR (spill/reload through DDR races too)
   std::unique_ptr<DdrOwner> ddr_owner_;   // DDR tensors of a compiled model's memory map
   std::vector<uint64_t> start_time_;      // per instruction, for the DDR findings
   std::vector<uint64_t> finish_time_;  // per instruction, UINT64_MAX until finished

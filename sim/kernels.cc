@@ -53,7 +53,7 @@ void gemm(const isa::Instruction& instr, const Semantics::GemmSlots& s, In in, s
       const uint8_t* brow = b.data() + p * n;
       for (uint64_t j = 0; j < n; ++j) acc[j] += static_cast<uint32_t>(av * s8(brow[j]));
     }
-    for (uint64_t j = 0; j < n; ++j) out[i * n + j] = u8(requant(static_cast<int32_t>(acc[j]), rq_of(j)));
+    for (uint64_t j = 0; j < n; ++j) out[i * n + j] = u8(requant_fast(static_cast<int32_t>(acc[j]), rq_of(j)));
   }
 }
 
@@ -96,7 +96,7 @@ void eltwise(const isa::Instruction& instr, const Semantics::EltwiseSlots& s, In
       const auto b = operand(instr, in, s.b);
       for (uint64_t i = 0; i < len; ++i) {
         const int64_t x = s8(a[i]), y = s8(b[i]);
-        out[i] = u8(requant(op == EltwiseOp::Add ? x + y : x * y, rq));
+        out[i] = u8(requant_fast(op == EltwiseOp::Add ? x + y : x * y, rq));
       }
       return;
     }

@@ -29,7 +29,7 @@ std::string_view to_string(Op op) {
   return "?";
 }
 
-Semantics::Semantics(const isa::Isa& isa) : isa_(&isa) {
+Semantics::Semantics(const isa::Isa& isa) : isa_(&isa), specs_(isa.instructions().data()) {
   const auto& specs = isa.instructions();
   ops_.resize(specs.size());
   write_operand_.resize(specs.size());
@@ -80,14 +80,7 @@ Semantics::Semantics(const isa::Isa& isa) : isa_(&isa) {
   }
 }
 
-Op Semantics::op(const isa::Instruction& instr) const {
-  const auto& specs = isa_->instructions();
-  const isa::InstrSpec* s = instr.spec;
-  if (s == nullptr || s < specs.data() || s >= specs.data() + specs.size()) {
-    throw Error("instruction decoded with a different ISA than the simulator's");
-  }
-  return ops_[static_cast<size_t>(s - specs.data())];
-}
+void Semantics::foreign_spec() { throw Error("instruction decoded with a different ISA than the simulator's"); }
 
 std::optional<unsigned> Semantics::write_operand(const isa::Instruction& instr) const {
   op(instr);  // validates the spec pointer

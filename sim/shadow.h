@@ -38,20 +38,33 @@ class BufferIndex {
     uint32_t lo, hi;   // [offset, offset + size), the end clamped to 32 bits
     bool holds(uint64_t addr) const { return lo <= addr && addr < hi; }
   };
+  // The entries of all units in one array, unit u's at [heads_[u].begin, heads_[u + 1].begin):
+  // a vector per unit cost an allocation (and a page fault per 4 KiB) each, for every seed.
   struct Unit {
-    std::vector<Entry> entries;  // buffers touching this unit, sorted by `first`
-    // Where the last search ended: checkers ask in (roughly) increasing instruction order,
-    // so the next answer is usually here or a step or two on (no binary search, no misses).
-    mutable uint32_t hint = 0;
+    const Entry* first;
+    const Entry* last;
+    size_t size() const { return static_cast<size_t>(last - first); }
+    const Entry& operator[](size_t k) const { return first[k]; }
   };
-  static size_t born_by(const Unit& u, int64_t instr);  // entries with first <= instr
-  const Unit* unit(uint64_t addr) const;
+  static size_t born_by(const Unit& u, uint32_t& hint, int64_t instr);  // entries with first <= instr
+  Unit unit_at(uint64_t u) const {
+    return {entries_.data() + heads_[u].begin, entries_.data() + heads_[u + 1].begin};
+  }
   template <typename F>
-  void stab(const Unit& u, int64_t instr, F&& f) const;
+  void stab(uint64_t u, int64_t instr, F&& f) const;
 
   const allocator::MemMap* map_;
   uint64_t granule_;
-  std::vector<Unit> units_;
+  uint64_t units_ = 0;
+  struct Head {
+    uint32_t begin;  // the unit's first entry in entries_
+    // Where the unit's last search ended: checkers ask in (roughly) increasing instruction
+    // order, so the next answer is usually there or a step or two away. Beside `begin`, so
+    // that a query's first cache miss brings both.
+    uint32_t hint;
+  };
+  mutable std::vector<Head> heads_;  // units_ + 1 (the last one only ends the last unit)
+  std::vector<Entry> entries_;       // per unit, sorted by `first`
 };
 
 }  // namespace npuforge::sim

@@ -128,12 +128,12 @@ void Engine::execute(uint32_t i, const isa::Instruction& instr) {
   if (in_range) {
     // Reads happen when the instruction starts, the write when it completes, so that a
     // missing token shows up as stale or clobbered data, as on hardware.
-    std::array<std::vector<uint8_t>, isa::kMaxOperands> in;
+    auto& in = in_;
     OperandBuffers ob;
     for (unsigned k = 0; k < ex.count; ++k) {
       const isa::Extent& e = ex.items[k];
       if (e.bytes == 0 || e.access != isa::Access::Read) continue;
-      in[k].resize(e.bytes);
+      in[k].assign(e.bytes, 0);  // zeros, as a fresh vector had, but no allocation once grown
       const bool skew = planted(PlantId::ModelDmaOffByOne) && q_ == 0 && e.space == isa::Space::Ddr &&
                         e.addr + e.bytes < prog.config.ddr_bytes.value;
       transport(e.space, tlm::TLM_READ_COMMAND, e.addr + (skew ? 1 : 0), in[k]);
@@ -145,7 +145,8 @@ void Engine::execute(uint32_t i, const isa::Instruction& instr) {
     if (ctx_->rtl_compute && RtlCompute::handles(sem.op(instr)) && w && ex.items[*w].bytes > 0) {
       // The RTL computes while the instruction holds the queue (its cycles count there).
       const isa::Extent& e = ex.items[*w];
-      std::vector<uint8_t> out(e.bytes);
+      std::vector<uint8_t>& out = out_;
+      out.assign(e.bytes, 0);
       ob.out = out;
       ctx_->rtl_compute->compute(sem, instr, ob);
       if (sc_time_stamp() - t0 < busy_for) wait(busy_for - (sc_time_stamp() - t0));
@@ -155,7 +156,8 @@ void Engine::execute(uint32_t i, const isa::Instruction& instr) {
     if (sc_time_stamp() - t0 < busy_for) wait(busy_for - (sc_time_stamp() - t0));
     if (w && ex.items[*w].bytes > 0) {
       const isa::Extent& e = ex.items[*w];
-      std::vector<uint8_t> out(e.bytes);
+      std::vector<uint8_t>& out = out_;
+      out.assign(e.bytes, 0);
       if (sem.op(instr) == Op::Store) transport(e.space, tlm::TLM_READ_COMMAND, e.addr, out);  // DDR gaps kept
       ob.out = out;
       sem.compute(instr, ob);
@@ -449,8 +451,13 @@ ScOutput NpuTop::output() {
     out.result.completed = false;
     out.result.cycles = ctx_.last_finish;
   }
-  out.result.ddr = memory_.ddr.image();
-  out.result.sram = rtl_sram_ ? final_sram_ : memory_.sram.contents();
+  if (options_.images) {
+    out.result.ddr = memory_.ddr.image();
+    const auto sram = memory_.sram.contents();
+    out.result.sram = rtl_sram_ ? final_sram_ : std::vector<uint8_t>(sram.begin(), sram.end());
+  } else {
+    out.ddr.emplace(std::move(memory_.ddr));  // the simulation is over: no transport reaches it again
+  }
   out.stats = stats_;
   if (rtl_sram_) {
     out.stats.sram_words = rtl_sram_->words();

@@ -81,6 +81,10 @@ class Engine : public sc_core::sc_module {
   int64_t instr_ = -1;
   unsigned waits_for_ = 0;
   uint64_t expected_end_ = 0;
+  // Operand buffers kept from one instruction to the next (an engine runs one at a time): a
+  // fresh vector per operand cost an allocation each, and page faults for large ones.
+  std::array<std::vector<uint8_t>, isa::kMaxOperands> in_;
+  std::vector<uint8_t> out_;
 };
 
 class NpuTop : public sc_core::sc_module {

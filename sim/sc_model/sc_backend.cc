@@ -130,6 +130,7 @@ RunResult ScBackend::run(const Program& program, Checkers& checkers) {
   const ScJob job{&program, &checkers, options_};
   std::vector<ScOutput> out = run_together(*sem_, std::span<const ScJob>(&job, 1));
   stats_ = std::move(out[0].stats);
+  ddr_ = std::move(out[0].ddr);
   return std::move(out[0].result);
 }
 

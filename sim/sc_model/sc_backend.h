@@ -22,9 +22,11 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/backend.h"
+#include "sim/memory.h"
 #include "util/plant.h"
 
 namespace npuforge::sim::sc_model {
@@ -79,6 +81,11 @@ struct ScOptions {
   // A planted bug (util/plant.h): model plants are honoured by the engines, RTL plants are
   // mapped onto the settings above by apply_rtl_plant.
   Plant plant;
+  // false: RunResult::ddr and ::sram stay empty and the final DDR is handed over as memory
+  // (ScOutput::ddr, ScBackend::take_ddr), to be compared page by page with the golden
+  // model's (check_ddr on two Ddr). A regression seed's DDR image is 1 MiB of which a run
+  // writes a few pages; building the two images cost 512 page faults per seed.
+  bool images = true;
 };
 
 // `options` with an RTL plant turned into its setting (the variant to Verilate in); model and
@@ -99,6 +106,7 @@ struct ScStats {
 struct ScOutput {
   RunResult result;
   ScStats stats;
+  std::optional<Ddr> ddr;  // the final DDR when ScOptions::images is off (it references the program's image)
 };
 
 // True when the decoder RTL was built in (npu_isa_pkg.sv existed at configure time).
@@ -116,11 +124,14 @@ class ScBackend : public Backend {
   // Once per process (see above).
   RunResult run(const Program& program, Checkers& checkers) override;
   const ScStats& stats() const { return stats_; }
+  // The final DDR of the last run with ScOptions::images off (empty otherwise); moved out.
+  std::optional<Ddr> take_ddr() { return std::exchange(ddr_, std::nullopt); }
 
  private:
   const Semantics* sem_;
   ScOptions options_;
   ScStats stats_;
+  std::optional<Ddr> ddr_;
 };
 
 struct ScJob {

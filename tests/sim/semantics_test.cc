@@ -80,6 +80,35 @@ TEST(Requant, MatchesFloorDivisionModel) {
   }
 }
 
+// The kernels' inline requant against isa::requant: the 64-bit path's boundaries (int32
+// ends, 32-bit scales, shift 32 and past it, relu) and random values on both paths.
+TEST(Requant, FastPathEqualsRequant) {
+  const int64_t xs[] = {0, 1, -1, 5, -5, 127, -128, INT32_MAX, INT32_MIN, INT32_MAX - 1, INT32_MIN + 1,
+                        int64_t{INT32_MAX} + 1, int64_t{INT32_MIN} - 1, int64_t{1} << 40, -(int64_t{1} << 40)};
+  const uint32_t scales[] = {0, 1, 3, 65535, 65536, UINT32_MAX, UINT32_MAX - 1, 1u << 31};
+  size_t checked = 0;
+  for (int64_t x : xs) {
+    for (uint32_t scale : scales) {
+      for (uint32_t shift : {0u, 1u, 2u, 31u, 32u, 33u, 40u, 62u, 63u, 64u}) {
+        for (bool relu : {false, true}) {
+          ASSERT_EQ(requant_fast(x, {scale, shift, relu}), requant(x, {scale, shift, relu}))
+              << x << " " << scale << " " << shift << " " << relu;
+          ++checked;
+        }
+      }
+    }
+  }
+  Rng rng(12);
+  for (int n = 0; n < 200000; ++n) {
+    const int64_t x = rng.range(INT32_MIN, INT32_MAX) >> rng.below(32);
+    const uint32_t scale = static_cast<uint32_t>(rng.next()) >> rng.below(32);
+    const uint32_t shift = static_cast<uint32_t>(rng.below(34));
+    const bool relu = rng.chance(0.5);
+    ASSERT_EQ(requant_fast(x, {scale, shift, relu}), requant(x, {scale, shift, relu})) << x << " " << scale << " " << shift;
+  }
+  EXPECT_GT(checked, 0u);
+}
+
 TEST(PoolRounding, HalfAwayFromZero) {
   EXPECT_EQ(round_div_away(5, 2), 3);
   EXPECT_EQ(round_div_away(-5, 2), -3);
