@@ -29,6 +29,9 @@ std::string_view as_text(std::span<const uint8_t> data) {
 constexpr int64_t kMaxGenLength = 200;
 // The planners are O(n log n) to O(n^2); beyond this the fuzzer would mostly wait.
 constexpr size_t kMaxPlanBuffers = 256;
+// best and lifetime-aware improve until a wall-clock budget (default 60 s) runs out; the fuzzer
+// stops a run after 10 s, so a problem they could keep improving reads as a hang without this.
+constexpr double kPlannerBudgetSeconds = 0.5;
 
 // Whether the offsets the input fixes are consistent among themselves (aligned, disjoint):
 // naive and greedy-size keep fixed offsets as given, so only then must their plans check clean.
@@ -50,7 +53,9 @@ void plan_and_check(const planner::PlanProblem& problem) {
   for (const std::string& name : planner::planner_names()) {
     if (name == "exact") continue;  // exponential, with a wall-clock budget
     if (fixed && name != "naive" && name != "greedy-size") continue;
-    const planner::PlanResult r = planner::run_planner(name, problem);
+    planner::PlannerOptions options;
+    options.time_limit_s = kPlannerBudgetSeconds;
+    const planner::PlanResult r = planner::run_planner(name, problem, options);
     if (!r.found) continue;
     const auto check = planner::check_plan(problem, r.offsets, std::nullopt);
     if (!check.ok()) throw InvariantBroken(fmt::format("planner {}: {}", name, check.report()));
