@@ -1,6 +1,6 @@
 // Every planner on the MiniMalloc "challenging" instances A-K (capacity 1048576), on a real
-// compiler trace (tests/data/traces), on traces found in --traces DIR (see
-// scripts/fetch-plan-traces.sh), on random and trace-like synthetic sets of 1k to 1M buffers,
+// compiler trace (tests/data/traces), on traces found in --traces DIR (downloaded by hand: see
+// tests/data/traces/README.md), on random and trace-like synthetic sets of 1k to 1M buffers,
 // and on the generator's memory maps: a table of peak / lower bound, wall and CPU time (the
 // machine is shared: CPU time is the planner's own cost). Then Google Benchmark timings of the
 // checker and of greedy-size. Run: build/bench/bench_planners
