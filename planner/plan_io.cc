@@ -13,6 +13,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "util/error.h"
+#include "util/text.h"
 #include "util/yaml_util.h"
 
 namespace npuforge::planner {
@@ -75,6 +76,13 @@ void check_lifespan(const PlanBuffer& b, std::string_view where) {
   if (b.lifespan.lower > b.lifespan.upper)
     throw Error(fmt::format("{}: buffer '{}' has lower {} > upper {}", where, b.id,
                             b.lifespan.lower, b.lifespan.upper));
+}
+
+// An id's bytes in hex, for messages about ids that are not text.
+std::string id_bytes(std::string_view id) {
+  std::string out;
+  for (unsigned char c : id) out += fmt::format("{}{:02x}", out.empty() ? "" : " ", c);
+  return out;
 }
 
 void check_unique(std::set<std::string>& ids, const PlanBuffer& b, std::string_view where) {
@@ -204,6 +212,9 @@ PlanProblem read_plan_yaml(std::string_view text, std::string_view source,
     if (!id || !id.IsScalar() || id.Scalar().empty())
       throw Error(fmt::format("{}: buffer is missing the field 'id'", util::where_column(source, n)));
     b.id = id.Scalar();
+    if (!util::valid_utf8(b.id))
+      throw Error(fmt::format("{}: buffer id is not valid UTF-8 (bytes {}); YAML text must be UTF-8",
+                              util::where_column(source, id), id_bytes(b.id)));
     b.lifespan.lower = yaml_int(source, n, "lower", true, 0, -kMaxTime, kMaxTime);
     b.lifespan.upper = yaml_int(source, n, "upper", true, 0, -kMaxTime, kMaxTime) + (inclusive ? 1 : 0);
     b.size = {uint64_t(yaml_int(source, n, "size", true, 0, 0, kMaxBytes))};
@@ -242,6 +253,10 @@ std::string write_plan_yaml(const PlanProblem& plan) {
   if (plan.capacity) out += fmt::format("capacity: {}\n", plan.capacity->value);
   out += "lifetimes: half-open\nbuffers:\n";
   for (const auto& b : plan.buffers) {
+    // yaml-cpp would write U+FFFD in place of such bytes: a different id, silently.
+    if (!util::valid_utf8(b.id))
+      throw Error(fmt::format("plan YAML: buffer id (bytes {}) is not valid UTF-8, which YAML cannot hold; "
+                              "write the plan as CSV instead", id_bytes(b.id)));
     YAML::Emitter id;  // quotes ids that YAML would otherwise misread
     id << YAML::Flow << b.id;
     out += fmt::format("  - {{id: {}, lower: {}, upper: {}, size: {}", id.c_str(),

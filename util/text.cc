@@ -74,4 +74,34 @@ std::string shell_join(const std::vector<std::string>& argv) {
   return out;
 }
 
+bool valid_utf8(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const auto* end = p + s.size();
+  while (p < end) {
+    const unsigned char c = *p;
+    if (c < 0x80) {
+      ++p;
+      continue;
+    }
+    // Lead byte: sequence length and the allowed range of the second byte (Unicode 15,
+    // table 3-7), which excludes overlong forms, surrogates and values past U+10FFFF.
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) len = 2;
+    else if (c == 0xe0) len = 3, lo = 0xa0;
+    else if (c >= 0xe1 && c <= 0xec) len = 3;
+    else if (c == 0xed) len = 3, hi = 0x9f;
+    else if (c >= 0xee && c <= 0xef) len = 3;
+    else if (c == 0xf0) len = 4, lo = 0x90;
+    else if (c >= 0xf1 && c <= 0xf3) len = 4;
+    else if (c == 0xf4) len = 4, hi = 0x8f;
+    else return false;
+    if (static_cast<size_t>(end - p) < len || p[1] < lo || p[1] > hi) return false;
+    for (size_t k = 2; k < len; ++k)
+      if (p[k] < 0x80 || p[k] > 0xbf) return false;
+    p += len;
+  }
+  return true;
+}
+
 }  // namespace npuforge::util

@@ -16,5 +16,9 @@ std::string xml_escape(std::string_view s);
 // A word the POSIX shell reads back unchanged (single-quoted when needed).
 std::string shell_quote(std::string_view s);
 std::string shell_join(const std::vector<std::string>& argv);
+// Whether `s` is well-formed UTF-8 (no overlong forms, surrogates or code points past
+// U+10FFFF). YAML text is Unicode: yaml-cpp's emitter replaces anything else with U+FFFD,
+// so a reader of a YAML format must refuse such text rather than write back other bytes.
+bool valid_utf8(std::string_view s);
 
 }  // namespace npuforge::util

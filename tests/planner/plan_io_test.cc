@@ -98,6 +98,25 @@ TEST(PlanIo, YamlErrorsNameFileLineColumn) {
             std::string::npos);
 }
 
+// Found by fuzz_plan_yaml: yaml-cpp reads bytes that are not UTF-8 but writes U+FFFD in
+// their place, so such an id would not read back as written.
+TEST(PlanIo, YamlIdsMustBeUtf8) {
+  EXPECT_EQ(error_of([] {
+              read_plan_yaml("buffers:\n  - {id: \xff\xff\xff\x01, lower: 0, upper: 3, size: 8}\n", "p.yaml");
+            }),
+            "p.yaml:2:10: buffer id is not valid UTF-8 (bytes ff ff ff 01); YAML text must be UTF-8");
+  // Well-formed multi-byte text is an id like any other and round-trips.
+  const PlanProblem ok = read_plan_yaml("buffers:\n  - {id: \"\xc3\xa9t\xe2\x82\xac\", lower: 0, upper: 3, size: 8}\n", "p.yaml");
+  EXPECT_EQ(ok.buffers.at(0).id, "\xc3\xa9t\xe2\x82\xac");
+  EXPECT_EQ(read_plan_yaml(write_plan_yaml(ok), "w.yaml"), ok);
+  // CSV holds any bytes; converting such a plan to YAML is refused, not silently changed.
+  const PlanProblem bytes = read_plan_csv("id,lower,upper,size\n\xc3\x28,0,3,8\n", "p.csv");
+  EXPECT_EQ(read_plan_csv(write_plan_csv(bytes), "w.csv"), bytes);
+  EXPECT_EQ(error_of([&] { write_plan_yaml(bytes); }),
+            "plan YAML: buffer id (bytes c3 28) is not valid UTF-8, which YAML cannot hold; write the plan as CSV "
+            "instead");
+}
+
 TEST(PlanIo, InstantiateSideBySide) {
   PlanProblem p;
   p.buffers = {{"a", {0, 2}, {100}, {1}, Offset{0}}, {"b", {0, 2}, {28}, {1}, Offset{100}}};

@@ -1,0 +1,36 @@
+// util/text: the UTF-8 check that keeps YAML formats from writing back other bytes.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "util/text.h"
+
+namespace npuforge::util {
+namespace {
+
+TEST(ValidUtf8, AcceptsAsciiAndWellFormedSequences) {
+  EXPECT_TRUE(valid_utf8(""));
+  EXPECT_TRUE(valid_utf8("ld0 e24"));
+  EXPECT_TRUE(valid_utf8("\xc3\xa9"));          // U+00E9, 2 bytes
+  EXPECT_TRUE(valid_utf8("\xe2\x82\xac"));      // U+20AC, 3 bytes
+  EXPECT_TRUE(valid_utf8("\xf0\x9f\x98\x80"));  // U+1F600, 4 bytes
+  EXPECT_TRUE(valid_utf8("\xf4\x8f\xbf\xbf"));  // U+10FFFF, the last code point
+  EXPECT_TRUE(valid_utf8(std::string("a\0b", 3)));
+}
+
+TEST(ValidUtf8, RefusesMalformedSequences) {
+  EXPECT_FALSE(valid_utf8("\xff"));                // never a UTF-8 byte
+  EXPECT_FALSE(valid_utf8("\x80"));                // continuation without a lead
+  EXPECT_FALSE(valid_utf8("\xc3"));                // truncated
+  EXPECT_FALSE(valid_utf8("\xc3\x28"));            // bad continuation
+  EXPECT_FALSE(valid_utf8("\xc0\xaf"));            // overlong '/'
+  EXPECT_FALSE(valid_utf8("\xe0\x80\xaf"));        // overlong, 3 bytes
+  EXPECT_FALSE(valid_utf8("\xed\xa0\x80"));        // surrogate U+D800
+  EXPECT_FALSE(valid_utf8("\xf4\x90\x80\x80"));    // past U+10FFFF
+  EXPECT_FALSE(valid_utf8("\xe2\x82"));            // truncated at the end
+  EXPECT_FALSE(valid_utf8("\xf0\x9f\x98\x28"));    // bad last continuation
+  EXPECT_FALSE(valid_utf8("\xff\xff\xff\x01"));    // the fuzz_plan_yaml finding's id
+}
+
+}  // namespace
+}  // namespace npuforge::util
