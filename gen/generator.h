@@ -92,9 +92,11 @@ struct GenOptions {
 };
 
 // What generating `length` instructions costs in memory at its peak, from above: the program,
-// its symbols and the DDR image are all held until the addresses are fixed up and the files are
-// written. Measured 420-630 bytes per instruction over the shipped profiles at 1 M instructions.
-constexpr uint64_t kPeakBytesPerInstruction = 700;
+// its symbols and the DDR image are all held until the addresses are fixed up; the files are
+// then written a line at a time (gen/output.cc), so the peak is the generator's own state.
+// Measured 172-219 bytes per instruction (max RSS of `npuforge gen --length 1000000`, process
+// overhead included) over the shipped profiles; 300 leaves a third of margin.
+constexpr uint64_t kPeakBytesPerInstruction = 300;
 Bytes estimated_peak_memory(int64_t length, const isa::NpuConfig& npu);
 
 // A symbol's name: what produced its chain's origin, the origin's id, "@version" after a

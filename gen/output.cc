@@ -1,8 +1,11 @@
 #include "util/file_io.h"
 #include "gen/output.h"
 
+#include <algorithm>
+#include <array>
 #include <iterator>
 #include <span>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -13,6 +16,9 @@
 namespace npuforge::gen {
 
 namespace {
+
+inline constexpr uint32_t kNoInstr = UINT32_MAX;
+inline constexpr size_t kMaxHexBytes = 128;  // the ISA loader's cap on the word width
 
 // A std::string with util::BufferedWriter's interface, so one function emits into either.
 struct StringSink {
@@ -83,43 +89,120 @@ allocator::MemMap GeneratedProgram::memmap() const {
 
 namespace {
 
+// "1f" for 31: the digits of fmt's "{:x}", without its general path.
 template <class Sink>
-void emit_assembly(const GeneratedProgram& p, Sink& out) {
-  out.format("; {}\n; {} instructions; operand symbols are given in the comments\n", p.header, p.instrs.size());
-  size_t r = 0;
-  for (size_t i = 0; i < p.instrs.size(); ++i) {
-    const isa::Instruction& in = p.instrs[i];
-    out.put(isa::disassemble(in));
-    bool first = true;
-    for (; r < p.refs.size() && p.refs[r].instr == i; ++r) {
-      out.put(first ? "  ; " : " ");
-      first = false;
-      const SymbolInfo& s = p.symbols[p.refs[r].symbol.value];
-      out.put(in.spec->fields[p.refs[r].field].name);
-      out.put("=%");
-      emit_symbol(out, s.kind, s.origin, s.version);
-    }
-    out.put('\n');
-  }
+void put_hex(Sink& out, uint64_t v) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  char digits[16];
+  size_t n = sizeof digits;
+  do {
+    digits[--n] = kHex[v & 15];
+    v >>= 4;
+  } while (v != 0);
+  out.put(std::string_view(digits + n, sizeof digits - n));
 }
 
-// The same text as isa::to_readmemh, from the already encoded words.
-void emit_readmemh(const isa::Isa& isa, const GeneratedProgram& p, std::span<const uint8_t> bin,
-                   util::BufferedWriter& out) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  char line[2 * 64 + 1];
-  const size_t width = isa.width_bytes();
-  if (2 * width >= sizeof line) return out.put(isa::to_readmemh(isa, p.instrs, p.header));  // no such ISA today
+template <class Sink>
+void put_dec(Sink& out, uint64_t v) {
+  const fmt::format_int f(v);
+  out.put(std::string_view(f.data(), f.size()));
+}
+
+// Instruction i's line of assembly with its operand symbols as a comment, appended to `line`;
+// `r` walks the SymRefs (in instruction order) past instruction i's.
+void append_assembly_line(const GeneratedProgram& p, size_t i, size_t& r, StringSink& line) {
+  const isa::Instruction& in = p.instrs[i];
+  isa::append_disassembly(line.text, in);
+  bool first = true;
+  for (; r < p.refs.size() && p.refs[r].instr == i; ++r) {
+    line.put(first ? "  ; " : " ");
+    first = false;
+    const SymbolInfo& s = p.symbols[p.refs[r].symbol.value];
+    line.put(in.spec->fields[p.refs[r].field].name);
+    line.put("=%");
+    emit_symbol(line, s.kind, s.origin, s.version);
+  }
+  line.put('\n');
+}
+
+template <class Sink>
+void emit_assembly_header(const GeneratedProgram& p, Sink& out) {
+  out.format("; {}\n; {} instructions; operand symbols are given in the comments\n", p.header, p.instrs.size());
+}
+
+// The header isa::to_readmemh writes.
+void emit_readmemh_header(const isa::Isa& isa, const GeneratedProgram& p, util::BufferedWriter& out) {
   if (!p.header.empty()) out.format("// {}\n", p.header);
   out.format("// {} instructions, {} bits each, most significant digit first\n", p.instrs.size(), isa.width_bits());
-  for (size_t at = 0; at + width <= bin.size(); at += width) {
-    size_t n = 0;
-    for (size_t b = width; b-- > 0;) {
-      line[n++] = kHex[bin[at + b] >> 4];
-      line[n++] = kHex[bin[at + b] & 15];
+}
+
+// One $readmemh line of an encoded word, most significant digit first.
+void emit_readmemh_word(std::span<const uint8_t> word, util::BufferedWriter& out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  char line[2 * kMaxHexBytes + 1];
+  size_t n = 0;
+  for (size_t b = word.size(); b-- > 0;) {
+    line[n++] = kHex[word[b] >> 4];
+    line[n++] = kHex[word[b] & 15];
+  }
+  line[n++] = '\n';
+  out.put(std::string_view(line, n));
+}
+
+// GeneratedProgram::memmap().to_yaml(), written as it is computed: the producer and the
+// consumers of every symbol are gathered into flat arrays (a few bytes per reference) instead
+// of a MemMap with a string and a vector per buffer, which was most of gen's peak memory.
+void emit_memmap(const GeneratedProgram& p, util::BufferedWriter& out) {
+  std::istringstream lines(p.header);
+  for (std::string line; std::getline(lines, line);) {
+    out.put("# ");
+    out.put(line);
+    out.put('\n');
+  }
+  out.format("sram_bytes: {}\nalignment: {}\ninstructions: {}\n", p.npu.sram_bytes.value, p.npu.alignment.value,
+             p.instrs.size());
+  const size_t n = p.symbols.size();
+  std::vector<uint32_t> producer(n, kNoInstr), last_read(n, kNoInstr), begin(n + 1, 0);
+  for (const SymRef& r : p.refs) {  // consumers as memmap() lists them: each reading instruction once
+    const uint32_t sym = r.symbol.value;
+    if (r.write) producer[sym] = r.instr;
+    else if (last_read[sym] != r.instr) last_read[sym] = r.instr, ++begin[sym + 1];
+  }
+  for (size_t i = 0; i < n; ++i) begin[i + 1] += begin[i];
+  std::vector<uint32_t> consumers(begin[n]);
+  std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
+  std::fill(last_read.begin(), last_read.end(), kNoInstr);
+  for (const SymRef& r : p.refs) {
+    const uint32_t sym = r.symbol.value;
+    if (!r.write && last_read[sym] != r.instr) last_read[sym] = r.instr, consumers[fill[sym]++] = r.instr;
+  }
+  const bool any = std::any_of(producer.begin(), producer.end(), [](uint32_t i) { return i != kNoInstr; });
+  out.put(any ? "buffers:\n" : "buffers: []\n");
+  for (uint32_t i = 0; i < n; ++i) {
+    if (producer[i] == kNoInstr) continue;  // placed but never produced (length reached)
+    const SymbolInfo& s = p.symbols[i];
+    // Generated names (lower-case letters, digits, "@digits") are plain YAML: never quoted.
+    out.put("  - {symbol: ");
+    emit_symbol(out, s.kind, s.origin, s.version);
+    out.put(", offset: 0x");
+    put_hex(out, s.addr);
+    out.put(", size: ");
+    put_dec(out, s.padded);
+    out.put(", first: ");
+    put_dec(out, producer[i]);
+    out.put(", last: ");
+    put_dec(out, begin[i] == begin[i + 1] ? producer[i] : std::max(producer[i], consumers[begin[i + 1] - 1]));
+    out.put(", producer: ");
+    put_dec(out, producer[i]);
+    if (begin[i] != begin[i + 1]) {
+      out.put(", consumers: [");
+      for (uint32_t c = begin[i]; c < begin[i + 1]; ++c) {
+        if (c != begin[i]) out.put(", ");
+        put_dec(out, consumers[c]);
+      }
+      out.put(']');
     }
-    line[n++] = '\n';
-    out.put(std::string_view(line, n));
+    out.put("}\n");
   }
 }
 
@@ -127,7 +210,8 @@ void emit_readmemh(const isa::Isa& isa, const GeneratedProgram& p, std::span<con
 
 std::string to_assembly(const GeneratedProgram& p) {
   StringSink sink;
-  emit_assembly(p, sink);
+  emit_assembly_header(p, sink);
+  for (size_t i = 0, r = 0; i < p.instrs.size(); ++i) append_assembly_line(p, i, r, sink);
   return std::move(sink.text);
 }
 
@@ -143,29 +227,39 @@ std::string summary_line(const GeneratedProgram& p) {
       s.reloads, s.skipped, s.directed);
 }
 
+// The .s, .bin and .hex files in one pass over the instructions: each is disassembled into one
+// reused line and encoded into one word, so no output is ever held whole in memory.
 void write_outputs(const isa::Isa& isa, const GeneratedProgram& p, const std::filesystem::path& prefix) {
   const std::string base = prefix.string();
-  {
-    util::BufferedWriter s(base + ".s", "assembly");
-    emit_assembly(p, s);
-    s.close();
+  util::BufferedWriter s(base + ".s", "assembly");
+  util::BufferedWriter b(base + ".bin", "program binary");
+  util::BufferedWriter h(base + ".hex", "$readmemh image");
+  emit_assembly_header(p, s);
+  const size_t width = isa.width_bytes();
+  if (width > kMaxHexBytes) {  // no such ISA (the loader refuses it): the whole-program paths
+    b.put(isa::encode_program(isa, p.instrs));
+    h.put(isa::to_readmemh(isa, p.instrs, p.header));
+  } else {
+    emit_readmemh_header(isa, p, h);
   }
-  const std::vector<uint8_t> bin = isa::encode_program(isa, p.instrs);
-  {
-    util::BufferedWriter b(base + ".bin", "program binary");
-    b.put(bin);
-    b.close();
+  std::array<uint8_t, kMaxHexBytes> word_bytes{};
+  const std::span<uint8_t> word(word_bytes.data(), std::min(width, kMaxHexBytes));
+  StringSink line;
+  for (size_t i = 0, r = 0; i < p.instrs.size(); ++i) {
+    line.text.clear();
+    append_assembly_line(p, i, r, line);
+    s.put(line.text);
+    if (width > kMaxHexBytes) continue;
+    isa::encode(p.instrs[i], word);
+    b.put(word);
+    emit_readmemh_word(word, h);
   }
-  {
-    util::BufferedWriter h(base + ".hex", "$readmemh image");
-    emit_readmemh(isa, p, bin, h);
-    h.close();
-  }
-  {
-    util::BufferedWriter m(base + ".memmap.yaml", "memory map");
-    m.put(p.memmap().to_yaml());
-    m.close();
-  }
+  s.close();
+  b.close();
+  h.close();
+  util::BufferedWriter m(base + ".memmap.yaml", "memory map");
+  emit_memmap(p, m);
+  m.close();
   util::BufferedWriter d(base + ".ddr.bin", "DDR image");
   d.put(p.ddr_image);
   d.close();

@@ -41,6 +41,9 @@ void resolve_symbols(AsmProgram& program, const std::map<std::string, uint32_t>&
 
 // One line of assembly, the inverse of assemble (fields equal to their default omitted).
 std::string disassemble(const Instruction& instr);
+// The same line appended to `out`: a caller disassembling millions of instructions reuses one
+// string instead of allocating one per line.
+void append_disassembly(std::string& out, const Instruction& instr);
 std::string disassemble_program(std::span<const Instruction> program);
 
 }  // namespace npuforge::isa

@@ -29,10 +29,19 @@ void append_value(std::string& out, const Instruction& in, unsigned slot) {
       out += name;
       return;
     }
-  if (f.kind == FieldKind::DdrAddr) {
-    fmt::format_to(std::back_inserter(out), "ddr:{:#x}", in.raw[slot]);
-  } else if (f.kind == FieldKind::SramAddr) {
-    fmt::format_to(std::back_inserter(out), "{:#x}", in.raw[slot]);
+  if (f.kind == FieldKind::DdrAddr || f.kind == FieldKind::SramAddr) {
+    // "{:#x}" without fmt's general path: a million-instruction program has millions.
+    if (f.kind == FieldKind::DdrAddr) out += "ddr:";
+    static constexpr char kHex[] = "0123456789abcdef";
+    char digits[8];
+    size_t n = 0;
+    uint32_t v = in.raw[slot];
+    do {
+      digits[n++] = kHex[v & 15];
+      v >>= 4;
+    } while (v != 0);
+    out += "0x";
+    while (n > 0) out += digits[--n];
   } else {
     const fmt::format_int v(in.value(slot));
     out.append(v.data(), v.size());
@@ -42,9 +51,14 @@ void append_value(std::string& out, const Instruction& in, unsigned slot) {
 }  // namespace
 
 std::string disassemble(const Instruction& in) {
-  const InstrSpec& s = *in.spec;
   std::string out;
   out.reserve(96);
+  append_disassembly(out, in);
+  return out;
+}
+
+void append_disassembly(std::string& out, const Instruction& in) {
+  const InstrSpec& s = *in.spec;
   out += s.mnemonic;
   bool first = true;
   auto separator = [&] {
@@ -69,7 +83,6 @@ std::string disassemble(const Instruction& in) {
     out += '=';
     append_value(out, in, i);
   }
-  return out;
 }
 
 std::string disassemble_program(std::span<const Instruction> program) {
