@@ -347,7 +347,7 @@ void NpuTop::watchdog() {
   // with a larger MAC array than the built one); while it is clocked it is not stuck.
   uint64_t compute_seen = 0, compute_progress_at = 0;
   for (;;) {
-    // After HALT the RTL scratchpad is read out over its port (sram_bytes / 16 cycles), long
+    // After HALT the RTL scratchpad is read out over its port (sram_bytes / bank_width_bytes cycles), long
     // after the last retirement: the run is over, nothing can be stuck.
     if (finishing_) return;
     const uint64_t compute_now = rtl_compute_ ? rtl_compute_->cycles() : 0;
@@ -355,7 +355,10 @@ void NpuTop::watchdog() {
       compute_seen = compute_now;
       compute_progress_at = to_cycles(sc_time_stamp());
     }
-    uint64_t deadline = std::max(ctx_.last_finish, compute_progress_at) + limit;
+    // Nor while the RTL scratchpad has accepted transfers to finish (RtlSram::busy_until: a
+    // narrow bank geometry makes them slower than timed).
+    const uint64_t sram_busy = rtl_sram_ ? rtl_sram_->busy_until() : 0;
+    uint64_t deadline = std::max({ctx_.last_finish, compute_progress_at, sram_busy}) + limit;
     for (const auto& e : engines_)
       if (e->state() == Engine::State::Busy) deadline = std::max(deadline, e->expected_end() + limit);
     const uint64_t now = to_cycles(sc_time_stamp());

@@ -2,6 +2,7 @@
 // adapter. The scratchpad's port scheduling is in rtl_sram.cc.
 #include "sim/sc_model/rtl_blocks.h"
 
+#include <algorithm>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -50,22 +51,25 @@ uint32_t word_of(const Port& port, unsigned i) {
 template <class M>
 class SramDriver final : public RtlSram::Model {
  public:
-  SramDriver() : m_("rtl") {
+  // The geometry is held on the cfg pins for the whole run; the model loads it in reset.
+  explicit SramDriver(RtlSram::Geometry g)
+      : m_("rtl"), lane_words_((std::max(1u << g.width_bits, 4u)) / 4), bytes_(1u << g.width_bits) {
+    m_.cfg_bank_bits = static_cast<uint8_t>(g.bank_bits);
+    m_.cfg_width_bits = static_cast<uint8_t>(g.width_bits);
     // Settle with the clock low, so that the first clk = 1 is seen as a rising edge.
     m_.clk = 0;
     m_.eval();
   }
   ~SramDriver() override { m_.final(); }
 
+  // Only the configured bank word's lanes and enables are driven (the RTL ignores the rest).
   void cycle(const RtlSram::Pins& p) override {
     m_.rst_n = p.rst_n;
     m_.wr_en = p.wr_en;
     if (p.wr_en) {  // the clocked adapter left the data pins as they were while wr_en was low
-      uint32_t w[RtlSram::kBankBytes / 4];
-      for (unsigned i = 0; i < RtlSram::kBankBytes / 4; ++i) w[i] = le32(p.wr_lane + 4 * i);
+      for (unsigned i = 0; i < lane_words_; ++i) m_.wr_data.at(i) = le32(p.wr_lane + 4 * i);
+      set_enables(p.be_off, p.be_len);
       m_.wr_addr = static_cast<std::remove_reference_t<decltype(m_.wr_addr)>>(p.wr_addr);
-      set_words(m_.wr_data, w, RtlSram::kBankBytes / 4);
-      m_.wr_be = static_cast<std::remove_reference_t<decltype(m_.wr_be)>>(p.wr_be);
     }
     m_.rd_en = p.rd_en;
     if (p.rd_en) m_.rd_addr = static_cast<std::remove_reference_t<decltype(m_.rd_addr)>>(p.rd_addr);
@@ -79,16 +83,27 @@ class SramDriver final : public RtlSram::Model {
     RtlSram::Outputs o;
     o.rd_valid = m_.rd_valid != 0;
     o.conflict = m_.conflict;
-    for (unsigned i = 0; i < RtlSram::kBankBytes / 4; ++i) {
-      const uint32_t v = word_of(m_.rd_data, i);
+    for (unsigned i = 0; i < lane_words_; ++i) {
+      const uint32_t v = m_.rd_data.at(i);
       for (unsigned b = 0; b < 4; ++b) o.rd_lane[4 * i + b] = static_cast<uint8_t>(v >> (8 * b));
     }
     return o;
   }
 
  private:
+  // wr_be bits [off, off + len) of the configured word, the rest of its words cleared.
+  void set_enables(unsigned off, unsigned len) {
+    const unsigned be_words = (bytes_ + 31) / 32;
+    for (unsigned i = 0; i < be_words; ++i) {
+      const unsigned lo = std::max(off, 32 * i), hi = std::min(off + len, 32 * i + 32);
+      m_.wr_be.at(i) = hi <= lo ? 0u : static_cast<uint32_t>(((uint64_t{1} << (hi - lo)) - 1) << (lo - 32 * i));
+    }
+  }
+
   // The default VerilatedContext (see rtl_compute.cc).
   M m_;
+  unsigned lane_words_;  // 32-bit words of the configured bank word (at least one)
+  unsigned bytes_;
 };
 
 #if NPUFORGE_HAVE_RTL_DECODER
@@ -160,15 +175,17 @@ sc_core::sc_time FallingEdges::time(uint64_t n) {
   return sc_core::sc_time::from_value(n * kCycle.value() + kCycle.value() / 2);
 }
 
-std::unique_ptr<RtlSram::Model> RtlSram::make_model(SramModel variant) {
+std::unique_ptr<RtlSram::Model> RtlSram::make_model(SramModel variant, Geometry g) {
   switch (variant) {
-    case SramModel::RtlStuckBit: return std::make_unique<SramDriver<Vnpu_scratchpad_stuck>>();
-    case SramModel::RtlConflictBug: return std::make_unique<SramDriver<Vnpu_scratchpad_conflict>>();
-    default: return std::make_unique<SramDriver<Vnpu_scratchpad>>();
+    case SramModel::RtlStuckBit: return std::make_unique<SramDriver<Vnpu_scratchpad_stuck>>(g);
+    case SramModel::RtlConflictBug: return std::make_unique<SramDriver<Vnpu_scratchpad_conflict>>(g);
+    default: return std::make_unique<SramDriver<Vnpu_scratchpad>>(g);
   }
 }
 
-uint64_t stuck_bit_alias_bytes() { return uint64_t{RtlSram::kBankBytes} << NPUFORGE_SPAD_STUCK_BIT; }
+uint64_t stuck_bit_alias_bytes(const isa::NpuConfig& config) {
+  return uint64_t{config.bank_width_bytes} << NPUFORGE_SPAD_STUCK_BIT;
+}
 
 RtlDecoder::RtlDecoder(sc_core::sc_module_name name, sc_core::sc_clock* clk, sc_core::sc_trace_file* tf,
                        bool planted_bug)

@@ -15,6 +15,7 @@
 // delta cycle as before. With a trace file the free-running clock is kept, every cycle is
 // evaluated on its own falling edge and the pins are mirrored into sc_signals, so the VCD
 // shows them; the results are the same either way.
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -42,14 +43,16 @@ struct FallingEdges {
 
 class RtlSram : public sc_core::sc_module {
  public:
-  static constexpr unsigned kBankBytes = 16;  // the Verilated model's parameters
-  static constexpr unsigned kBanks = 8;
-  static constexpr uint64_t kCapacity = uint64_t{kBanks} * 4096 * kBankBytes;
+  // The Verilated model's maxima (npu_scratchpad.sv parameters, = the NPU config's limits);
+  // the geometry itself is loaded into the model's configuration register at reset.
+  static constexpr unsigned kMaxBankBytes = 256;
+  static constexpr unsigned kMaxBanks = 64;
+  static constexpr uint64_t kMaxCapacity = uint64_t{1} << 24;
 
   SC_HAS_PROCESS(RtlSram);
   tlm_utils::multi_passthrough_target_socket<RtlSram> socket;
 
-  // Throws npuforge::Error when `config` does not match the built RTL geometry. `monitor`
+  // Throws npuforge::Error when `config`'s geometry exceeds the RTL's maxima. `monitor`
   // gets one line per violation of the documented port behaviour (rd_valid, conflict, reset).
   // `clk` (trace mode only, else nullptr): evaluate every cycle on its falling edge and
   // mirror the pins into `trace`.
@@ -59,20 +62,34 @@ class RtlSram : public sc_core::sc_module {
 
   uint64_t words() const { return words_; }
   uint64_t conflicts() const { return conflicts_; }
+  // The cycle by which every transaction accepted so far is done at the latest, whatever the
+  // bank conflicts (a read word is retried once per colliding write word: at most twice its
+  // words). The watchdog's allowance: the RTL moves one bank word a cycle, so with banks
+  // narrower than the DMA's bytes per cycle (1-byte banks: 32x) a transfer outlasts its
+  // timing; a read retried for ever (a planted bug) still overruns this bound.
+  uint64_t busy_until() const { return std::max(write_free_, read_bound_); }
 
+  // The configuration pins, as log2 (loaded by the model while rst_n is low).
+  struct Geometry {
+    unsigned bank_bits = 0;
+    unsigned width_bits = 0;
+  };
+  // Lanes are only as wide as the configured bank word (bank_bytes_): only those bytes are
+  // driven and read, so the default 16-byte geometry moves 16 bytes a cycle, not 256.
   struct Pins {
     bool rst_n = true;
     bool wr_en = false;
     uint32_t wr_addr = 0;
-    uint32_t wr_be = 0;
-    uint8_t wr_lane[kBankBytes] = {};
+    unsigned be_off = 0;  // wr_be: bytes [be_off, be_off + be_len) of the word
+    unsigned be_len = 0;
+    uint8_t wr_lane[kMaxBankBytes];  // bytes outside the enabled ones are don't-care
     bool rd_en = false;
     uint32_t rd_addr = 0;
   };
   struct Outputs {
     bool rd_valid = false;
-    uint32_t conflict = 0;
-    uint8_t rd_lane[kBankBytes] = {};
+    uint64_t conflict = 0;
+    uint8_t rd_lane[kMaxBankBytes];  // the configured bank width's bytes are valid
   };
   // The Verilated model (one per variant, rtl_blocks.cc): one clock cycle with these pins.
   class Model {
@@ -100,7 +117,7 @@ class RtlSram : public sc_core::sc_module {
     uint64_t done_at = 0;   // the falling edge the clocked adapter reported it done on
   };
 
-  static std::unique_ptr<Model> make_model(SramModel variant);
+  static std::unique_ptr<Model> make_model(SramModel variant, Geometry g);
   void b_transport(int initiator, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
   void write(uint64_t addr, const uint8_t* data, uint64_t len);
   void read(uint64_t addr, uint8_t* data, uint64_t len);
@@ -118,12 +135,15 @@ class RtlSram : public sc_core::sc_module {
 
   sc_core::sc_clock* clk_;
   uint64_t size_;
+  unsigned bank_bytes_;  // the NPU config's geometry
+  unsigned banks_;
   std::unique_ptr<Model> model_;
   std::function<void(std::string)> monitor_;
   bool reset_done_ = false;
   uint64_t next_edge_ = 1;  // the first falling edge not evaluated yet
   uint64_t words_ = 0;
   uint64_t conflicts_ = 0;
+  uint64_t read_bound_ = 0;
   // Write port: scheduled writes in order; it is free again from write_free_ on.
   std::deque<Write*> writes_;
   uint64_t write_free_ = 0;
@@ -140,13 +160,13 @@ class RtlSram : public sc_core::sc_module {
   sc_core::sc_signal<bool> rst_n{"rst_n"};
   sc_core::sc_signal<bool> wr_en{"wr_en"};
   sc_core::sc_signal<uint32_t> wr_addr{"wr_addr"};
-  sc_core::sc_signal<sc_dt::sc_bv<128>> wr_data{"wr_data"};
-  sc_core::sc_signal<uint32_t> wr_be{"wr_be"};
+  sc_core::sc_signal<sc_dt::sc_bv<8 * kMaxBankBytes>> wr_data{"wr_data"};
+  sc_core::sc_signal<sc_dt::sc_bv<kMaxBankBytes>> wr_be{"wr_be"};
   sc_core::sc_signal<bool> rd_en{"rd_en"};
   sc_core::sc_signal<uint32_t> rd_addr{"rd_addr"};
   sc_core::sc_signal<bool> rd_valid{"rd_valid"};
-  sc_core::sc_signal<sc_dt::sc_bv<128>> rd_data{"rd_data"};
-  sc_core::sc_signal<uint32_t> conflict{"conflict"};
+  sc_core::sc_signal<sc_dt::sc_bv<8 * kMaxBankBytes>> rd_data{"rd_data"};
+  sc_core::sc_signal<uint64_t> conflict{"conflict"};
 };
 
 // The Verilated npu_decoder behind a blocking call for the dispatcher thread.

@@ -4,6 +4,7 @@
 // pins (every request starts after the falling edge it arrived on), so a caller waits once
 // per transaction (a read again after each bank conflict), not once per cycle.
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <limits>
 
@@ -27,20 +28,27 @@ constexpr uint64_t kFirstEdge = 2;
 // cycle after its caller woke (delta 1 at the earliest), and a port thread that finished on
 // that edge had looked at its queue in that same delta cycle already, before the caller ran
 // (SystemC ran the clock edge's waiters first; measured against the clocked adapter).
-uint64_t words_spanned(uint64_t addr, uint64_t len) {
-  return (addr + len - 1) / RtlSram::kBankBytes - addr / RtlSram::kBankBytes + 1;
+uint64_t words_spanned(uint64_t addr, uint64_t len, unsigned bank_bytes) {
+  return (addr + len - 1) / bank_bytes - addr / bank_bytes + 1;
 }
+
+unsigned log2_of(unsigned pow2) { return static_cast<unsigned>(std::countr_zero(pow2)); }
 
 template <class Signal>
 void trace_signal(sc_core::sc_trace_file* tf, const Signal& s) {
   if (tf) sc_core::sc_trace(tf, s, s.name());
 }
 
-sc_dt::sc_bv<128> lane_bits(const uint8_t* lane) {
-  sc_dt::sc_bv<128> bv;
-  for (unsigned i = 0; i < RtlSram::kBankBytes / 4; ++i)
-    bv.set_word(i, uint32_t{lane[4 * i]} | uint32_t{lane[4 * i + 1]} << 8 | uint32_t{lane[4 * i + 2]} << 16 |
-                       uint32_t{lane[4 * i + 3]} << 24);
+// The first `bytes` bytes of a lane (the configured bank word; the rest reads as 0).
+sc_dt::sc_bv<8 * RtlSram::kMaxBankBytes> lane_bits(const uint8_t* lane, unsigned bytes) {
+  sc_dt::sc_bv<8 * RtlSram::kMaxBankBytes> bv;
+  for (unsigned i = 0; i < bytes; ++i) bv.range(8 * i + 7, 8 * i) = lane[i];
+  return bv;
+}
+
+sc_dt::sc_bv<RtlSram::kMaxBankBytes> enable_bits(unsigned off, unsigned len) {
+  sc_dt::sc_bv<RtlSram::kMaxBankBytes> bv;
+  for (unsigned i = off; i < off + len; ++i) bv[i] = 1;
   return bv;
 }
 
@@ -48,16 +56,22 @@ sc_dt::sc_bv<128> lane_bits(const uint8_t* lane) {
 
 RtlSram::RtlSram(sc_core::sc_module_name name, SramModel variant, const isa::NpuConfig& config,
                  sc_core::sc_clock* clk, sc_core::sc_trace_file* tf, std::function<void(std::string)> monitor)
-    : sc_module(name), socket("socket"), clk_(clk), size_(config.sram_bytes.value), monitor_(std::move(monitor)) {
-  if (config.sram_banks != kBanks || config.bank_width_bytes != kBankBytes ||
-      config.sram_bytes.value > kCapacity)
+    : sc_module(name),
+      socket("socket"),
+      clk_(clk),
+      size_(config.sram_bytes.value),
+      bank_bytes_(config.bank_width_bytes),
+      banks_(config.sram_banks),
+      monitor_(std::move(monitor)) {
+  // The NPU config loader has checked the geometry already (powers of two, its limits, which
+  // are the RTL's maxima); this guards a config built in code past the loader.
+  if (std::popcount(banks_) != 1 || banks_ > kMaxBanks || std::popcount(bank_bytes_) != 1 ||
+      bank_bytes_ > kMaxBankBytes || size_ > kMaxCapacity)
     throw Error(fmt::format(
-        "--rtl: the Verilated scratchpad is built for sram_banks={}, bank_width_bytes={}, "
-        "sram_bytes<={}; the NPU config has sram_banks={}, bank_width_bytes={}, sram_bytes={} "
-        "(rebuild rtl_stubs with other parameters)",
-        kBanks, kBankBytes, kCapacity, config.sram_banks, config.bank_width_bytes,
-        config.sram_bytes.value));
-  model_ = make_model(variant);
+        "--rtl: the Verilated scratchpad takes sram_banks a power of two <= {}, bank_width_bytes a power of "
+        "two <= {}, sram_bytes <= {}; the NPU config has sram_banks={}, bank_width_bytes={}, sram_bytes={}",
+        kMaxBanks, kMaxBankBytes, kMaxCapacity, banks_, bank_bytes_, size_));
+  model_ = make_model(variant, Geometry{log2_of(banks_), log2_of(bank_bytes_)});
   socket.register_b_transport(this, &RtlSram::b_transport);
   if (!clk_) return;
   SC_THREAD(trace_thread);
@@ -100,7 +114,7 @@ void RtlSram::write(uint64_t addr, const uint8_t* data, uint64_t len) {
   w.addr = addr;
   w.data = data;
   w.len = len;
-  w.words = words_spanned(addr, len);
+  w.words = words_spanned(addr, len, bank_bytes_);
   w.start = std::max({FallingEdges::after(now), write_free_, kFirstEdge});
   write_free_ = w.start + w.words;
   writes_.push_back(&w);
@@ -115,9 +129,10 @@ void RtlSram::read(uint64_t addr, uint8_t* data, uint64_t len) {
   r.addr = addr;
   r.data = data;
   r.len = len;
-  r.words = words_spanned(addr, len);
+  r.words = words_spanned(addr, len, bank_bytes_);
   r.eligible = std::max(FallingEdges::after(now), kFirstEdge);  // behind any read before it, too
   queued_.push_back(&r);
+  read_bound_ = std::max(read_bound_, r.eligible) + 2 * r.words + 2;
   // Wake at the earliest edge it can be done on (no more bank conflicts); a conflict found on
   // the way puts that edge later.
   while (!r.done) {
@@ -191,7 +206,7 @@ void RtlSram::step(uint64_t n) {
   Pins pins;
   read_port(n, pins);
   write_port(n, pins);
-  clash_ = pins.rd_en && pins.wr_en && pins.wr_addr % kBanks == pins.rd_addr % kBanks;
+  clash_ = pins.rd_en && pins.wr_en && pins.wr_addr % banks_ == pins.rd_addr % banks_;
   model_->cycle(pins);
   if (active_ && !pending_ && todo_.empty()) {  // the clocked read loop ended on the next edge
     active_->done = true;
@@ -203,8 +218,8 @@ void RtlSram::step(uint64_t n) {
   wr_en.write(pins.wr_en);
   if (pins.wr_en) {
     wr_addr.write(pins.wr_addr);
-    wr_data.write(lane_bits(pins.wr_lane));
-    wr_be.write(pins.wr_be);
+    wr_data.write(lane_bits(pins.wr_lane, bank_bytes_));
+    wr_be.write(enable_bits(pins.be_off, pins.be_len));
   }
   rd_en.write(pins.rd_en);
   if (pins.rd_en) rd_addr.write(pins.rd_addr);
@@ -216,7 +231,7 @@ void RtlSram::read_port(uint64_t n, Pins& pins) {
   if (!active_ && !queued_.empty() && queued_.front()->eligible <= n) {
     active_ = queued_.front();
     queued_.pop_front();
-    for (uint64_t w = active_->addr / kBankBytes; w <= (active_->addr + active_->len - 1) / kBankBytes; ++w)
+    for (uint64_t w = active_->addr / bank_bytes_; w <= (active_->addr + active_->len - 1) / bank_bytes_; ++w)
       todo_.push_back(w);
     pending_ = false;
     clash_ = false;
@@ -226,9 +241,9 @@ void RtlSram::read_port(uint64_t n, Pins& pins) {
     const Outputs out = model_->outputs();
     check_read(issued_, clash_, out);
     if (out.rd_valid) {
-      const uint64_t lo = std::max(active_->addr, issued_ * kBankBytes);
-      const uint64_t hi = std::min(active_->addr + active_->len, (issued_ + 1) * kBankBytes);
-      std::memcpy(active_->data + (lo - active_->addr), out.rd_lane + (lo - issued_ * kBankBytes), hi - lo);
+      const uint64_t lo = std::max(active_->addr, issued_ * bank_bytes_);
+      const uint64_t hi = std::min(active_->addr + active_->len, (issued_ + 1) * bank_bytes_);
+      std::memcpy(active_->data + (lo - active_->addr), out.rd_lane + (lo - issued_ * bank_bytes_), hi - lo);
     } else {
       ++conflicts_;  // a write took the bank: issue again
       todo_.push_front(issued_);
@@ -250,13 +265,17 @@ void RtlSram::write_port(uint64_t n, Pins& pins) {
   if (writes_.empty() || writes_.front()->start > n) return;
   const Write& w = *writes_.front();
   const uint64_t j = n - w.start;
-  const uint64_t a = j == 0 ? w.addr : (w.addr / kBankBytes + j) * kBankBytes;
-  const auto off = static_cast<unsigned>(a % kBankBytes);
-  const auto len = static_cast<unsigned>(std::min<uint64_t>(kBankBytes - off, w.addr + w.len - a));
+  const uint64_t a = j == 0 ? w.addr : (w.addr / bank_bytes_ + j) * bank_bytes_;
+  const auto off = static_cast<unsigned>(a % bank_bytes_);
+  const auto len = static_cast<unsigned>(std::min<uint64_t>(bank_bytes_ - off, w.addr + w.len - a));
+  // The bank word's bytes outside the enables are 0, so the pins (and a trace) are the same
+  // for the same run; only the word is cleared, not the 256-byte maximum lane.
+  std::memset(pins.wr_lane, 0, std::max(bank_bytes_, 4u));
   std::memcpy(pins.wr_lane + off, w.data + (a - w.addr), len);
   pins.wr_en = true;
-  pins.wr_addr = static_cast<uint32_t>(a / kBankBytes);
-  pins.wr_be = ((1u << len) - 1) << off;
+  pins.wr_addr = static_cast<uint32_t>(a / bank_bytes_);
+  pins.be_off = off;
+  pins.be_len = len;
   ++words_;
   if (j + 1 == w.words) writes_.pop_front();
 }
@@ -273,7 +292,7 @@ void RtlSram::trace_thread() {
     wait(clk_->posedge_event());
     const Outputs out = model_->outputs();
     rd_valid.write(out.rd_valid);
-    rd_data.write(lane_bits(out.rd_lane));
+    rd_data.write(lane_bits(out.rd_lane, bank_bytes_));
     conflict.write(out.conflict);
   }
 }
@@ -285,10 +304,12 @@ void RtlSram::violation(std::string what) {
 // Monitor of rd_valid and conflict one cycle after a read of `word`: the read is served
 // exactly when no write hit its bank, and conflict flags exactly that bank then.
 void RtlSram::check_read(uint64_t word, bool wrote_same_bank, const Outputs& out) {
-  const uint32_t bank_bit = 1u << (word % kBanks);
-  if (out.rd_valid == wrote_same_bank || ((out.conflict & bank_bit) != 0) != wrote_same_bank)
+  // The bank under the configured geometry (the RTL's configuration register holds the same).
+  const uint64_t bank_bit = uint64_t{1} << (word % banks_);
+  if (out.rd_valid == wrote_same_bank || (out.conflict & bank_bit) != (wrote_same_bank ? bank_bit : 0) ||
+      (out.conflict & ~bank_bit) != 0)
     violation(fmt::format("scratchpad: read of word {:#x} (bank {}) {} a write to its bank: rd_valid={}, conflict={:#x}",
-                          word, word % kBanks, wrote_same_bank ? "with" : "without", out.rd_valid, out.conflict));
+                          word, word % banks_, wrote_same_bank ? "with" : "without", out.rd_valid, out.conflict));
 }
 
 }  // namespace npuforge::sim::sc_model

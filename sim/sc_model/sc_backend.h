@@ -112,8 +112,8 @@ struct ScOutput {
 // True when the decoder RTL was built in (npu_isa_pkg.sv existed at configure time).
 bool rtl_decoder_available();
 // The byte distance at which SramModel::RtlStuckBit aliases: addresses a and a + this map to
-// the same scratchpad word (the stuck word-address bit times the bank word size).
-uint64_t stuck_bit_alias_bytes();
+// the same scratchpad word (the stuck word-address bit times `config`'s bank word size).
+uint64_t stuck_bit_alias_bytes(const isa::NpuConfig& config);
 // False once a simulation has been elaborated in this process.
 bool can_simulate();
 

@@ -3,6 +3,7 @@
 // under random traffic (bank conflicts included), and the planted stuck-address-bit variant.
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <filesystem>
 #include <vector>
 
@@ -268,76 +269,125 @@ TEST(RtlDecoderExtra, DecodesRandomWordsOfTheNewOpcode) {
 }
 #endif
 
-// A byte-array model of npu_scratchpad: single-ported banks, write wins on a conflict.
-constexpr unsigned kBankBytes = 16, kBanks = 8, kWords = kBanks * 4096;
+// A byte-array model of npu_scratchpad: single-ported banks, write wins on a conflict. The
+// geometry is the model's configuration register, loaded in reset (any the NPU config allows).
+struct Geometry {
+  unsigned banks = 8, bytes = 16;  // the default NPU config's
+};
+constexpr unsigned kBankBytes = 16;  // the default geometry, for the directed tests
+constexpr unsigned kMaxLaneBytes = 256;  // npu_scratchpad MAX_BANK_BYTES: the data ports' width
 
 template <class Dut>
 struct SpadBench {
   VerilatedContext ctx;
   Dut dut{&ctx};
-  SpadBench() { reset(dut); }
+  Geometry g;
+  explicit SpadBench(Geometry geo = {}) : g(geo) {
+    dut.cfg_bank_bits = static_cast<uint8_t>(std::countr_zero(g.banks));
+    dut.cfg_width_bits = static_cast<uint8_t>(std::countr_zero(g.bytes));
+    reset(dut);
+  }
 
-  void write(uint32_t word, const std::array<uint8_t, kBankBytes>& data, uint32_t be) {
+  // `be`: bit i enables byte i of the bank word.
+  void write(uint32_t word, const std::vector<uint8_t>& data, const std::vector<bool>& be) {
     dut.wr_en = 1;
     dut.wr_addr = word;
-    dut.wr_be = be;
-    for (unsigned i = 0; i < 4; ++i)
-      dut.wr_data[i] = uint32_t{data[4 * i]} | uint32_t{data[4 * i + 1]} << 8 |
-                       uint32_t{data[4 * i + 2]} << 16 | uint32_t{data[4 * i + 3]} << 24;
+    for (unsigned i = 0; i < kMaxLaneBytes / 4; ++i) dut.wr_data[i] = 0;
+    for (unsigned i = 0; i < kMaxLaneBytes / 32; ++i) dut.wr_be[i] = 0;
+    for (unsigned i = 0; i < g.bytes; ++i) {
+      dut.wr_data[i / 4] |= uint32_t{data[i]} << (8 * (i % 4));
+      dut.wr_be[i / 32] |= uint32_t{be[i]} << (i % 32);
+    }
   }
-  std::array<uint8_t, kBankBytes> rd_data() const {
-    std::array<uint8_t, kBankBytes> out{};
-    for (unsigned i = 0; i < kBankBytes; ++i) out[i] = static_cast<uint8_t>(dut.rd_data[i / 4] >> (8 * (i % 4)));
+  void write(uint32_t word, const std::vector<uint8_t>& data) { write(word, data, std::vector<bool>(g.bytes, true)); }
+  std::vector<uint8_t> rd_data() const {
+    std::vector<uint8_t> out(g.bytes);
+    for (unsigned i = 0; i < g.bytes; ++i) out[i] = static_cast<uint8_t>(dut.rd_data[i / 4] >> (8 * (i % 4)));
     return out;
   }
+  uint64_t bank_bit(uint32_t word) const { return uint64_t{1} << (word % g.banks); }
 };
 
-TEST(RtlScratchpad, MatchesReferenceUnderRandomTrafficWithConflicts) {
-  SpadBench<Vnpu_scratchpad> b;
-  std::vector<std::array<uint8_t, kBankBytes>> ref(kWords);
-  Rng rng(7);
+// Random traffic on a small window of words (so that reads hit written data and banks
+// collide often) against the byte-array reference, under one geometry.
+void expect_matches_reference(Geometry g, int cycles) {
+  SpadBench<Vnpu_scratchpad> b(g);
+  const unsigned window = std::max(64u, 2 * g.banks);
+  std::vector<std::vector<uint8_t>> ref(window, std::vector<uint8_t>(g.bytes, 0));
+  Rng rng(7 + g.banks * 1000 + g.bytes);
   uint64_t conflicts = 0, reads = 0;
-  for (int cycle = 0; cycle < 20000; ++cycle) {
-    // A small window of words so that reads hit written data and banks collide often.
+  for (int cycle = 0; cycle < cycles; ++cycle) {
     const bool wr = rng.chance(0.6), rd = rng.chance(0.6);
-    const uint32_t wa = static_cast<uint32_t>(rng.below(64)), ra = static_cast<uint32_t>(rng.below(64));
-    std::array<uint8_t, kBankBytes> data;
-    for (auto& x : data) x = static_cast<uint8_t>(rng.next());
-    const uint32_t be = static_cast<uint32_t>(rng.below(1u << kBankBytes));
+    // Same-bank pairs are made likely even with 64 banks: half the reads pick the write's bank.
+    const uint32_t wa = static_cast<uint32_t>(rng.below(window));
+    uint32_t ra = static_cast<uint32_t>(rng.below(window));
+    if (rng.chance(0.5)) ra = (ra - ra % g.banks + wa % g.banks) % window;
+    std::vector<uint8_t> data(g.bytes);
+    std::vector<bool> be(g.bytes);
+    for (unsigned i = 0; i < g.bytes; ++i) {
+      data[i] = static_cast<uint8_t>(rng.next());
+      be[i] = rng.chance(0.7);
+    }
     b.dut.wr_en = 0;
     if (wr) b.write(wa, data, be);
     b.dut.rd_en = rd;
     b.dut.rd_addr = ra;
-    const bool clash = wr && rd && wa % kBanks == ra % kBanks;
+    const bool clash = wr && rd && wa % g.banks == ra % g.banks;
     const auto expected = ref[ra];  // a read sees the bank before this edge's write
     tick(b.dut);
     if (wr) {
-      for (unsigned i = 0; i < kBankBytes; ++i)
-        if (be >> i & 1) ref[wa][i] = data[i];
+      for (unsigned i = 0; i < g.bytes; ++i)
+        if (be[i]) ref[wa][i] = data[i];
     }
     ASSERT_EQ(bool(b.dut.rd_valid), rd && !clash) << "cycle " << cycle;
-    ASSERT_EQ(b.dut.conflict, clash ? 1u << (wa % kBanks) : 0u) << "cycle " << cycle;
+    ASSERT_EQ(uint64_t{b.dut.conflict}, clash ? b.bank_bit(wa) : 0u) << "cycle " << cycle;
     if (rd && !clash) {
       ASSERT_EQ(b.rd_data(), expected) << "cycle " << cycle << " word " << ra;
       ++reads;
     }
     conflicts += clash;
   }
-  EXPECT_GT(conflicts, 500u);  // the traffic really exercised the conflict path
-  EXPECT_GT(reads, 5000u);
+  EXPECT_GT(conflicts, uint64_t(cycles) / 40);  // the traffic really exercised the conflict path
+  EXPECT_GT(reads, uint64_t(cycles) / 8);  // one bank: only cycles without a write serve a read
+}
+
+TEST(RtlScratchpad, MatchesReferenceUnderRandomTrafficWithConflicts) { expect_matches_reference({}, 20000); }
+
+// The same model under other geometries of the NPU config's range (its configuration
+// register, not a rebuild): one byte-wide bank, narrow banks, the widest and most banks.
+TEST(RtlScratchpad, MatchesReferenceUnderNonDefaultGeometries) {
+  for (const Geometry g : {Geometry{1, 64}, Geometry{32, 4}, Geometry{64, 256}, Geometry{2, 1}, Geometry{1, 1}}) {
+    SCOPED_TRACE(testing::Message() << g.banks << " banks x " << g.bytes << " B");
+    expect_matches_reference(g, 3000);
+  }
+}
+
+// Words 0 and 8 share bank 0 with 8 banks and fall in banks 0 and 8 with 16: the conflict
+// port follows the configured bank mapping.
+TEST(RtlScratchpad, ConflictFollowsTheConfiguredBankMapping) {
+  auto probe = [](Geometry g) {
+    SpadBench<Vnpu_scratchpad> b(g);
+    b.write(0, std::vector<uint8_t>(g.bytes, 0x44));
+    b.dut.rd_en = 1;
+    b.dut.rd_addr = 8;
+    tick(b.dut);
+    return std::pair<bool, uint64_t>(b.dut.rd_valid, b.dut.conflict);
+  };
+  EXPECT_EQ(probe({8, 16}), std::make_pair(false, uint64_t{1}));
+  EXPECT_EQ(probe({16, 16}), std::make_pair(true, uint64_t{0}));
+  EXPECT_EQ(probe({4, 1}), std::make_pair(false, uint64_t{1}));
+  EXPECT_EQ(probe({64, 256}), std::make_pair(true, uint64_t{0}));
 }
 
 // Writes word A then word A + (1 << stuck bit) and reads A back.
 template <class Dut>
-std::array<uint8_t, kBankBytes> alias_probe() {
+std::vector<uint8_t> alias_probe() {
   SpadBench<Dut> b;
-  std::array<uint8_t, kBankBytes> first{}, second{};
-  first.fill(0x11);
-  second.fill(0x22);
+  const std::vector<uint8_t> first(kBankBytes, 0x11), second(kBankBytes, 0x22);
   const uint32_t a = 0x3;
-  b.write(a, first, 0xffff);
+  b.write(a, first);
   tick(b.dut);
-  b.write(a | 1u << NPUFORGE_SPAD_STUCK_BIT, second, 0xffff);
+  b.write(a | 1u << NPUFORGE_SPAD_STUCK_BIT, second);
   tick(b.dut);
   b.dut.wr_en = 0;
   b.dut.rd_en = 1;
@@ -348,9 +398,7 @@ std::array<uint8_t, kBankBytes> alias_probe() {
 }
 
 TEST(RtlScratchpad, StuckAddressBitVariantAliasesTwoWords) {
-  std::array<uint8_t, kBankBytes> first{}, second{};
-  first.fill(0x11);
-  second.fill(0x22);
+  const std::vector<uint8_t> first(kBankBytes, 0x11), second(kBankBytes, 0x22);
   EXPECT_EQ(alias_probe<Vnpu_scratchpad>(), first);
   EXPECT_EQ(alias_probe<Vnpu_scratchpad_stuck>(), second);  // the planted bug
 }
@@ -361,12 +409,11 @@ TEST(RtlScratchpad, StuckAddressBitVariantAliasesTwoWords) {
 // memory keeps its contents (the README: reset clears rd_valid and conflict, not the memory).
 TEST(RtlScratchpad, ResetMidTrafficGivesTheDocumentedResetValuesAndKeepsTheMemory) {
   SpadBench<Vnpu_scratchpad> b;
-  std::array<uint8_t, kBankBytes> data{};
-  data.fill(0x5a);
-  b.write(9, data, 0xffff);
+  const std::vector<uint8_t> data(kBankBytes, 0x5a);
+  b.write(9, data);
   tick(b.dut);
   for (int round = 0; round < 3; ++round) {
-    b.write(1, data, 0xffff);  // bank 1, as the read below: a conflict if not in reset
+    b.write(1, data);  // bank 1, as the read below: a conflict if not in reset
     b.dut.rd_en = 1;
     b.dut.rd_addr = 9;
     b.dut.rst_n = 0;
@@ -378,10 +425,10 @@ TEST(RtlScratchpad, ResetMidTrafficGivesTheDocumentedResetValuesAndKeepsTheMemor
     tick(b.dut);  // out of reset: the read is served
     ASSERT_TRUE(b.dut.rd_valid) << round;
     EXPECT_EQ(b.rd_data(), data) << round;
-    b.write(1, data, 0xffff);  // and now the same collision flags bank 1
+    b.write(1, data);  // and now the same collision flags bank 1
     tick(b.dut);
     EXPECT_FALSE(b.dut.rd_valid) << round;
-    EXPECT_EQ(b.dut.conflict, 1u << 1) << round;
+    EXPECT_EQ(b.dut.conflict, uint64_t{1} << 1) << round;
     b.dut.wr_en = 0;
   }
 }
@@ -389,18 +436,16 @@ TEST(RtlScratchpad, ResetMidTrafficGivesTheDocumentedResetValuesAndKeepsTheMemor
 // The planted arbitration bug: the read that lost its bank is reported served.
 TEST(RtlScratchpad, ConflictVariantServesTheLosingRead) {
   auto probe = [](auto& b) {
-    std::array<uint8_t, kBankBytes> data{};
-    data.fill(0x33);
-    b.write(2, data, 0xffff);
+    b.write(2, std::vector<uint8_t>(kBankBytes, 0x33));
     b.dut.rd_en = 1;
     b.dut.rd_addr = 10;  // bank 2 too
     tick(b.dut);
-    return std::pair<bool, uint32_t>(b.dut.rd_valid, b.dut.conflict);
+    return std::pair<bool, uint64_t>(b.dut.rd_valid, b.dut.conflict);
   };
   SpadBench<Vnpu_scratchpad> good;
   SpadBench<Vnpu_scratchpad_conflict> bad;
-  EXPECT_EQ(probe(good), std::make_pair(false, 1u << 2));
-  EXPECT_EQ(probe(bad), std::make_pair(true, 1u << 2));
+  EXPECT_EQ(probe(good), std::make_pair(false, uint64_t{1} << 2));
+  EXPECT_EQ(probe(bad), std::make_pair(true, uint64_t{1} << 2));
 }
 
 // npu_compute against a direct reference of the ISA text (isa::requant for the rounding and

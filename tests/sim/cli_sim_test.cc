@@ -111,7 +111,9 @@ TEST(CliSim, RtlDeadlockIsAFindingAndExitsOne) {
 // The Verilated scratchpad's geometry is fixed when rtl_stubs/ is built (8 banks of 16
 // bytes, at most 512 KiB). `sim --rtl` on an NPU config with another geometry is an error
 // naming both geometries, never a run on the wrong banks; the same config runs in TLM.
-TEST(CliSim, RtlRefusesANpuGeometryOtherThanTheVerilatedOne) {
+// --rtl takes the NPU config's bank geometry (the Verilated scratchpad loads it into its
+// configuration register at reset), not only the default 8 x 16 B.
+TEST(CliSim, RtlRunsANonDefaultNpuGeometryAndRefusesABadOne) {
   Files files;
   const Program p = make_program(gemm_program(), gemm_buffers());
   const std::string base = files.write("geo", p);
@@ -121,11 +123,8 @@ TEST(CliSim, RtlRefusesANpuGeometryOtherThanTheVerilatedOne) {
   const CliRun tlm = run_cli(args + " --npu " + npu.string());
   EXPECT_EQ(tlm.code, 0) << tlm.out;
   const CliRun rtl = run_cli(args + " --rtl --npu " + npu.string());
-  EXPECT_EQ(rtl.code, 1) << rtl.out;
-  EXPECT_NE(rtl.out.find("the Verilated scratchpad is built for sram_banks=8, bank_width_bytes=16"), std::string::npos)
-      << rtl.out;
-  EXPECT_NE(rtl.out.find("the NPU config has sram_banks=4, bank_width_bytes=32"), std::string::npos) << rtl.out;
-  EXPECT_EQ(rtl.out.find("PASS"), std::string::npos) << rtl.out;
+  EXPECT_EQ(rtl.code, 0) << rtl.out;
+  EXPECT_NE(rtl.out.find("PASS"), std::string::npos) << rtl.out;
   // A geometry no NPU has is refused when the config loads, naming the file and field.
   const fs::path bad = files.dir / "six_banks.yaml";
   std::ofstream(bad) << "sram_banks: 6\n";
