@@ -53,6 +53,9 @@ CompileFront compile_front(const model::Graph& graph, const FrontOptions& option
   const ScalePlan scales = plan_scales(g, part, cal, out.hints, options.lut_channel_groups);
   out.graph = quantize(g, part, scales, out.hints);
   schedule(out.graph);
+  // A pre-quantized model's biases are its own, like its scales.
+  if (options.bias_correction && !out.hints.pre_quantized)
+    r.bias_correction = correct_biases(out.graph, g, calibration_inputs(g, options.calibration));
   validate(out.graph);
 
   for (const Group& grp : part.groups) {
@@ -85,6 +88,8 @@ std::string format_report(const FrontReport& r) {
   s += fmt::format("equalisation: {} Conv pair(s) (cross-layer, per-channel ranges from the calibration)\n",
                    r.equalize.pairs.size());
   for (const std::string& p : r.equalize.pairs) s += "  " + p + "\n";
+  s += fmt::format("bias correction: {} output channel(s) of {} conv(s) moved to the float means\n",
+                   r.bias_correction.channels, r.bias_correction.convs);
   s += fmt::format("result: {} NPU ops ({} rescale luts), {} CPU steps, {} segments\n", r.npu_ops, r.rescales,
                    r.cpu_steps, r.segments);
   s += "partition:\n";

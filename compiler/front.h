@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/bias_correct.h"
 #include "compiler/calibrate.h"
 #include "compiler/cleanup.h"
 #include "compiler/equalize.h"
@@ -28,6 +29,9 @@ struct FrontOptions {
   // classifier and the detector's real sample but loses on the detector's random-noise inputs,
   // whose per-channel ranges the text calibration set does not predict.
   int lut_channel_groups = 0;
+  // Per-channel bias correction on the calibration samples (bias_correct.h); on by default
+  // (issue 12: the PP-OCR detector's layer errors were half per-channel mean shifts).
+  bool bias_correction = true;
   NpuLimits limits;
 };
 
@@ -47,6 +51,7 @@ struct FrontReport {
   ClipMethod method = ClipMethod::kMse;
   CleanupReport cleanup;
   EqualizeReport equalize;
+  BiasCorrectionReport bias_correction;
   std::vector<OpChoice> choices;   // in partition order
   std::map<std::string, ScaleChoice, std::less<>> scales;  // every int8 tensor of the model
   size_t npu_ops = 0, cpu_steps = 0, segments = 0, rescales = 0;

@@ -143,79 +143,75 @@ model::Tensor ref_clamp(const ClampOp& op, const model::Tensor& in) {
   return out;
 }
 
-namespace {
-
-class Runner {
- public:
-  explicit Runner(const QGraph& g) : g_(g) { r_.values.resize(g.tensors.size()); }
-
-  QrefResult run(const model::TensorMap& inputs) {
-    for (const GraphIO& io : g_.inputs) {
-      auto it = inputs.find(io.name);
-      if (it == inputs.end()) throw Error(fmt::format("{}: model input '{}' not given", g_.source, io.name));
-      const QTensor& t = g_.tensor(io.tensor);
-      set(io.tensor, t.is_int8() ? quantize(it->second, t) : it->second);
-    }
-    for (const QOp& op : g_.ops) std::visit([this](const auto& o) { exec(o); }, op);
-    for (const GraphIO& io : g_.outputs) {
-      const QTensor& t = g_.tensor(io.tensor);
-      r_.outputs[io.name] = t.is_int8() ? dequantize(get(io.tensor), t) : get(io.tensor);
-    }
-    return std::move(r_);
+QrefStepper::QrefStepper(const QGraph& g, const model::TensorMap& inputs) : g_(g) {
+  r_.values.resize(g.tensors.size());
+  for (const GraphIO& io : g_.inputs) {
+    auto it = inputs.find(io.name);
+    if (it == inputs.end()) throw Error(fmt::format("{}: model input '{}' not given", g_.source, io.name));
+    const QTensor& t = g_.tensor(io.tensor);
+    set(io.tensor, t.is_int8() ? quantize(it->second, t) : it->second);
   }
+}
 
- private:
-  const model::Tensor& get(TensorId id) const {
-    const model::Tensor& t = r_.values.at(id.value);
-    if (t.numel() == 0 && g_.tensor(id).numel() != 0)
-      throw Error(fmt::format("{}: tensor '{}' read before it is computed", g_.source, g_.tensor(id).name));
-    return t;
+QrefResult QrefStepper::finish() {
+  for (const GraphIO& io : g_.outputs) {
+    const QTensor& t = g_.tensor(io.tensor);
+    r_.outputs[io.name] = t.is_int8() ? dequantize(value(io.tensor), t) : value(io.tensor);
   }
-  void set(TensorId id, model::Tensor t) { r_.values.at(id.value) = std::move(t); }
-  const QTensor& tensor(TensorId id) const { return g_.tensor(id); }
+  return std::move(r_);
+}
 
-  void exec(const ConvOp& o) { set(o.output, ref_conv(o, get(o.input), tensor(o.output))); }
-  void exec(const GemmOp& o) { set(o.output, ref_gemm(o, get(o.input), tensor(o.output))); }
-  void exec(const PoolOp& o) { set(o.output, ref_pool(o, get(o.input), tensor(o.output))); }
-  void exec(const EltwiseOp& o) { set(o.output, ref_eltwise(o, get(o.a), get(o.b))); }
-  void exec(const LutOp& o) { set(o.output, ref_lut(o, get(o.input))); }
-  void exec(const ClampOp& o) { set(o.output, ref_clamp(o, get(o.input))); }
-  void exec(const AliasOp& o) { set(o.output, get(o.input).reshaped(tensor(o.output).storage_shape())); }
+void QrefStepper::step(const QOp& op) {
+  std::visit([this](const auto& o) { exec(o); }, op);
+}
 
-  void exec(const ConcatOp& o) {
-    const QTensor& out_t = tensor(o.output);
-    model::Tensor out = int8_tensor(out_t);
-    const ConcatChunks ch = concat_chunks(g_, o);
-    std::byte* dst = out.bytes().data();
-    for (int64_t r = 0; r < ch.outer; ++r)
-      for (size_t i = 0; i < o.inputs.size(); ++i) {
-        const int64_t n = ch.chunk_bytes[i];
-        std::memcpy(dst, get(o.inputs[i]).bytes().data() + r * n, static_cast<size_t>(n));
-        dst += n;
-      }
-    set(o.output, std::move(out));
-  }
+const model::Tensor& QrefStepper::value(TensorId id) const {
+  const model::Tensor& t = r_.values.at(id.value);
+  if (t.numel() == 0 && g_.tensor(id).numel() != 0)
+    throw Error(fmt::format("{}: tensor '{}' read before it is computed", g_.source, g_.tensor(id).name));
+  return t;
+}
 
-  void exec(const CpuStepOp& o) {
-    model::TensorMap in;
+void QrefStepper::exec(const ConvOp& o) { set(o.output, ref_conv(o, get(o.input), tensor(o.output))); }
+void QrefStepper::exec(const GemmOp& o) { set(o.output, ref_gemm(o, get(o.input), tensor(o.output))); }
+void QrefStepper::exec(const PoolOp& o) { set(o.output, ref_pool(o, get(o.input), tensor(o.output))); }
+void QrefStepper::exec(const EltwiseOp& o) { set(o.output, ref_eltwise(o, get(o.a), get(o.b))); }
+void QrefStepper::exec(const LutOp& o) { set(o.output, ref_lut(o, get(o.input))); }
+void QrefStepper::exec(const ClampOp& o) { set(o.output, ref_clamp(o, get(o.input))); }
+void QrefStepper::exec(const AliasOp& o) { set(o.output, get(o.input).reshaped(tensor(o.output).storage_shape())); }
+
+void QrefStepper::exec(const ConcatOp& o) {
+  const QTensor& out_t = tensor(o.output);
+  model::Tensor out = int8_tensor(out_t);
+  const ConcatChunks ch = concat_chunks(g_, o);
+  std::byte* dst = out.bytes().data();
+  for (int64_t r = 0; r < ch.outer; ++r)
     for (size_t i = 0; i < o.inputs.size(); ++i) {
-      const QTensor& t = tensor(o.inputs[i]);
-      in[o.graph.inputs[i]] = t.is_int8() ? dequantize(get(o.inputs[i]), t) : get(o.inputs[i]);
+      const int64_t n = ch.chunk_bytes[i];
+      std::memcpy(dst, get(o.inputs[i]).bytes().data() + r * n, static_cast<size_t>(n));
+      dst += n;
     }
-    const model::TensorMap out = model::run_graph(o.graph, std::move(in));
-    for (size_t i = 0; i < o.outputs.size(); ++i) {
-      const QTensor& t = tensor(o.outputs[i]);
-      const model::Tensor& v = out.at(o.graph.outputs[i]);
-      set(o.outputs[i], t.is_int8() ? quantize(v, t) : v);
-    }
+  set(o.output, std::move(out));
+}
+
+void QrefStepper::exec(const CpuStepOp& o) {
+  model::TensorMap in;
+  for (size_t i = 0; i < o.inputs.size(); ++i) {
+    const QTensor& t = tensor(o.inputs[i]);
+    in[o.graph.inputs[i]] = t.is_int8() ? dequantize(get(o.inputs[i]), t) : get(o.inputs[i]);
   }
+  const model::TensorMap out = model::run_graph(o.graph, std::move(in));
+  for (size_t i = 0; i < o.outputs.size(); ++i) {
+    const QTensor& t = tensor(o.outputs[i]);
+    const model::Tensor& v = out.at(o.graph.outputs[i]);
+    set(o.outputs[i], t.is_int8() ? quantize(v, t) : v);
+  }
+}
 
-  const QGraph& g_;
-  QrefResult r_;
-};
-
-}  // namespace
-
-QrefResult run_qref(const QGraph& graph, const model::TensorMap& inputs) { return Runner(graph).run(inputs); }
+QrefResult run_qref(const QGraph& graph, const model::TensorMap& inputs) {
+  QrefStepper r(graph, inputs);
+  for (const QOp& op : graph.ops) r.step(op);
+  return r.finish();
+}
 
 }  // namespace npuforge::compiler

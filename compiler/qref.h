@@ -25,6 +25,33 @@ struct QrefResult {
 // `inputs`: one float32 (or the model's dtype) tensor per model input, ONNX layout.
 QrefResult run_qref(const QGraph& graph, const model::TensorMap& inputs);
 
+// run_qref one op at a time, for passes that look at (or adjust) an op before it runs
+// (bias_correct.h): the ops are the caller's, in schedule order.
+class QrefStepper {
+ public:
+  QrefStepper(const QGraph& graph, const model::TensorMap& inputs);
+  void step(const QOp& op);
+  const model::Tensor& value(TensorId id) const;  // an error if not computed yet
+  QrefResult finish();                           // the outputs; the stepper is spent
+
+ private:
+  const model::Tensor& get(TensorId id) const { return value(id); }
+  void set(TensorId id, model::Tensor t) { r_.values.at(id.value) = std::move(t); }
+  const QTensor& tensor(TensorId id) const { return g_.tensor(id); }
+  void exec(const ConvOp& o);
+  void exec(const GemmOp& o);
+  void exec(const PoolOp& o);
+  void exec(const EltwiseOp& o);
+  void exec(const LutOp& o);
+  void exec(const ClampOp& o);
+  void exec(const AliasOp& o);
+  void exec(const ConcatOp& o);
+  void exec(const CpuStepOp& o);
+
+  const QGraph& g_;
+  QrefResult r_;
+};
+
 // One op on stored values (exposed for tests and for the runner's per-op checks).
 model::Tensor ref_conv(const ConvOp& op, const model::Tensor& in, const QTensor& out);
 model::Tensor ref_gemm(const GemmOp& op, const model::Tensor& in, const QTensor& out);

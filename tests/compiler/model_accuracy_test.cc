@@ -13,7 +13,7 @@
 // NPUFORGE_CALIBRATE_ON_SAMPLES=1 calibrates on the evaluation inputs themselves,
 // NPUFORGE_CALIBRATE_FILES=a.npy,b.npy on those files, NPUFORGE_CALIBRATE_RANDOM=1 on seeded random
 // inputs even when the model has a calibration set, NPUFORGE_EQUALIZE=0 turns cross-layer
-// equalisation off; NPUFORGE_LUT_GROUPS=N the channel groups around LUTs (0: per-tensor scales);
+// equalisation off; NPUFORGE_BIAS_CORRECT=0 bias correction off; NPUFORGE_LUT_GROUPS=N the channel groups around LUTs (0: per-tensor scales);
 // NPUFORGE_BROADCAST_MUL=1 runs squeeze-and-excite Muls on the NPU; NPUFORGE_DRIFT=1 prints every
 // layer's drift.
 #include <gtest/gtest.h>
@@ -109,6 +109,7 @@ TEST_P(ModelAccuracy, QuantizedReferenceMatchesFloat) {
   const std::vector<fs::path> sets = model_list::input_sets(m);
   ASSERT_FALSE(sets.empty()) << "no inputs for " << m.name << " in the cache";
   if (const char* eq = std::getenv("NPUFORGE_EQUALIZE")) opts.equalize = std::string(eq) != "0";
+  if (const char* bc = std::getenv("NPUFORGE_BIAS_CORRECT")) opts.bias_correction = std::string(bc) != "0";
   if (const char* lg = std::getenv("NPUFORGE_LUT_GROUPS")) opts.lut_channel_groups = std::atoi(lg);
   if (const char* se = std::getenv("NPUFORGE_BROADCAST_MUL")) opts.limits.broadcast_mul = std::string(se) == "1";
   if (!std::getenv("NPUFORGE_CALIBRATE_RANDOM")) opts.calibration.files = model_list::calibration_files(m);

@@ -1,0 +1,160 @@
+#include "compiler/bias_correct.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "compiler/qref.h"
+
+namespace npuforge::compiler {
+
+namespace {
+
+// The float value that a conv's int8 accumulator stands for: the output of its last node that
+// is not a fused activation (Relu/Clip clamp after the accumulator; the requant does them).
+std::string pre_activation(const model::Graph& g, const std::map<std::string, size_t, std::less<>>& by_name,
+                           const ConvOp& op) {
+  for (auto it = op.nodes.rbegin(); it != op.nodes.rend(); ++it) {
+    auto n = by_name.find(*it);
+    if (n == by_name.end()) return {};
+    const model::Node& node = g.nodes[n->second];
+    if (node.op_type == "Relu" || node.op_type == "Clip") continue;
+    return node.outputs.empty() ? std::string() : node.outputs[0];
+  }
+  return {};
+}
+
+struct ChannelSums {
+  std::vector<std::vector<double>> sum;  // [sample][channel]
+  double count = 0;                      // elements per channel in one sample
+};
+
+// Per-channel sums of the float value (ONNX layout, channels on axis 1) over the samples.
+std::map<std::string, ChannelSums, std::less<>> float_sums(const model::Graph& g, const std::set<std::string>& names,
+                                                          const std::vector<model::TensorMap>& samples) {
+  std::map<std::string, ChannelSums, std::less<>> out;
+  const model::Interpreter interp(g);
+  for (size_t si = 0; si < samples.size(); ++si) {
+    const model::TensorMap& in = samples[si];
+    model::RunOptions ro;
+    ro.on_node = [&](const model::Node& node, std::span<const model::Tensor> outs) {
+      for (size_t i = 0; i < outs.size() && i < node.outputs.size(); ++i) {
+        const model::Tensor& t = outs[i];
+        if (!names.count(node.outputs[i]) || t.dtype() != model::DType::kFloat32 || t.rank() < 2) continue;
+        ChannelSums& s = out[node.outputs[i]];
+        const int64_t c = t.shape()[1], inner = t.numel() / (t.shape()[0] * c);
+        s.sum.resize(samples.size());
+        std::vector<double>& sum = s.sum[si];
+        sum.assign(static_cast<size_t>(c), 0.0);
+        const auto v = t.values<float>();
+        for (size_t k = 0; k < v.size(); ++k) sum[static_cast<size_t>(static_cast<int64_t>(k) / inner % c)] += v[k];
+        s.count = static_cast<double>(t.numel() / c);
+      }
+    };
+    interp.run(in, ro);
+  }
+  return out;
+}
+
+// Per-channel sums of a conv's int32 accumulators (bias included) on one stored input (HWC).
+std::vector<double> accumulator_sums(const ConvOp& op, const model::Tensor& in, const QTensor& out_t) {
+  const model::Shape& is = in.shape();
+  const model::Shape os = out_t.storage_shape();
+  const int64_t h = is[0], w = is[1], c = is[2], oh = os[0], ow = os[1];
+  const int64_t cin_pg = op.cin_per_group, cout_pg = op.cout_per_group();
+  const Window& win = op.window;
+  const int8_t* x = in.values<int8_t>().data();
+  std::vector<double> sum(static_cast<size_t>(op.cout), 0.0);
+  std::vector<int64_t> acc(static_cast<size_t>(op.cout));
+  for (int64_t oy = 0; oy < oh; ++oy)
+    for (int64_t ox = 0; ox < ow; ++ox) {
+      for (int64_t co = 0; co < op.cout; ++co) acc[co] = op.bias[co];
+      for (int64_t ky = 0; ky < win.kernel_h; ++ky) {
+        const int64_t iy = oy * win.stride_h - win.pad_top + ky * win.dilation_h;
+        if (iy < 0 || iy >= h) continue;
+        for (int64_t kx = 0; kx < win.kernel_w; ++kx) {
+          const int64_t ix = ox * win.stride_w - win.pad_left + kx * win.dilation_w;
+          if (ix < 0 || ix >= w) continue;
+          const int8_t* px = x + (iy * w + ix) * c;
+          for (int64_t g = 0; g < op.groups; ++g)
+            for (int64_t ci = 0; ci < cin_pg; ++ci) {
+              const int64_t xv = px[g * cin_pg + ci];
+              if (xv == 0) continue;
+              const int8_t* wr = op.weights.data() + ((ky * win.kernel_w + kx) * cin_pg + ci) * op.cout + g * cout_pg;
+              int64_t* a = acc.data() + g * cout_pg;
+              for (int64_t co = 0; co < cout_pg; ++co) a[co] += xv * wr[co];
+            }
+        }
+      }
+      for (int64_t co = 0; co < op.cout; ++co) sum[co] += static_cast<double>(acc[co]);
+    }
+  return sum;
+}
+
+// Moves the bias of every output channel by its mean shift (float mean - int8 accumulator mean,
+// in bias units) over the samples. Tried and dropped (issue 12): correcting only channels whose
+// shift is consistent over the samples (|mean| >= sd) and half corrections both lost on the
+// PP-OCR models; correcting each conv alone (its input quantized from the float value, no
+// upstream error) lost badly: the shift to undo is the accumulated one.
+// Returns the channels changed; counts the conv in `convs` if any.
+size_t correct_conv(ConvOp& conv, const QGraph& graph, const ChannelSums& want, const std::vector<QrefStepper>& runs,
+                    size_t& convs) {
+  const QTensor& out_t = graph.tensor(conv.output);
+  const double count = static_cast<double>(out_t.numel() / conv.cout);
+  if (want.sum.size() != runs.size() || count != want.count) return 0;
+  const size_t n = runs.size(), cout = static_cast<size_t>(conv.cout);
+  std::vector<std::vector<double>> shift(n);
+  for (size_t si = 0; si < n; ++si) {
+    if (want.sum[si].size() != cout) return 0;
+    shift[si] = accumulator_sums(conv, runs[si].value(conv.input), out_t);
+  }
+  const double s_in = graph.tensor(conv.input).scale;
+  size_t changed = 0;
+  for (size_t co = 0; co < cout; ++co) {
+    const double unit = s_in * conv.weight_scales[co];
+    if (!(unit > 0)) continue;
+    double m = 0;
+    for (size_t si = 0; si < n; ++si) m += want.sum[si][co] / count / unit - shift[si][co] / count;
+    m /= static_cast<double>(n);
+    // |bias| < 2^30 units keeps the headroom quantize.cc leaves for the sums.
+    const double nb = std::clamp(std::round(conv.bias[co] + m), -0x1.0p30 + 1, 0x1.0p30 - 1);
+    if (static_cast<int32_t>(nb) != conv.bias[co]) {
+      conv.bias[co] = static_cast<int32_t>(nb);
+      ++changed;
+    }
+  }
+  convs += changed > 0;
+  return changed;
+}
+
+}  // namespace
+
+BiasCorrectionReport correct_biases(QGraph& graph, const model::Graph& float_graph,
+                                    const std::vector<model::TensorMap>& samples) {
+  BiasCorrectionReport report;
+  if (samples.empty()) return report;
+  std::map<std::string, size_t, std::less<>> by_name;
+  for (size_t i = 0; i < float_graph.nodes.size(); ++i) by_name[float_graph.nodes[i].name] = i;
+  std::vector<std::string> target(graph.ops.size());
+  std::set<std::string> names;
+  for (size_t i = 0; i < graph.ops.size(); ++i)
+    if (const auto* c = std::get_if<ConvOp>(&graph.ops[i])) {
+      target[i] = pre_activation(float_graph, by_name, *c);
+      if (!target[i].empty()) names.insert(target[i]);
+    }
+  const auto want = float_sums(float_graph, names, samples);
+
+  std::vector<QrefStepper> runs;
+  runs.reserve(samples.size());
+  for (const model::TensorMap& in : samples) runs.emplace_back(graph, in);
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    auto* conv = std::get_if<ConvOp>(&graph.ops[i]);
+    auto w = conv ? want.find(target[i]) : want.end();
+    if (conv && w != want.end()) report.channels += correct_conv(*conv, graph, w->second, runs, report.convs);
+    for (QrefStepper& r : runs) r.step(graph.ops[i]);
+  }
+  return report;
+}
+
+}  // namespace npuforge::compiler
