@@ -24,11 +24,15 @@ void Allocator::a_split(uint32_t t, uint64_t start, uint32_t& l, uint32_t& r) {
     return;
   }
   if (pool_[t].start < start) {
-    a_split(pool_[t].right, start, pool_[t].right, r);
+    uint32_t rl;
+    a_split(pool_[t].right, start, rl, r);
+    set_right(t, rl);
     fix_right(t);
     l = t;
   } else {
-    a_split(pool_[t].left, start, l, pool_[t].left);
+    uint32_t lr;
+    a_split(pool_[t].left, start, l, lr);
+    set_left(t, lr);
     fix_left(t);
     r = t;
   }
@@ -38,31 +42,51 @@ uint32_t Allocator::a_merge(uint32_t l, uint32_t r) {
   if (l == kNil) return r;
   if (r == kNil) return l;
   if (pool_[l].prio > pool_[r].prio) {
-    pool_[l].right = a_merge(pool_[l].right, r);
+    set_right(l, a_merge(pool_[l].right, r));
     fix_right(l);
     return l;
   }
-  pool_[r].left = a_merge(l, pool_[r].left);
+  set_left(r, a_merge(l, pool_[r].left));
   fix_left(r);
   return r;
 }
 
+// Top-down, without recursion: every node passed on the way gains x in the subtree on x's
+// side, so its count and largest size are updated as the descent passes; where x's priority
+// wins, the rest of the subtree is split around x's start.
 uint32_t Allocator::a_insert(uint32_t t, uint32_t x) {
-  if (t == kNil) return x;
-  if (pool_[x].prio > pool_[t].prio) {
-    a_split(t, pool_[x].start, pool_[x].left, pool_[x].right);
-    fix_left(x);
-    fix_right(x);
-    return x;
+  const uint64_t start = pool_[x].start;
+  const auto size = static_cast<uint32_t>(pool_[x].size);
+  const uint32_t prio = pool_[x].prio;
+  uint32_t parent = kNil;
+  bool left_of_parent = false;
+  while (t != kNil && pool_[t].prio >= prio) {
+    Node& n = pool_[t];
+    parent = t;
+    left_of_parent = start < n.start;
+    if (left_of_parent) {
+      n.l_count++;
+      n.l_max = std::max(n.l_max, size);
+      t = n.left;
+    } else {
+      n.r_count++;
+      n.r_max = std::max(n.r_max, size);
+      t = n.right;
+    }
   }
-  if (pool_[x].start < pool_[t].start) {
-    pool_[t].left = a_insert(pool_[t].left, x);
-    fix_left(t);
+  uint32_t l, r;
+  a_split(t, start, l, r);
+  set_left(x, l);
+  set_right(x, r);
+  fix_left(x);
+  fix_right(x);
+  if (parent == kNil) return x;
+  if (left_of_parent) {
+    set_left(parent, x);
   } else {
-    pool_[t].right = a_insert(pool_[t].right, x);
-    fix_right(t);
+    set_right(parent, x);
   }
-  return t;
+  return a_root_;
 }
 
 void Allocator::a_add(uint32_t n) {
@@ -70,59 +94,72 @@ void Allocator::a_add(uint32_t n) {
   x.left = x.right = kNil;
   x.l_max = x.r_max = x.l_count = x.r_count = 0;
   x.prio = next_prio();
-  a_root_ = a_insert(a_root_, n);
+  set_a_root(a_insert(a_root_, n));
 }
 
-uint32_t Allocator::a_erase(uint32_t t, uint64_t start) {
-  if (pool_[t].start == start) return a_merge(pool_[t].left, pool_[t].right);
-  if (start < pool_[t].start) {
-    pool_[t].left = a_erase(pool_[t].left, start);
-    fix_left(t);
-  } else {
-    pool_[t].right = a_erase(pool_[t].right, start);
-    fix_right(t);
+// By the parent links: n's children merge into its place, then every ancestor loses one
+// node on n's side and refreshes that side's largest size.
+void Allocator::a_erase(uint32_t n) {
+  const uint32_t parent = pool_[n].parent;
+  const uint32_t c = a_merge(pool_[n].left, pool_[n].right);
+  if (parent == kNil) {
+    set_a_root(c);
+    return;
   }
-  return t;
+  Node& pn = pool_[parent];
+  if (pn.left == n) {
+    set_left(parent, c);
+    pn.l_count--;
+    pn.l_max = static_cast<uint32_t>(agg_max(c));
+  } else {
+    set_right(parent, c);
+    pn.r_count--;
+    pn.r_max = static_cast<uint32_t>(agg_max(c));
+  }
+  for (uint32_t below = parent, p = pn.parent; p != kNil; below = p, p = pool_[p].parent) {
+    Node& a = pool_[p];
+    const auto max = static_cast<uint32_t>(agg_max(below));
+    if (a.left == below) {
+      a.l_count--;
+      a.l_max = max;
+    } else {
+      a.r_count--;
+      a.r_max = max;
+    }
+  }
 }
 
-// Iterative, with the path kept: x's subtree keeps its node count, so going back up only the
+// Upwards from `at` by the parent links: x's subtree keeps its node count, so only the
 // largest-size aggregates can change, and they stop changing after a few levels (a split or a
 // merge moves one node's size; most ancestors' maxima are set by other nodes).
-uint32_t Allocator::a_replace(uint32_t t, uint64_t start, uint32_t x) {
-  path_.clear();
-  uint32_t at = t;
-  while (pool_[at].start != start) {
-    path_.push_back(at);
-    at = start < pool_[at].start ? pool_[at].left : pool_[at].right;
-  }
+void Allocator::a_replace(uint32_t at, uint32_t x) {
+  const uint32_t parent = pool_[at].parent;
   if (x != at) {  // x inherits at's place, links and aggregates; only its own size differs
     const Node& o = pool_[at];
     Node& n = pool_[x];
-    n.left = o.left;
-    n.right = o.right;
     n.prio = o.prio;
     n.l_max = o.l_max;
     n.r_max = o.r_max;
     n.l_count = o.l_count;
     n.r_count = o.r_count;
-  }
-  bool relinked = x != at;  // the parent's link must change
-  for (size_t d = path_.size(); d-- > 0;) {
-    Node& p = pool_[path_[d]];
-    const auto max = static_cast<uint32_t>(agg_max(x));
-    if (start < p.start) {
-      if (!relinked && p.l_max == max) break;  // nothing above changes either
-      p.left = x;
-      p.l_max = max;
+    set_left(x, o.left);
+    set_right(x, o.right);
+    n.parent = parent;
+    if (parent == kNil) {
+      a_root_ = x;
+    } else if (pool_[parent].left == at) {
+      pool_[parent].left = x;
     } else {
-      if (!relinked && p.r_max == max) break;
-      p.right = x;
-      p.r_max = max;
+      pool_[parent].right = x;
     }
-    relinked = false;
-    x = path_[d];
   }
-  return path_.empty() ? x : t;
+  for (uint32_t c = x, p = parent; p != kNil; c = p, p = pool_[p].parent) {
+    Node& pn = pool_[p];
+    const auto max = static_cast<uint32_t>(agg_max(c));
+    uint32_t& side = pn.left == c ? pn.l_max : pn.r_max;
+    if (side == max) break;  // nothing above changes either
+    side = max;
+  }
 }
 
 uint32_t Allocator::a_first_fit(uint32_t t, uint64_t size) const {
@@ -139,13 +176,30 @@ uint32_t Allocator::a_first_fit(uint32_t t, uint64_t size) const {
   }
 }
 
+// Without recursion or a stack: the descent toward `from` ends below the lowest free node
+// at or after it; from there the in-order walk goes node, its right subtree, then up by the
+// parent links to the next ancestor entered from the left, and so on. A right subtree is
+// entered only when its largest size fits, so the first fit inside it is certain.
 uint32_t Allocator::a_first_fit_from(uint32_t t, uint64_t from, uint64_t size) const {
   if (agg_max(t) < size) return kNil;
-  const Node& n = pool_[t];
-  if (n.start < from) return a_first_fit_from(n.right, from, size);
-  if (uint32_t r = a_first_fit_from(n.left, from, size); r != kNil) return r;
-  if (n.size >= size) return t;
-  return a_first_fit(n.right, size);  // everything right of t starts after `from`
+  uint32_t at = kNil;
+  while (t != kNil) {
+    const Node& n = pool_[t];
+    if (n.start < from) {
+      t = n.right;
+    } else {
+      at = t;
+      t = n.left;
+    }
+  }
+  while (at != kNil) {
+    const Node& n = pool_[at];
+    if (n.size >= size) return at;
+    if (n.r_max >= size) return a_first_fit(n.right, size);
+    uint32_t c = at;
+    for (at = n.parent; at != kNil && pool_[at].left != c; at = pool_[at].parent) c = at;
+  }
+  return kNil;
 }
 
 uint32_t Allocator::a_floor(uint64_t addr) const {
@@ -181,14 +235,15 @@ void Allocator::s_split(uint32_t t, uint64_t key, uint32_t& l, uint32_t& r) {
     l = r = kNil;
     return;
   }
-  SizeLink& n = slinks_[t];
-  if (n.key < key) {
-    s_split(n.right, key, n.right, r);
-    slinks_[t].r_count = s_count(slinks_[t].right);
+  if (slinks_[t].key < key) {
+    uint32_t rl;
+    s_split(slinks_[t].right, key, rl, r);
+    s_set_right(t, rl);
     l = t;
   } else {
-    s_split(n.left, key, l, n.left);
-    slinks_[t].l_count = s_count(slinks_[t].left);
+    uint32_t lr;
+    s_split(slinks_[t].left, key, l, lr);
+    s_set_left(t, lr);
     r = t;
   }
 }
@@ -197,53 +252,67 @@ uint32_t Allocator::s_merge(uint32_t l, uint32_t r) {
   if (l == kNil) return r;
   if (r == kNil) return l;
   if (slinks_[l].prio > slinks_[r].prio) {
-    const uint32_t m = s_merge(slinks_[l].right, r);
-    slinks_[l].right = m;
-    slinks_[l].r_count = s_count(m);
+    s_set_right(l, s_merge(slinks_[l].right, r));
     return l;
   }
-  const uint32_t m = s_merge(l, slinks_[r].left);
-  slinks_[r].left = m;
-  slinks_[r].l_count = s_count(m);
+  s_set_left(r, s_merge(l, slinks_[r].left));
   return r;
 }
 
-uint32_t Allocator::s_insert(uint32_t t, uint32_t x) {
-  if (t == kNil) return x;
-  if (slinks_[x].prio > slinks_[t].prio) {
-    uint32_t l, r;
-    s_split(t, slinks_[x].key, l, r);
-    SizeLink& n = slinks_[x];
-    n.left = l;
-    n.right = r;
-    n.l_count = s_count(l);
-    n.r_count = s_count(r);
-    return x;
+// Top-down like a_insert: the nodes passed gain one on x's side.
+void Allocator::s_insert(uint32_t x) {
+  const uint64_t key = slinks_[x].key;
+  const uint32_t prio = slinks_[x].prio;
+  uint32_t parent = kNil, t = s_root_;
+  bool left_of_parent = false;
+  while (t != kNil && slinks_[t].prio >= prio) {
+    SizeLink& n = slinks_[t];
+    parent = t;
+    left_of_parent = key < n.key;
+    if (left_of_parent) {
+      n.l_count++;
+      t = n.left;
+    } else {
+      n.r_count++;
+      t = n.right;
+    }
   }
-  if (slinks_[x].key < slinks_[t].key) {
-    const uint32_t c = s_insert(slinks_[t].left, x);
-    slinks_[t].left = c;
-    slinks_[t].l_count = s_count(c);
+  uint32_t l, r;
+  s_split(t, key, l, r);
+  s_set_left(x, l);
+  s_set_right(x, r);
+  if (parent == kNil) {
+    s_root_ = x;
+    slinks_[x].parent = kNil;
+  } else if (left_of_parent) {
+    s_set_left(parent, x);
   } else {
-    const uint32_t c = s_insert(slinks_[t].right, x);
-    slinks_[t].right = c;
-    slinks_[t].r_count = s_count(c);
+    s_set_right(parent, x);
   }
-  return t;
 }
 
-uint32_t Allocator::s_erase(uint32_t t, uint64_t key) {
-  if (slinks_[t].key == key) return s_merge(slinks_[t].left, slinks_[t].right);
-  if (key < slinks_[t].key) {
-    const uint32_t c = s_erase(slinks_[t].left, key);
-    slinks_[t].left = c;
-    slinks_[t].l_count = s_count(c);
-  } else {
-    const uint32_t c = s_erase(slinks_[t].right, key);
-    slinks_[t].right = c;
-    slinks_[t].r_count = s_count(c);
+// Like a_erase: n's children merge into its place; every ancestor loses one on n's side.
+void Allocator::s_erase(uint32_t n) {
+  uint32_t below = n, p = slinks_[n].parent;
+  const uint32_t c = s_merge(slinks_[n].left, slinks_[n].right);
+  if (p == kNil) {
+    s_root_ = c;
+    if (c != kNil) slinks_[c].parent = kNil;
+    return;
   }
-  return t;
+  if (slinks_[p].left == n) {
+    s_set_left(p, c);
+  } else {
+    s_set_right(p, c);
+  }
+  for (below = p, p = slinks_[p].parent; p != kNil; below = p, p = slinks_[p].parent) {
+    SizeLink& a = slinks_[p];
+    if (a.left == below) {
+      a.l_count--;
+    } else {
+      a.r_count--;
+    }
+  }
 }
 
 uint32_t Allocator::s_lower_bound(uint64_t size) const {
@@ -280,7 +349,7 @@ uint64_t Allocator::s_key(uint32_t n) const {
 }
 
 void Allocator::s_remove(uint32_t n) {
-  if (sized_) s_root_ = s_erase(s_root_, slinks_[n].key);
+  if (sized_) s_erase(n);
 }
 
 void Allocator::s_add(uint32_t n) {
@@ -291,7 +360,7 @@ void Allocator::s_add(uint32_t n) {
   x.left = x.right = kNil;
   x.prio = next_prio();
   x.l_count = x.r_count = 0;
-  s_root_ = s_insert(s_root_, n);
+  s_insert(n);
 }
 
 // ---- both ----
@@ -302,20 +371,20 @@ void Allocator::index_insert(uint32_t n) {
 }
 
 void Allocator::index_erase(uint32_t n) {
-  if (addressed_) a_root_ = a_erase(a_root_, pool_[n].start);
+  if (addressed_) a_erase(n);
   s_remove(n);
 }
 
 void Allocator::idx_resize(uint32_t n, uint64_t size) {
   s_remove(n);
   pool_[n].size = size;
-  if (addressed_) a_root_ = a_replace(a_root_, pool_[n].start, n);  // refresh the path
+  if (addressed_) a_replace(n, n);  // refresh the aggregates above n
   s_add(n);
 }
 
 void Allocator::idx_takeover(uint32_t x, uint32_t old) {
   s_remove(old);
-  if (addressed_) a_root_ = a_replace(a_root_, pool_[old].start, x);
+  if (addressed_) a_replace(old, x);
   s_add(x);
 }
 
@@ -364,6 +433,9 @@ std::string Allocator::check_indexes(const std::vector<uint32_t>& free_list) con
     for (uint32_t t : order) {
       for (uint32_t c : {left(a, t), right(a, t)}) {
         if (c != kNil && prio(a, c) > prio(a, t)) return "heap order broken";
+        if (c != kNil && (a ? pool_[c].parent : slinks_[c].parent) != t) {
+          return fmt::format("parent link wrong at node #{}", c);
+        }
       }
       const Node& n = pool_[t];
       if (a && (n.l_max != agg_max(n.left) || n.r_max != agg_max(n.right) ||
@@ -378,12 +450,14 @@ std::string Allocator::check_indexes(const std::vector<uint32_t>& free_list) con
     return "";
   };
   if (!addressed_ && a_root_ != kNil) return "address index in use with best-fit";
+  if (a_root_ != kNil && pool_[a_root_].parent != kNil) return "address index: root has a parent";
   if (auto err = walk(a_root_, true); !err.empty()) return "address index: " + err;
   if (addressed_ && order != free_list) {
     return fmt::format("address index holds {} nodes, list has {} free nodes (or order differs)",
                        order.size(), free_list.size());
   }
   if (!sized_) return s_root_ == kNil ? "" : "size index in use without best-fit";
+  if (s_root_ != kNil && slinks_[s_root_].parent != kNil) return "size index: root has a parent";
   if (auto err = walk(s_root_, false); !err.empty()) return "size index: " + err;
   if (order.size() != free_list.size()) {
     return fmt::format("size index holds {} nodes, list has {} free", order.size(),

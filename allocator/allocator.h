@@ -179,16 +179,19 @@ class Allocator {
     uint32_t prev = kNil, next = kNil;
     uint32_t generation = 0;
     bool in_use = false;
-    // Address treap links; meaningful only while the node is free.
-    uint32_t left = kNil, right = kNil, prio = 0;
+    // Address treap links; meaningful only while the node is free. The parent link lets a
+    // resize or takeover walk up from the node instead of descending from the root again.
+    uint32_t left = kNil, right = kNil, parent = kNil, prio = 0;
     uint32_t l_max = 0, r_max = 0;      // largest free size in the left/right subtree
     uint32_t l_count = 0, r_count = 0;  // nodes in the left/right subtree
   };
+  static_assert(sizeof(Node) == 64, "Node must stay one cache line");
   struct SizeLink {  // (size, address) treap node, best-fit only; beside pool_
     uint64_t key = 0;  // size << 32 | start: one compare, no load from pool_
-    uint32_t left = kNil, right = kNil, prio = 0;
+    uint32_t left = kNil, right = kNil, parent = kNil, prio = 0;
     uint32_t l_count = 0, r_count = 0;
   };
+  static_assert(sizeof(SizeLink) == 32, "two SizeLinks per cache line");
 
   uint32_t new_node(uint64_t start, uint64_t size);
   void release_node(uint32_t n);
@@ -218,12 +221,24 @@ class Allocator {
     n.r_max = static_cast<uint32_t>(agg_max(n.right));
     n.r_count = agg_count(n.right);
   }
+  void set_left(uint32_t t, uint32_t c) {  // t's left link becomes c (maybe nil)
+    pool_[t].left = c;
+    if (c != kNil) pool_[c].parent = t;
+  }
+  void set_right(uint32_t t, uint32_t c) {
+    pool_[t].right = c;
+    if (c != kNil) pool_[c].parent = t;
+  }
+  void set_a_root(uint32_t t) {
+    a_root_ = t;
+    if (t != kNil) pool_[t].parent = kNil;
+  }
   uint32_t a_insert(uint32_t t, uint32_t x);
   void a_add(uint32_t n);  // n (not in the address index) enters it
-  uint32_t a_erase(uint32_t t, uint64_t start);
-  // Puts x where the node keyed `start` is (x == that node: just refresh aggregates on the
-  // path). Valid when x's start keeps the same order among the free nodes.
-  uint32_t a_replace(uint32_t t, uint64_t start, uint32_t x);
+  void a_erase(uint32_t n);  // indexed node n leaves the address index
+  // Puts x where the indexed node `at` is (x == at: at's size changed, refresh the largest-size
+  // aggregates above it). Valid when x's start keeps at's order among the free nodes.
+  void a_replace(uint32_t at, uint32_t x);
   uint32_t a_merge(uint32_t l, uint32_t r);
   void a_split(uint32_t t, uint64_t start, uint32_t& l, uint32_t& r);
   uint32_t a_first_fit(uint32_t t, uint64_t size) const;
@@ -235,8 +250,18 @@ class Allocator {
     return t == kNil ? 0 : 1 + slinks_[t].l_count + slinks_[t].r_count;
   }
   uint64_t s_key(uint32_t n) const;  // from pool_[n]'s current size and start
-  uint32_t s_insert(uint32_t t, uint32_t x);
-  uint32_t s_erase(uint32_t t, uint64_t key);
+  void s_set_left(uint32_t t, uint32_t c) {  // t's left link becomes c; count refreshed
+    slinks_[t].left = c;
+    slinks_[t].l_count = s_count(c);
+    if (c != kNil) slinks_[c].parent = t;
+  }
+  void s_set_right(uint32_t t, uint32_t c) {
+    slinks_[t].right = c;
+    slinks_[t].r_count = s_count(c);
+    if (c != kNil) slinks_[c].parent = t;
+  }
+  void s_insert(uint32_t x);  // x (key set, links cleared) enters the size index
+  void s_erase(uint32_t n);   // indexed node n leaves it
   uint32_t s_merge(uint32_t l, uint32_t r);
   void s_split(uint32_t t, uint64_t key, uint32_t& l, uint32_t& r);
   uint32_t s_lower_bound(uint64_t size) const;
@@ -261,7 +286,6 @@ class Allocator {
   std::vector<Node> pool_;
   std::vector<SizeLink> slinks_;  // parallel to pool_ when sized_
   std::vector<uint32_t> free_slots_;  // recycled pool indexes
-  std::vector<uint32_t> path_;        // a_replace's descent, kept to go back up
   uint32_t head_ = kNil;
   uint32_t a_root_ = kNil, s_root_ = kNil;
   uint64_t cursor_ = 0;  // next-fit: end of the previous allocation

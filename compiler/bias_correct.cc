@@ -59,36 +59,11 @@ std::map<std::string, ChannelSums, std::less<>> float_sums(const model::Graph& g
 
 // Per-channel sums of a conv's int32 accumulators (bias included) on one stored input (HWC).
 std::vector<double> accumulator_sums(const ConvOp& op, const model::Tensor& in, const QTensor& out_t) {
-  const model::Shape& is = in.shape();
   const model::Shape os = out_t.storage_shape();
-  const int64_t h = is[0], w = is[1], c = is[2], oh = os[0], ow = os[1];
-  const int64_t cin_pg = op.cin_per_group, cout_pg = op.cout_per_group();
-  const Window& win = op.window;
-  const int8_t* x = in.values<int8_t>().data();
   std::vector<double> sum(static_cast<size_t>(op.cout), 0.0);
-  std::vector<int64_t> acc(static_cast<size_t>(op.cout));
-  for (int64_t oy = 0; oy < oh; ++oy)
-    for (int64_t ox = 0; ox < ow; ++ox) {
-      for (int64_t co = 0; co < op.cout; ++co) acc[co] = op.bias[co];
-      for (int64_t ky = 0; ky < win.kernel_h; ++ky) {
-        const int64_t iy = oy * win.stride_h - win.pad_top + ky * win.dilation_h;
-        if (iy < 0 || iy >= h) continue;
-        for (int64_t kx = 0; kx < win.kernel_w; ++kx) {
-          const int64_t ix = ox * win.stride_w - win.pad_left + kx * win.dilation_w;
-          if (ix < 0 || ix >= w) continue;
-          const int8_t* px = x + (iy * w + ix) * c;
-          for (int64_t g = 0; g < op.groups; ++g)
-            for (int64_t ci = 0; ci < cin_pg; ++ci) {
-              const int64_t xv = px[g * cin_pg + ci];
-              if (xv == 0) continue;
-              const int8_t* wr = op.weights.data() + ((ky * win.kernel_w + kx) * cin_pg + ci) * op.cout + g * cout_pg;
-              int64_t* a = acc.data() + g * cout_pg;
-              for (int64_t co = 0; co < cout_pg; ++co) a[co] += xv * wr[co];
-            }
-        }
-      }
-      for (int64_t co = 0; co < op.cout; ++co) sum[co] += static_cast<double>(acc[co]);
-    }
+  conv_accumulate<int64_t>(op, in, os[0], os[1], [&](int64_t, const int64_t* acc) {
+    for (int64_t co = 0; co < op.cout; ++co) sum[co] += static_cast<double>(acc[co]);
+  });
   return sum;
 }
 

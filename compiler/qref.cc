@@ -17,38 +17,13 @@ model::Tensor int8_tensor(const QTensor& t) { return model::Tensor(model::DType:
 }  // namespace
 
 model::Tensor ref_conv(const ConvOp& op, const model::Tensor& in, const QTensor& out_t) {
-  const model::Shape& is = in.shape();  // [H][W][C]
   model::Tensor out = int8_tensor(out_t);
-  const model::Shape& os = out.shape();
-  const int64_t h = is[0], w = is[1], c = is[2], oh = os[0], ow = os[1];
-  const int64_t cin_pg = op.cin_per_group, cout = op.cout, cout_pg = op.cout_per_group();
-  const Window& win = op.window;
-  const int8_t* x = in.values<int8_t>().data();
+  const model::Shape& os = out.shape();  // [OH][OW][C]
   int8_t* y = out.values<int8_t>().data();
-  std::vector<uint32_t> acc(static_cast<size_t>(cout));  // int32 bits: wrap-around like the hardware
-  for (int64_t oy = 0; oy < oh; ++oy)
-    for (int64_t ox = 0; ox < ow; ++ox) {
-      for (int64_t co = 0; co < cout; ++co) acc[co] = static_cast<uint32_t>(op.bias[co]);
-      for (int64_t ky = 0; ky < win.kernel_h; ++ky) {
-        const int64_t iy = oy * win.stride_h - win.pad_top + ky * win.dilation_h;
-        if (iy < 0 || iy >= h) continue;
-        for (int64_t kx = 0; kx < win.kernel_w; ++kx) {
-          const int64_t ix = ox * win.stride_w - win.pad_left + kx * win.dilation_w;
-          if (ix < 0 || ix >= w) continue;
-          const int8_t* px = x + (iy * w + ix) * c;
-          for (int64_t g = 0; g < op.groups; ++g)
-            for (int64_t ci = 0; ci < cin_pg; ++ci) {
-              const int32_t xv = px[g * cin_pg + ci];
-              if (xv == 0) continue;
-              const int8_t* wr = op.weights.data() + ((ky * win.kernel_w + kx) * cin_pg + ci) * cout + g * cout_pg;
-              uint32_t* a = acc.data() + g * cout_pg;
-              for (int64_t co = 0; co < cout_pg; ++co) a[co] += static_cast<uint32_t>(xv * wr[co]);
-            }
-        }
-      }
-      int8_t* py = y + (oy * ow + ox) * cout;
-      for (int64_t co = 0; co < cout; ++co) py[co] = isa::requant(static_cast<int32_t>(acc[co]), op.requant[co]);
-    }
+  conv_accumulate<uint32_t>(op, in, os[0], os[1], [&](int64_t pixel, const uint32_t* acc) {
+    int8_t* py = y + pixel * op.cout;
+    for (int64_t co = 0; co < op.cout; ++co) py[co] = isa::requant(static_cast<int32_t>(acc[co]), op.requant[co]);
+  });
   return out;
 }
 

@@ -52,6 +52,41 @@ class QrefStepper {
   QrefResult r_;
 };
 
+// The int8 convolution's sums, shared by the reference and bias correction: `visit(pixel, acc)`
+// gets each output pixel (row-major over oh x ow) with its cout accumulators, bias included.
+// Acc is uint32_t for the hardware's int32 wrap-around, int64_t for exact sums. `in` is HWC.
+template <typename Acc, typename Visit>
+void conv_accumulate(const ConvOp& op, const model::Tensor& in, int64_t oh, int64_t ow, Visit&& visit) {
+  const model::Shape& is = in.shape();
+  const int64_t h = is[0], w = is[1], c = is[2];
+  const int64_t cin_pg = op.cin_per_group, cout = op.cout, cout_pg = op.cout_per_group();
+  const Window& win = op.window;
+  const int8_t* x = in.values<int8_t>().data();
+  std::vector<Acc> acc(static_cast<size_t>(cout));
+  for (int64_t oy = 0; oy < oh; ++oy)
+    for (int64_t ox = 0; ox < ow; ++ox) {
+      for (int64_t co = 0; co < cout; ++co) acc[co] = static_cast<Acc>(op.bias[co]);
+      for (int64_t ky = 0; ky < win.kernel_h; ++ky) {
+        const int64_t iy = oy * win.stride_h - win.pad_top + ky * win.dilation_h;
+        if (iy < 0 || iy >= h) continue;
+        for (int64_t kx = 0; kx < win.kernel_w; ++kx) {
+          const int64_t ix = ox * win.stride_w - win.pad_left + kx * win.dilation_w;
+          if (ix < 0 || ix >= w) continue;
+          const int8_t* px = x + (iy * w + ix) * c;
+          for (int64_t g = 0; g < op.groups; ++g)
+            for (int64_t ci = 0; ci < cin_pg; ++ci) {
+              const int32_t xv = px[g * cin_pg + ci];
+              if (xv == 0) continue;
+              const int8_t* wr = op.weights.data() + ((ky * win.kernel_w + kx) * cin_pg + ci) * cout + g * cout_pg;
+              Acc* a = acc.data() + g * cout_pg;
+              for (int64_t co = 0; co < cout_pg; ++co) a[co] += static_cast<Acc>(xv * wr[co]);
+            }
+        }
+      }
+      visit(oy * ow + ox, static_cast<const Acc*>(acc.data()));
+    }
+}
+
 // One op on stored values (exposed for tests and for the runner's per-op checks).
 model::Tensor ref_conv(const ConvOp& op, const model::Tensor& in, const QTensor& out);
 model::Tensor ref_gemm(const GemmOp& op, const model::Tensor& in, const QTensor& out);

@@ -12,6 +12,7 @@
 #include "isa/assembler.h"
 #include "util/buffered_writer.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace npuforge::gen {
 
@@ -89,17 +90,10 @@ allocator::MemMap GeneratedProgram::memmap() const {
 
 namespace {
 
-// "1f" for 31: the digits of fmt's "{:x}", without its general path.
 template <class Sink>
 void put_hex(Sink& out, uint64_t v) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  char digits[16];
-  size_t n = sizeof digits;
-  do {
-    digits[--n] = kHex[v & 15];
-    v >>= 4;
-  } while (v != 0);
-  out.put(std::string_view(digits + n, sizeof digits - n));
+  std::array<char, 16> buf;
+  out.put(util::hex_digits(v, buf));
 }
 
 template <class Sink>

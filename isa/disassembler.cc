@@ -1,8 +1,10 @@
+#include <array>
 #include <iterator>
 
 #include <fmt/format.h>
 
 #include "isa/assembler.h"
+#include "util/text.h"
 
 namespace npuforge::isa {
 namespace {
@@ -30,18 +32,10 @@ void append_value(std::string& out, const Instruction& in, unsigned slot) {
       return;
     }
   if (f.kind == FieldKind::DdrAddr || f.kind == FieldKind::SramAddr) {
-    // "{:#x}" without fmt's general path: a million-instruction program has millions.
     if (f.kind == FieldKind::DdrAddr) out += "ddr:";
-    static constexpr char kHex[] = "0123456789abcdef";
-    char digits[8];
-    size_t n = 0;
-    uint32_t v = in.raw[slot];
-    do {
-      digits[n++] = kHex[v & 15];
-      v >>= 4;
-    } while (v != 0);
+    std::array<char, 16> buf;
     out += "0x";
-    while (n > 0) out += digits[--n];
+    out += util::hex_digits(in.raw[slot], buf);
   } else {
     const fmt::format_int v(in.value(slot));
     out.append(v.data(), v.size());

@@ -1,6 +1,9 @@
-// util/text: the UTF-8 check that keeps YAML formats from writing back other bytes.
+// util/text: the UTF-8 check that keeps YAML formats from writing back other bytes, JSON
+// quoting of such bytes, and the hex digits the program writers share.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cstdint>
 #include <string>
 
 #include "util/text.h"
@@ -30,6 +33,23 @@ TEST(ValidUtf8, RefusesMalformedSequences) {
   EXPECT_FALSE(valid_utf8("\xe2\x82"));            // truncated at the end
   EXPECT_FALSE(valid_utf8("\xf0\x9f\x98\x28"));    // bad last continuation
   EXPECT_FALSE(valid_utf8("\xff\xff\xff\x01"));    // the fuzz_plan_yaml finding's id
+}
+
+TEST(JsonQuote, ReplacesBytesThatAreNotUtf8AndKeepsWellFormedOnes) {
+  EXPECT_EQ(json_quote("caf\xc3\xa9"), "\"caf\xc3\xa9\"");
+  EXPECT_EQ(json_quote("\xf0\x9f\x98\x80"), "\"\xf0\x9f\x98\x80\"");
+  EXPECT_EQ(json_quote("a\xff" "b"), "\"a\\ufffdb\"");
+  EXPECT_EQ(json_quote("\xc3"), "\"\\ufffd\"");              // truncated at the end
+  EXPECT_EQ(json_quote("\xed\xa0\x80"), "\"\\ufffd\\ufffd\\ufffd\"");  // surrogate: each byte
+  EXPECT_TRUE(valid_utf8(json_quote("\xff\xff\xff\x01")));
+}
+
+TEST(HexDigits, MatchesFmtLowercaseHex) {
+  std::array<char, 16> buf;
+  EXPECT_EQ(hex_digits(0, buf), "0");
+  EXPECT_EQ(hex_digits(31, buf), "1f");
+  EXPECT_EQ(hex_digits(0xdeadbeef, buf), "deadbeef");
+  EXPECT_EQ(hex_digits(~uint64_t{0}, buf), "ffffffffffffffff");
 }
 
 }  // namespace
