@@ -197,7 +197,7 @@ bool one_instruction(std::span<const SymbolField> fields) {
 // named field is evaluated once against its node, and any failure puts the old field
 // values back and returns false, for the general path to name the error. Offsets are 0
 // here, so an operand starts at its node's start and only its end needs checking.
-bool fix_one_fast(std::span<isa::Instruction> instrs, std::span<const SymbolField> fields,
+[[gnu::always_inline]] inline bool fix_one_fast(std::span<isa::Instruction> instrs, std::span<const SymbolField> fields,
                   const SymbolTable& table) {
   const size_t i = fields[0].instr;
   if (i >= instrs.size() || instrs[i].spec == nullptr) [[unlikely]]
@@ -239,6 +239,12 @@ bool fix_one_fast(std::span<isa::Instruction> instrs, std::span<const SymbolFiel
   return true;
 }
 
+// Out of line: inlined, its frame (arrays, saved registers) was paid by every fast call.
+[[gnu::noinline]] void fix_by_id(std::span<isa::Instruction> instrs, std::span<const SymbolField> fields,
+                                 const SymbolTable& table) {
+  fix(instrs, IdRefs{fields, table});
+}
+
 }  // namespace
 
 void fixup(isa::AsmProgram& program, const PlacementLookup& lookup) {
@@ -262,7 +268,7 @@ void fixup(std::span<isa::Instruction> instrs, std::span<const SymbolField> fiel
   if (!fields.empty() && fields.size() <= isa::kMaxFields && one_instruction(fields) &&
       fix_one_fast(instrs, fields, table))
     return;
-  fix(instrs, IdRefs{fields, table});  // several instructions, or an error to name
+  fix_by_id(instrs, fields, table);  // several instructions, or an error to name
 }
 
 }  // namespace npuforge::allocator
