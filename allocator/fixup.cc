@@ -183,6 +183,68 @@ void fix(std::span<isa::Instruction> instrs, const Refs& refs) {
   for (size_t r = 0; r < n; ++r) instrs[refs.instr(r)].set_value(refs.field(r), resolve(instrs, refs, r).addr);
 }
 
+// True when every reference names the same instruction.
+bool one_instruction(std::span<const SymbolField> fields) {
+  for (const SymbolField& f : fields)
+    if (f.instr != fields[0].instr) return false;
+  return true;
+}
+
+// The generator's case, once per instruction it emits: the references of instruction i,
+// by id. The same checks as check_instruction, done in place and lean: the addresses are
+// written first (an address within its field's range reads back as itself, so the
+// extents then see the instruction as fixed up, with no patched copy), each operand of a
+// named field is evaluated once against its node, and any failure puts the old field
+// values back and returns false, for the general path to name the error. Offsets are 0
+// here, so an operand starts at its node's start and only its end needs checking.
+[[gnu::always_inline]] inline bool fix_one_fast(std::span<isa::Instruction> instrs, std::span<const SymbolField> fields,
+                  const SymbolTable& table) {
+  const size_t i = fields[0].instr;
+  if (i >= instrs.size() || instrs[i].spec == nullptr) [[unlikely]]
+    return false;
+  isa::Instruction& in = instrs[i];
+  const isa::InstrSpec& spec = *in.spec;
+  const size_t n = fields.size(), nf = spec.fields.size();
+  if (n > nf) [[unlikely]]
+    return false;
+  std::array<uint32_t, isa::kMaxFields> old;  // the raw bits each reference overwrote
+  std::array<uint64_t, isa::kMaxFields> room;  // its node's bytes (from its address on)
+  size_t done = 0;
+  const auto undo = [&] {
+    while (done-- > 0) in.raw[fields[done].field] = old[done];
+    return false;
+  };
+  for (; done < n; ++done) {
+    const unsigned f = fields[done].field;
+    if (f >= nf) [[unlikely]]
+      return undo();
+    const Placement* p = table.last_placement(fields[done].symbol);
+    if (p == nullptr) [[unlikely]]
+      return undo();
+    const isa::FieldSpec& fs = spec.fields[f];
+    const int64_t addr = p->addr.value;
+    if (addr < fs.min || addr > fs.max) [[unlikely]]
+      return undo();
+    room[done] = p->padded.value;
+    old[done] = in.raw[f];
+    in.set_value(f, addr);
+  }
+  for (size_t k = 0; k < n; ++k) {
+    for (uint32_t ops = spec.operands_of_field[fields[k].field]; ops != 0; ops &= ops - 1) {
+      const int64_t bytes = spec.operands[static_cast<unsigned>(__builtin_ctz(ops))].bytes.eval(in.raw.data());
+      if (bytes > 0 && uint64_t(bytes) > room[k]) [[unlikely]]
+        return undo();
+    }
+  }
+  return true;
+}
+
+// Out of line: inlined, its frame (arrays, saved registers) was paid by every fast call.
+[[gnu::noinline]] void fix_by_id(std::span<isa::Instruction> instrs, std::span<const SymbolField> fields,
+                                 const SymbolTable& table) {
+  fix(instrs, IdRefs{fields, table});
+}
+
 }  // namespace
 
 void fixup(isa::AsmProgram& program, const PlacementLookup& lookup) {
@@ -203,7 +265,10 @@ void fixup(isa::AsmProgram& program, const std::map<std::string, Placement>& pla
 }
 
 void fixup(std::span<isa::Instruction> instrs, std::span<const SymbolField> fields, const SymbolTable& table) {
-  fix(instrs, IdRefs{fields, table});
+  if (!fields.empty() && fields.size() <= isa::kMaxFields && one_instruction(fields) &&
+      fix_one_fast(instrs, fields, table))
+    return;
+  fix_by_id(instrs, fields, table);  // several instructions, or an error to name
 }
 
 }  // namespace npuforge::allocator

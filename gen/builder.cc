@@ -160,16 +160,6 @@ uint32_t Builder::emit(isa::Instruction in, std::span<const Use> reads, std::spa
   return idx;
 }
 
-uint32_t Builder::track(SymbolId id, OpKind kind, uint8_t depth, uint32_t from) {
-  Sym& s = syms_.emplace_back();  // syms_ and the table grow together: the same ids
-  s.kind = kind;
-  s.depth = depth;
-  s.written = static_cast<uint32_t>(table_.placed(id).size.value);
-  s.due = static_cast<uint32_t>(now() + rng_.range(p_.lifetime.min, p_.lifetime.max));
-  if (from != kNone) s.due = syms_[from].due;  // a version is due when its chain is
-  return id.value;
-}
-
 // The check is O(nodes): spacing checks at least `nodes` placements apart keeps its cost
 // O(1) per placement however many buffers are live (tiny-buffers keeps thousands).
 void Builder::check_allocator() {

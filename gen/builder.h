@@ -68,7 +68,16 @@ class Builder {
   void check_allocator();  // throws AllocatorBroken; schedules the next check
   uint32_t new_symbol(uint64_t bytes, uint32_t refs, OpKind kind, uint8_t depth, uint32_t from = kNone);
   // Starts tracking a symbol the table just placed (a version inherits its chain's due).
-  uint32_t track(SymbolId id, OpKind kind, uint8_t depth, uint32_t from);
+  // Here, inline: it runs once per placed buffer, and a call of its own cost 20 instructions.
+  uint32_t track(SymbolId id, OpKind kind, uint8_t depth, uint32_t from) {
+    Sym& s = syms_.emplace_back();  // syms_ and the table grow together: the same ids
+    s.kind = kind;
+    s.depth = depth;
+    s.written = static_cast<uint32_t>(table_.placed(id).size.value);
+    s.due = static_cast<uint32_t>(now() + rng_.range(p_.lifetime.min, p_.lifetime.max));
+    if (from != kNone) s.due = syms_[from].due;  // a version is due when its chain is
+    return id.value;
+  }
   void release(uint32_t sym);  // frees it now
   void forget(uint32_t sym);   // the table freed it: remember its accesses, drop it from live_
   uint32_t pick_input(uint64_t min_written, bool compute);

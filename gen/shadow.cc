@@ -39,39 +39,46 @@ void ShadowClocks::rescan(size_t b) {
   blocks_[b] = {m, State::Exact};
 }
 
+// Both walks go block by block over [first, end): `hi` ends the block's part of the range,
+// and a part that starts and ends on the block's bounds covers it whole.
 void ShadowClocks::assign_units(size_t first, size_t end, const Clock& c) {
   end = std::min(end, units_.size());
-  for (size_t b = first / kBlock; first < end && b * kBlock < end; ++b) {
-    const size_t lo = std::max(first, b * kBlock), hi = std::min(end, block_end(b));
+  while (first < end) {
+    const size_t b = first / kBlock, hi = std::min(end, (b + 1) * kBlock);
     Block& k = blocks_[b];
-    if (lo == b * kBlock && hi == block_end(b)) {  // the whole block: its summary says it all
+    if (first % kBlock == 0 && hi == block_end(b)) {  // the whole block: its summary says it all
       k = {c, State::Uniform};
-      continue;
+    } else {
+      if (k.state == State::Uniform) materialise(b);
+      std::fill(units_.begin() + static_cast<ptrdiff_t>(first), units_.begin() + static_cast<ptrdiff_t>(hi), c);
+      k.state = State::Stale;
     }
-    if (k.state == State::Uniform) materialise(b);
-    std::fill(units_.begin() + static_cast<ptrdiff_t>(lo), units_.begin() + static_cast<ptrdiff_t>(hi), c);
-    k.state = State::Stale;
+    first = hi;
   }
 }
 
 ShadowClocks::Clock ShadowClocks::max_over_units(size_t first, size_t end) {
   end = std::min(end, units_.size());
-  Clock m{};
-  for (size_t b = first / kBlock; first < end && b * kBlock < end; ++b) {
-    const size_t lo = std::max(first, b * kBlock), hi = std::min(end, block_end(b));
+  uint32_t m0 = 0, m1 = 0, m2 = 0;  // in registers, not an array in memory
+  const auto take = [&](const Clock& c) {
+    m0 = std::max(m0, c[0]);
+    m1 = std::max(m1, c[1]);
+    m2 = std::max(m2, c[2]);
+  };
+  while (first < end) {
+    const size_t b = first / kBlock, hi = std::min(end, (b + 1) * kBlock);
     Block& k = blocks_[b];
     if (k.state == State::Uniform) {  // any part of it holds the same value
-      max_into(m, k.value);
-      continue;
-    }
-    if (lo == b * kBlock && hi == block_end(b)) {
+      take(k.value);
+    } else if (first % kBlock == 0 && hi == block_end(b)) {
       if (k.state == State::Stale) rescan(b);
-      max_into(m, k.value);
-      continue;
+      take(k.value);
+    } else {
+      for (size_t u = first; u < hi; ++u) take(units_[u]);
     }
-    for (size_t u = lo; u < hi; ++u) max_into(m, units_[u]);
+    first = hi;
   }
-  return m;
+  return {m0, m1, m2};
 }
 
 }  // namespace npuforge::gen

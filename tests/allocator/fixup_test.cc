@@ -149,6 +149,71 @@ TEST(Fixup, ByIdUsesLastPlacementsAndChecksExtents) {
   EXPECT_EQ(over.instrs, before);
 }
 
+// The generator's call: the references of one instruction, by id (a path of its own in
+// fixup.cc). An operand past its node is caught and named, whichever reference fails, and
+// the fields already rewritten are put back.
+TEST(Fixup, ByIdOneInstructionChecksEveryOperand) {
+  Allocator a(SramAddr{0}, Bytes{1 << 16}, Bytes{64}, Policy::FirstFit);
+  SymbolTable t(a);
+  t.set_namer([](SymbolId origin) { return "g" + std::to_string(origin.value); });
+  const auto roomy = t.define_new(Bytes{320}, 1);
+  const auto tight = t.define_new(Bytes{256}, 1);
+  const unsigned dst = slot("move", "dst"), src = slot("move", "src");
+  auto ok = isa::assemble(isa_(), "move 0x0, 0x0, len=256\n", "ok.s");
+  const std::vector<SymbolField> fits = {{0, roomy.id, uint8_t(src), false}, {0, tight.id, uint8_t(dst), true}};
+  fixup(ok.instrs, fits, t);
+  EXPECT_EQ(ok.instrs[0].get(src), roomy.alloc.addr.value);
+  EXPECT_EQ(ok.instrs[0].get(dst), tight.alloc.addr.value);
+  // 257 bytes: one past the tight node's end, the write and then the read.
+  for (const bool write_tight : {true, false}) {
+    auto over = isa::assemble(isa_(), "move 0x0, 0x0, len=257\n", "over.s");
+    const auto before = over.instrs;
+    const SymbolId s = write_tight ? roomy.id : tight.id, d = write_tight ? tight.id : roomy.id;
+    const std::vector<SymbolField> bad = {{0, s, uint8_t(src), false}, {0, d, uint8_t(dst), true}};
+    const std::string e = error_of([&] { fixup(over.instrs, bad, t); });
+    const std::string field = write_tight ? "dst" : "src";
+    EXPECT_NE(e.find("instruction 0 'move', field '" + field + "', symbol '%g1'"), std::string::npos) << e;
+    EXPECT_NE(e.find("257 bytes"), std::string::npos) << e;
+    EXPECT_NE(e.find("leave the symbol's node"), std::string::npos) << e;
+    EXPECT_EQ(over.instrs, before);
+  }
+  // Not placed, a missing field, a missing instruction: named, nothing written.
+  auto prog = isa::assemble(isa_(), "move 0x0, 0x0, len=64\n", "p.s");
+  const auto before = prog.instrs;
+  const std::vector<SymbolField> unplaced = {{0, roomy.id, uint8_t(src), false}, {0, t.intern("ghost"), uint8_t(dst), true}};
+  EXPECT_NE(error_of([&] { fixup(prog.instrs, unplaced, t); }).find("'%ghost': use before define"), std::string::npos);
+  const std::vector<SymbolField> no_field = {{0, roomy.id, uint8_t(src), false}, {0, roomy.id, uint8_t(40), true}};
+  EXPECT_NE(error_of([&] { fixup(prog.instrs, no_field, t); }).find("field slot 40"), std::string::npos);
+  const std::vector<SymbolField> no_instr = {{3, roomy.id, uint8_t(src), false}};
+  EXPECT_NE(error_of([&] { fixup(prog.instrs, no_instr, t); }).find("instruction 3 field slot"), std::string::npos);
+  EXPECT_EQ(prog.instrs, before);
+}
+
+// The same over an ISA whose extent reads an address field: the one-instruction id path
+// evaluates it with the address it writes.
+TEST(Fixup, ByIdOneInstructionExtentsSeeTheFixedUpAddresses) {
+  std::string yaml(isa::builtin_isa_yaml());
+  const size_t move = yaml.find("- name: move");
+  const std::string from = "{field: dst, access: write, bytes: \"len\"}";
+  const size_t at = yaml.find(from, move);
+  ASSERT_NE(at, std::string::npos);
+  yaml.replace(at, from.size(), "{field: dst, access: write, bytes: \"dst >= 0x400 ? len : 1\"}");
+  const isa::Isa edited = isa::Isa::load_string(yaml, "addr_extent.yaml");
+  Allocator a(SramAddr{0}, Bytes{1 << 16}, Bytes{64}, Policy::FirstFit);
+  SymbolTable t(a);
+  const auto low = t.define_new(Bytes{0x400}, 1);  // at 0
+  const auto buf = t.define_new(Bytes{200}, 1);    // at 0x400, 256 bytes padded
+  ASSERT_EQ(buf.alloc.addr.value, 0x400u);
+  const unsigned dst = edited.require("move").require_field("dst");
+  const std::vector<SymbolField> refs = {{0, buf.id, uint8_t(dst), true}};
+  auto over = isa::assemble(edited, "move 0x0, 0x0, len=257\n", "over.s");
+  EXPECT_NE(error_of([&] { fixup(over.instrs, refs, t); }).find("257 bytes"), std::string::npos);
+  auto fits = isa::assemble(edited, "move 0x0, 0x0, len=256\n", "fits.s");
+  fixup(fits.instrs, refs, t);
+  EXPECT_EQ(fits.instrs[0].get(dst), 0x400u);
+  (void)low;
+}
+
 // An extent that depends on an address field is evaluated with the address the fix-up
 // writes, not the field's value before it (here 0, which would make the extent 1 byte).
 TEST(Fixup, ExtentsSeeTheFixedUpAddresses) {
