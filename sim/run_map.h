@@ -45,17 +45,38 @@ class RunMap {
   }
   // [lo, hi) becomes `v`.
   void assign(uint64_t lo, uint64_t hi, const V& v) {
-    for_pages(lo, hi, [&](Page& runs, size_t first, size_t last) {
+    for_pages(lo, hi, [&](Page& runs, uint64_t, size_t first, size_t last) {
       runs[first].value = v;
       runs.erase(runs.begin() + static_cast<std::ptrdiff_t>(first) + 1, runs.begin() + static_cast<std::ptrdiff_t>(last));
       coalesce(runs, first, first + 2);
+    });
+  }
+  // visit(lo, hi) then assign(lo, hi, v) in one pass: a page's runs are searched once, not
+  // three times (the searches' cache misses were most of the hazard checker's time). The
+  // pages of [lo, hi) are disjoint, so checking page by page sees what visit() would.
+  template <typename F>
+  void visit_assign(uint64_t lo, uint64_t hi, F&& f, const V& v) {
+    for_pages(lo, hi, [&](Page& runs, uint64_t base, size_t first, size_t last) {
+      visit_runs(runs, base, first, last, f);
+      runs[first].value = v;
+      runs.erase(runs.begin() + static_cast<std::ptrdiff_t>(first) + 1, runs.begin() + static_cast<std::ptrdiff_t>(last));
+      coalesce(runs, first, first + 2);
+    });
+  }
+  // visit(lo, hi) then update(lo, hi, change) in one pass (see visit_assign).
+  template <typename F, typename G>
+  void visit_update(uint64_t lo, uint64_t hi, F&& f, G&& change) {
+    for_pages(lo, hi, [&](Page& runs, uint64_t base, size_t first, size_t last) {
+      visit_runs(runs, base, first, last, f);
+      for (size_t k = first; k < last; ++k) change(runs[k].value);
+      coalesce(runs, first, last + 1);
     });
   }
   // Calls change(value) for each run of [lo, hi), then merges runs that became equal (many
   // reads of one region, the DDR inputs or a shared weight buffer, must not fragment it).
   template <typename F>
   void update(uint64_t lo, uint64_t hi, F&& change) {
-    for_pages(lo, hi, [&](Page& runs, size_t first, size_t last) {
+    for_pages(lo, hi, [&](Page& runs, uint64_t, size_t first, size_t last) {
       for (size_t k = first; k < last; ++k) change(runs[k].value);
       coalesce(runs, first, last + 1);
     });
@@ -75,8 +96,17 @@ class RunMap {
                runs.begin()) -
            1;
   }
-  // Calls f(runs, first, last) per page of [lo, hi), where runs [first, last) are exactly the
-  // page's part of the range (boundary runs split, the page created if absent).
+  // Calls f(lo, hi, value) for runs [first, last) of the page at `base`.
+  template <typename F>
+  void visit_runs(const Page& runs, uint64_t base, size_t first, size_t last, F& f) const {
+    for (size_t k = first; k < last; ++k) {
+      const uint64_t run_end = k + 1 < runs.size() ? runs[k + 1].lo : page_bytes_;
+      f(base + runs[k].lo, base + run_end, runs[k].value);
+    }
+  }
+  // Calls f(runs, base, first, last) per page of [lo, hi) (base: the page's first address),
+  // where runs [first, last) are exactly the page's part of the range (boundary runs split,
+  // the page created if absent).
   template <typename F>
   void for_pages(uint64_t lo, uint64_t hi, F&& f) {
     for (uint64_t p = lo / page_bytes_; lo < hi; ++p) {
@@ -90,11 +120,14 @@ class RunMap {
         runs.insert(runs.begin() + static_cast<std::ptrdiff_t>(first) + 1, Run{l, runs[first].value});
         ++first;
       }
-      const size_t last = holding(runs, h - 1) + 1;
+      // The last run starts at or after `first`: search only there (fewer cache lines).
+      const size_t last = static_cast<size_t>(std::upper_bound(runs.begin() + static_cast<std::ptrdiff_t>(first), runs.end(), h - 1,
+                                                               [](uint32_t v, const Run& r) { return v < r.lo; }) -
+                                              runs.begin());
       if (h < page_bytes_ && (last == runs.size() || runs[last].lo > h)) {
         runs.insert(runs.begin() + static_cast<std::ptrdiff_t>(last), Run{h, runs[last - 1].value});
       }
-      f(runs, first, last);
+      f(runs, base, first, last);
       lo = end;
     }
   }
