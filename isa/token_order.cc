@@ -116,18 +116,6 @@ TokenOrder::TokenOrder(const std::vector<Instruction>& instrs) {
   }
 }
 
-bool TokenOrder::happens_before(size_t a, size_t b) const {
-  if (a == b || seq_[a] == 0) return false;  // control instructions touch no memory
-  return clock_[b][queue_[a]] >= seq_[a] &&
-         (queue_[a] != queue_[b] || seq_[a] < seq_[b]);
-}
-
-int64_t TokenOrder::latest_before(size_t i, unsigned q) const {
-  uint32_t c = clock_[i][q];
-  if (q == queue_[i] && seq_[i] != 0) c = seq_[i] - 1;
-  return c == 0 ? -1 : static_cast<int64_t>(by_queue_[q][c - 1]);
-}
-
 void TokenOrderBuilder::reserve(size_t instructions) {
   clock_.reserve(instructions);
   queue_.reserve(instructions);

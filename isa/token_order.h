@@ -18,11 +18,19 @@ class TokenOrder {
  public:
   TokenOrder(const std::vector<isa::Instruction>& instrs);
   // True when a completes before b starts in every execution that honours the tokens.
-  bool happens_before(size_t a, size_t b) const;
+  // Inline: the hazard checker asks it for every unordered-looking pair of every access.
+  bool happens_before(size_t a, size_t b) const {
+    if (a == b || seq_[a] == 0) return false;  // control instructions touch no memory
+    return clock_[b][queue_[a]] >= seq_[a] && (queue_[a] != queue_[b] || seq_[a] < seq_[b]);
+  }
   bool ordered(size_t a, size_t b) const { return happens_before(a, b) || happens_before(b, a); }
   // The latest instruction of queue q that happens before i (i excluded), or -1 if none:
   // what must have finished before i may start.
-  int64_t latest_before(size_t i, unsigned q) const;
+  int64_t latest_before(size_t i, unsigned q) const {
+    uint32_t c = clock_[i][q];
+    if (q == queue_[i] && seq_[i] != 0) c = seq_[i] - 1;
+    return c == 0 ? -1 : static_cast<int64_t>(by_queue_[q][c - 1]);
+  }
   // Instructions that must finish before `i` starts: its queue predecessor, the signallers
   // its waits consume, the last barrier before it (or, for a barrier, everything before it
   // as the last instruction of each queue). Indices, ascending.

@@ -407,8 +407,14 @@ void Checkers::check_hazard(HazardMap& hz, size_t instr, const isa::Extent& e) {
     bool other_wrote;
   };
   std::vector<Conflict> conflicts;  // a handful at most: one per other queue and access kind
+  // Neighbouring runs mostly name the same other instruction: ask the order once for it.
+  int64_t known_ordered = -1;
   auto consider = [&](int64_t other, bool other_write, uint64_t lo, uint64_t hi) {
-    if (other < 0 || order_->ordered(static_cast<size_t>(other), instr)) return;
+    if (other < 0 || other == known_ordered) return;
+    if (order_->ordered(static_cast<size_t>(other), instr)) {
+      known_ordered = other;
+      return;
+    }
     for (auto& c : conflicts) {
       if (c.other == other) {
         c.lo = std::min(c.lo, lo), c.hi = std::max(c.hi, hi), c.other_wrote |= other_write;
@@ -418,17 +424,18 @@ void Checkers::check_hazard(HazardMap& hz, size_t instr, const isa::Extent& e) {
     conflicts.push_back({other, lo, hi, other_write});
   };
   const uint64_t lo = e.addr, hi = e.addr + e.bytes;
-  hz.visit(lo, hi, [&](uint64_t run_lo, uint64_t run_hi, const HazardMap::Seg& seg) {
+  auto check = [&](uint64_t run_lo, uint64_t run_hi, const HazardMap::Seg& seg) {
     for (unsigned r = 0; r < isa::kNumQueues; ++r) {
       if (r == q) continue;
       consider(seg.last_write[r], true, run_lo, run_hi);
       if (write) consider(seg.last_read[r], false, run_lo, run_hi);
     }
-  });
+  };
+  // Checked against the accesses before this one, then recorded, in one pass over the runs.
   if (write) {
-    hz.record_write(lo, hi, q, static_cast<int32_t>(instr));
+    hz.visit_record_write(lo, hi, q, static_cast<int32_t>(instr), check);
   } else {
-    hz.record_read(lo, hi, q, static_cast<int32_t>(instr));
+    hz.visit_record_read(lo, hi, q, static_cast<int32_t>(instr), check);
   }
   for (const auto& c : conflicts) report_hazard(instr, e.space, write, c.other, c.other_wrote, c.lo, c.hi);
 }

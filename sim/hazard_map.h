@@ -38,6 +38,17 @@ class HazardMap {
   void record_read(uint64_t lo, uint64_t hi, unsigned q, int32_t instr) {
     runs_.update(lo, hi, [&](Seg& s) { s.last_read[q] = instr; });
   }
+  // visit(lo, hi, f) then record_write / record_read, in one pass over the runs.
+  template <typename F>
+  void visit_record_write(uint64_t lo, uint64_t hi, unsigned q, int32_t instr, F&& f) {
+    Seg s;
+    s.last_write[q] = instr;
+    runs_.visit_assign(lo, hi, f, s);
+  }
+  template <typename F>
+  void visit_record_read(uint64_t lo, uint64_t hi, unsigned q, int32_t instr, F&& f) {
+    runs_.visit_update(lo, hi, f, [&](Seg& s) { s.last_read[q] = instr; });
+  }
 
  private:
   RunMap<Seg> runs_;

@@ -120,6 +120,10 @@ void lut(const isa::Instruction& instr, const Semantics::LutSlots& s, In in, std
   for (size_t i = 0; i < out.size(); ++i) out[i] = table[src[i] ^ 0x80u];
 }
 
+// Window by window, channels innermost: the input is HWC, so a window row's pixels are one
+// contiguous run of bytes (the channel-outer loop read them with a stride of c bytes, a cache
+// line per byte for wide rows, and re-tested the window bounds for every channel). Integer
+// sums and maxima do not depend on the order they are taken in: the results are the same.
 void pool(const isa::Instruction& instr, const Semantics::PoolSlots& s, In in, std::span<uint8_t> out) {
   const int64_t h = instr.get(s.h), w = instr.get(s.w), c = instr.get(s.c);
   const int64_t wh = instr.get(s.wh), ww = instr.get(s.ww), sh = instr.get(s.sh), sw = instr.get(s.sw);
@@ -128,23 +132,28 @@ void pool(const isa::Instruction& instr, const Semantics::PoolSlots& s, In in, s
   const bool count_pad = instr.get(s.count_pad) != 0;
   const auto src = operand(instr, in, s.src);
   const int64_t oh = (h + pt + pb - wh) / sh + 1, ow = (w + pl + pr - ww) / sw + 1;
+  std::vector<int64_t> acc(static_cast<size_t>(std::max<int64_t>(c, 0)));  // per channel: sum or maximum
   for (int64_t oy = 0; oy < oh; ++oy) {
+    const int64_t y0 = std::max<int64_t>(oy * sh - pt, 0), y1 = std::min(oy * sh - pt + wh, h);
     for (int64_t ox = 0; ox < ow; ++ox) {
-      for (int64_t ci = 0; ci < c; ++ci) {
-        int64_t sum = 0, best = -128, count = 0;
-        for (int64_t ky = 0; ky < wh; ++ky) {
-          const int64_t iy = oy * sh - pt + ky;
-          for (int64_t kx = 0; kx < ww; ++kx) {
-            const int64_t ix = ox * sw - pl + kx;
-            if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
-            const int64_t v = s8(src[(iy * w + ix) * c + ci]);
-            sum += v;
-            best = std::max(best, v);
-            ++count;
+      const int64_t x0 = std::max<int64_t>(ox * sw - pl, 0), x1 = std::min(ox * sw - pl + ww, w);
+      std::fill(acc.begin(), acc.end(), avg ? 0 : -128);
+      for (int64_t iy = y0; iy < y1; ++iy) {
+        for (int64_t ix = x0; ix < x1; ++ix) {
+          const uint8_t* px = src.data() + (iy * w + ix) * c;
+          if (avg) {
+            for (int64_t ci = 0; ci < c; ++ci) acc[static_cast<size_t>(ci)] += s8(px[ci]);
+          } else {
+            for (int64_t ci = 0; ci < c; ++ci) acc[static_cast<size_t>(ci)] = std::max<int64_t>(acc[static_cast<size_t>(ci)], s8(px[ci]));
           }
         }
-        out[(oy * ow + ox) * c + ci] =
-            u8(avg ? round_div_away(sum, count_pad ? wh * ww : std::max<int64_t>(count, 1)) : static_cast<int8_t>(best));
+      }
+      const int64_t count = std::max<int64_t>(y1 - y0, 0) * std::max<int64_t>(x1 - x0, 0);
+      const int64_t divisor = count_pad ? wh * ww : std::max<int64_t>(count, 1);
+      uint8_t* o = out.data() + (oy * ow + ox) * c;
+      for (int64_t ci = 0; ci < c; ++ci) {
+        const int64_t v = acc[static_cast<size_t>(ci)];
+        o[ci] = u8(avg ? round_div_away(v, divisor) : static_cast<int8_t>(v));
       }
     }
   }

@@ -35,9 +35,8 @@ class RunMap {
       } else {
         const Page& runs = pages_[p];
         const auto l = static_cast<uint32_t>(lo - base), h = static_cast<uint32_t>(end - base);
-        for (size_t k = holding(runs, l); k < runs.size() && runs[k].lo < h; ++k) {
-          const uint32_t run_end = k + 1 < runs.size() ? runs[k + 1].lo : static_cast<uint32_t>(page_bytes_);
-          f(base + std::max(runs[k].lo, l), base + std::min(run_end, h), runs[k].value);
+        for (size_t k = holding(runs, l); k < runs.size() && runs.lo[k] < h; ++k) {
+          f(base + std::max(runs.lo[k], l), base + std::min(runs.end(k, page_bytes_), h), runs.value[k]);
         }
       }
       lo = end;
@@ -45,71 +44,112 @@ class RunMap {
   }
   // [lo, hi) becomes `v`.
   void assign(uint64_t lo, uint64_t hi, const V& v) {
-    for_pages(lo, hi, [&](Page& runs, size_t first, size_t last) {
-      runs[first].value = v;
-      runs.erase(runs.begin() + static_cast<std::ptrdiff_t>(first) + 1, runs.begin() + static_cast<std::ptrdiff_t>(last));
+    for_pages(lo, hi, [&](Page& runs, uint64_t, size_t first, size_t last) {
+      runs.value[first] = v;
+      runs.erase(first + 1, last);
       coalesce(runs, first, first + 2);
+    });
+  }
+  // visit(lo, hi) then assign(lo, hi, v) in one pass: a page's runs are searched once, not
+  // three times (the searches' cache misses were most of the hazard checker's time). The
+  // pages of [lo, hi) are disjoint, so checking page by page sees what visit() would.
+  template <typename F>
+  void visit_assign(uint64_t lo, uint64_t hi, F&& f, const V& v) {
+    for_pages(lo, hi, [&](Page& runs, uint64_t base, size_t first, size_t last) {
+      visit_runs(runs, base, first, last, f);
+      runs.value[first] = v;
+      runs.erase(first + 1, last);
+      coalesce(runs, first, first + 2);
+    });
+  }
+  // visit(lo, hi) then update(lo, hi, change) in one pass (see visit_assign).
+  template <typename F, typename G>
+  void visit_update(uint64_t lo, uint64_t hi, F&& f, G&& change) {
+    for_pages(lo, hi, [&](Page& runs, uint64_t base, size_t first, size_t last) {
+      visit_runs(runs, base, first, last, f);
+      for (size_t k = first; k < last; ++k) change(runs.value[k]);
+      coalesce(runs, first, last + 1);
     });
   }
   // Calls change(value) for each run of [lo, hi), then merges runs that became equal (many
   // reads of one region, the DDR inputs or a shared weight buffer, must not fragment it).
   template <typename F>
   void update(uint64_t lo, uint64_t hi, F&& change) {
-    for_pages(lo, hi, [&](Page& runs, size_t first, size_t last) {
-      for (size_t k = first; k < last; ++k) change(runs[k].value);
+    for_pages(lo, hi, [&](Page& runs, uint64_t, size_t first, size_t last) {
+      for (size_t k = first; k < last; ++k) change(runs.value[k]);
       coalesce(runs, first, last + 1);
     });
   }
 
  private:
-  struct Run {
-    uint32_t lo;  // offset in the page; the run ends where the next one starts (or the page)
-    V value;
+  // The runs of one page, sorted by lo, the first at 0; empty: one run of initial_. Offsets
+  // and values apart: a search reads 16 offsets per cache line (a miss per step of the
+  // binary search was most of the hazard checker's time).
+  struct Page {
+    std::vector<uint32_t> lo;  // offset in the page; a run ends where the next starts (or the page)
+    std::vector<V> value;
+    size_t size() const { return lo.size(); }
+    bool empty() const { return lo.empty(); }
+    uint32_t end(size_t k, uint64_t page_bytes) const {
+      return k + 1 < lo.size() ? lo[k + 1] : static_cast<uint32_t>(page_bytes);
+    }
+    void insert(size_t k, uint32_t at, V v) {
+      lo.insert(lo.begin() + static_cast<std::ptrdiff_t>(k), at);
+      value.insert(value.begin() + static_cast<std::ptrdiff_t>(k), std::move(v));
+    }
+    void erase(size_t from, size_t to) {
+      lo.erase(lo.begin() + static_cast<std::ptrdiff_t>(from), lo.begin() + static_cast<std::ptrdiff_t>(to));
+      value.erase(value.begin() + static_cast<std::ptrdiff_t>(from), value.begin() + static_cast<std::ptrdiff_t>(to));
+    }
+    // The number of runs from `from` on that start at or before x.
+    size_t upper(size_t from, uint32_t x) const {
+      return static_cast<size_t>(std::upper_bound(lo.begin() + static_cast<std::ptrdiff_t>(from), lo.end(), x) - lo.begin());
+    }
   };
-  using Page = std::vector<Run>;  // sorted by lo, the first at 0; empty: one run of initial_
 
   // The run holding offset x: the last one starting at or before it.
-  static size_t holding(const Page& runs, uint32_t x) {
-    return static_cast<size_t>(
-               std::upper_bound(runs.begin(), runs.end(), x, [](uint32_t v, const Run& r) { return v < r.lo; }) -
-               runs.begin()) -
-           1;
+  static size_t holding(const Page& runs, uint32_t x) { return runs.upper(0, x) - 1; }
+  // Calls f(lo, hi, value) for runs [first, last) of the page at `base`.
+  template <typename F>
+  void visit_runs(const Page& runs, uint64_t base, size_t first, size_t last, F& f) const {
+    for (size_t k = first; k < last; ++k) f(base + runs.lo[k], base + runs.end(k, page_bytes_), runs.value[k]);
   }
-  // Calls f(runs, first, last) per page of [lo, hi), where runs [first, last) are exactly the
-  // page's part of the range (boundary runs split, the page created if absent).
+  // Calls f(runs, base, first, last) per page of [lo, hi) (base: the page's first address),
+  // where runs [first, last) are exactly the page's part of the range (boundary runs split,
+  // the page created if absent).
   template <typename F>
   void for_pages(uint64_t lo, uint64_t hi, F&& f) {
     for (uint64_t p = lo / page_bytes_; lo < hi; ++p) {
       const uint64_t base = p * page_bytes_, end = std::min(hi, base + page_bytes_);
       if (p >= pages_.size()) pages_.resize(p + 1);
       Page& runs = pages_[p];
-      if (runs.empty()) runs.push_back({0, initial_});
+      if (runs.empty()) runs.insert(0, 0, initial_);
       const auto l = static_cast<uint32_t>(lo - base), h = static_cast<uint32_t>(end - base);
       size_t first = holding(runs, l);
-      if (runs[first].lo < l) {
-        runs.insert(runs.begin() + static_cast<std::ptrdiff_t>(first) + 1, Run{l, runs[first].value});
+      if (runs.lo[first] < l) {
+        runs.insert(first + 1, l, runs.value[first]);
         ++first;
       }
-      const size_t last = holding(runs, h - 1) + 1;
-      if (h < page_bytes_ && (last == runs.size() || runs[last].lo > h)) {
-        runs.insert(runs.begin() + static_cast<std::ptrdiff_t>(last), Run{h, runs[last - 1].value});
-      }
-      f(runs, first, last);
+      // The last run starts at or after `first`: search only there (fewer cache lines).
+      const size_t last = runs.upper(first, h - 1);
+      if (h < page_bytes_ && (last == runs.size() || runs.lo[last] > h)) runs.insert(last, h, runs.value[last - 1]);
+      f(runs, base, first, last);
       lo = end;
     }
   }
-  // Merges each of runs [from, to) into its left neighbour when their values are equal.
+  // Merges each of runs [from, to) into its left neighbour when their values are equal. The
+  // runs after `to` move once, by one erase (not one by one to the end of the page).
   static void coalesce(Page& runs, size_t from, size_t to) {
     from = std::max<size_t>(from, 1);
     to = std::min(to, runs.size());
     if (from >= to) return;
     size_t out = from;
-    for (size_t k = from; k < runs.size(); ++k) {
-      if (k < to && runs[k].value == runs[out - 1].value) continue;
-      if (out != k) runs[out] = runs[k];
+    for (size_t k = from; k < to; ++k) {
+      if (runs.value[k] == runs.value[out - 1]) continue;
+      if (out != k) runs.lo[out] = runs.lo[k], runs.value[out] = runs.value[k];
       ++out;
     }
-    runs.erase(runs.begin() + static_cast<std::ptrdiff_t>(out), runs.end());
+    runs.erase(out, to);
   }
 
   V initial_;

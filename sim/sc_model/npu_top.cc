@@ -111,8 +111,10 @@ void Engine::execute(uint32_t i, const isa::Instruction& instr) {
   const uint64_t expected = instruction_cycles(sem, instr, prog.config);
   state_ = State::Busy;
   expected_end_ = to_cycles(t0) + expected;
-  busy.write(true);
-  current.write(i);
+  if (ctx_->traced) {
+    busy.write(true);
+    current.write(i);
+  }
   checkers.on_start(i, to_cycles(t0));
 
   const isa::ExtentList ex = isa::extents(instr);
@@ -169,7 +171,7 @@ void Engine::execute(uint32_t i, const isa::Instruction& instr) {
   }
   const sc_time t1 = sc_time_stamp();
   checkers.on_finish(i, to_cycles(t1));
-  busy.write(false);
+  if (ctx_->traced) busy.write(false);
   ctx_->result.busy_cycles[q_] += to_cycles(t1) - to_cycles(t0);
   ctx_->last_finish = std::max(ctx_->last_finish, to_cycles(t1));
 }
@@ -190,6 +192,7 @@ NpuTop::NpuTop(sc_core::sc_module_name name, const Program& program, const Seman
   ctx_.sem = &sem;
   ctx_.checkers = &checkers;
   ctx_.plant = options.plant;
+  ctx_.traced = trace_ != nullptr;
   ctx_.decoded.resize(program.instrs.size());
   memory_.ddr.load_image(program.ddr_init);
 
@@ -263,7 +266,7 @@ void NpuTop::dispatch() {
     if (rtl_decoder_) check_rtl_decode(i, word, instr);
     if (sc_time_stamp() - t0 < latency) wait(latency - (sc_time_stamp() - t0));
     ctx_.decoded[i] = instr;
-    pc_.write(i);
+    if (ctx_.traced) pc_.write(i);
     if (instr.spec->queue == isa::Queue::Control) {
       control(i, instr);
       if (ctx_.sem->op(instr) == Op::Halt) break;

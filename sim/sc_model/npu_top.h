@@ -39,6 +39,10 @@ struct Context {
   std::array<sc_core::sc_event, isa::kNumQueues> token_ev;  // a token arrived for queue q
   std::array<uint64_t, isa::kNumQueues> outstanding{};      // dispatched, not yet completed
   RtlCompute* rtl_compute = nullptr;  // GEMM/ELTWISE through the RTL (--rtl), else semantics
+  // A waveform is written: the signals that only the VCD shows (pc, busy, current) are
+  // driven. Without one their writes were an update request and a value-change event each,
+  // four per instruction, that nothing observed.
+  bool traced = false;
   sc_core::sc_event completed_ev;
   uint64_t completed = 0;
   uint64_t last_finish = 0;  // cycles
