@@ -32,20 +32,20 @@ nodes:
 )", w));
 }
 
-// The same weights as a MatMul: [1, 6, 72] x [72, 4], the output channels on the last axis.
-model::Graph shifted_matmul_graph() {
+// The same weights as a MatMul: [1, rows, 72] x [72, 4], the output channels on the last axis.
+model::Graph shifted_matmul_graph(int rows) {
   std::string w;
   for (int k = 0; k < 8 * 9; ++k)
     for (int co = 0; co < 4; ++co) w += fmt::format("{}{}", w.empty() ? "" : ", ", k == co ? 1.0 : (co % 2 ? 0.006 : -0.006));
   return yaml_graph(fmt::format(R"(
 opset: 13
-inputs: [{{name: x, shape: [1, 6, 72]}}]
+inputs: [{{name: x, shape: [1, {}, 72]}}]
 outputs: [{{name: y}}]
 constants:
   - {{name: w, shape: [72, 4], values: [{}]}}
 nodes:
   - {{name: m, op: MatMul, inputs: [x, w], outputs: [y]}}
-)", w));
+)", rows, w));
 }
 
 // Mean over channels of |per-channel mean of (int8 result - float result)| on `in`; channels on
@@ -86,9 +86,10 @@ TEST(BiasCorrect, RemovesTheMeanShiftOfRoundedWeights) {
   EXPECT_LT(with, without / 5) << "with " << with << ", without " << without;
 }
 
-// Gemm/MatMul outputs (the recogniser's classifier, issue 12) are corrected per column too.
+// Gemm/MatMul outputs (the recogniser's classifier, issue 12) are corrected per column too, when
+// the samples give at least 64 rows (here 16 rows x 4 samples); one row per sample is left alone.
 TEST(BiasCorrect, RemovesTheMeanShiftOfAGemm) {
-  const model::Graph g = shifted_matmul_graph();
+  const model::Graph g = shifted_matmul_graph(16);
   FrontOptions on;
   on.equalize = false;
   on.calibration.random_samples = 4;
@@ -104,6 +105,9 @@ TEST(BiasCorrect, RemovesTheMeanShiftOfAGemm) {
   const double with = mean_shift(a, g, in, true), without = mean_shift(b, g, in, true);
   EXPECT_GT(without, 0.05) << "the test graph must have a shift to remove";
   EXPECT_LT(with, without / 5) << "with " << with << ", without " << without;
+
+  const CompileFront one_row = compile_front(shifted_matmul_graph(1), on);
+  EXPECT_EQ(one_row.report.bias_correction.channels, 0u);
 }
 
 TEST(BiasCorrect, NoSamplesNoChange) {

@@ -9,7 +9,9 @@
 // tests skip, saying so. Models marked heavy in the list run only with NPUFORGE_COMPILER_HEAVY=1
 // (they take minutes under ASan). NPUFORGE_ACCURACY_TABLE=FILE appends one markdown row per model:
 // | model | kind | NPU ops | CPU steps | segments | min cosine | max |err|/max|float| | top-1 | compile s |
-// For measurements: NPUFORGE_CLIP=absmax|percentile|mse picks the clip statistic,
+// For measurements: NPUFORGE_CLIP=absmax|percentile|mse picks the clip statistic (auto: the best of
+// front.h auto_candidates() by the calibration samples' output cosine, each candidate's score
+// printed), NPUFORGE_PERCENTILE=P the percentile,
 // NPUFORGE_CALIBRATE_ON_SAMPLES=1 calibrates on the evaluation inputs themselves,
 // NPUFORGE_CALIBRATE_FILES=a.npy,b.npy on those files, NPUFORGE_CALIBRATE_RANDOM=1 on seeded random
 // inputs even when the model has a calibration set, NPUFORGE_EQUALIZE=0 turns cross-layer
