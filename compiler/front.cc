@@ -73,7 +73,7 @@ Quantized quantize_with(const model::Graph& g, const FrontOptions& options, cons
 // The candidate of options.candidates whose int8 outputs come closest to the float ones on
 // the calibration samples; every score goes to the report.
 Quantized choose_candidate(const model::Graph& g, const FrontOptions& options, const QuantHints& hints,
-                                const std::vector<model::TensorMap>& samples, FrontReport& r) {
+                           const std::vector<model::TensorMap>& samples, FrontReport& r) {
   const std::vector<model::TensorMap> want = float_outputs(g, samples);
   Quantized best;
   OutputScore best_score;

@@ -21,7 +21,8 @@ double cosine_similarity(const model::Tensor& a, const model::Tensor& b) {
   return ab / std::sqrt(aa * bb);
 }
 
-std::vector<model::TensorMap> float_outputs(const model::Graph& float_graph, const std::vector<model::TensorMap>& samples) {
+std::vector<model::TensorMap> float_outputs(const model::Graph& float_graph,
+                                           const std::vector<model::TensorMap>& samples) {
   std::vector<model::TensorMap> out;
   const model::Interpreter interp(float_graph);
   for (const model::TensorMap& in : samples) out.push_back(interp.run(in));

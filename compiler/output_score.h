@@ -26,7 +26,8 @@ struct OutputScore {
 double cosine_similarity(const model::Tensor& a, const model::Tensor& b);
 
 // The float graph's model outputs on each sample, computed once for scoring several QGraphs.
-std::vector<model::TensorMap> float_outputs(const model::Graph& float_graph, const std::vector<model::TensorMap>& samples);
+std::vector<model::TensorMap> float_outputs(const model::Graph& float_graph,
+                                           const std::vector<model::TensorMap>& samples);
 
 // The int8 reference of `graph` on `samples` against `want` (float_outputs of the same samples).
 OutputScore score_outputs(const QGraph& graph, const std::vector<model::TensorMap>& samples,

@@ -36,7 +36,8 @@ nodes:
 model::Graph shifted_matmul_graph(int rows) {
   std::string w;
   for (int k = 0; k < 8 * 9; ++k)
-    for (int co = 0; co < 4; ++co) w += fmt::format("{}{}", w.empty() ? "" : ", ", k == co ? 1.0 : (co % 2 ? 0.006 : -0.006));
+    for (int co = 0; co < 4; ++co)
+      w += fmt::format("{}{}", w.empty() ? "" : ", ", k == co ? 1.0 : (co % 2 ? 0.006 : -0.006));
   return yaml_graph(fmt::format(R"(
 opset: 13
 inputs: [{{name: x, shape: [1, {}, 72]}}]

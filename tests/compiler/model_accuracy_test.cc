@@ -133,8 +133,8 @@ TEST_P(ModelAccuracy, QuantizedReferenceMatchesFloat) {
   const CompileFront front = compile_front(original, opts);
   const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (const auto& [c, score] : front.report.candidate_scores) {
-    std::cout << fmt::format("  candidate {}: calibration min cosine {:.5f} mean {:.5f}, per sample:", candidate_name(c),
-                             score.min_cosine, score.mean_cosine);
+    std::cout << fmt::format("  candidate {}: calibration min cosine {:.5f} mean {:.5f}, per sample:",
+                             candidate_name(c), score.min_cosine, score.mean_cosine);
     for (double x : score.per_sample) std::cout << fmt::format(" {:.4f}", x);
     std::cout << "\n";
   }
