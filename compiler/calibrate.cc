@@ -52,6 +52,11 @@ std::string_view clip_method_name(ClipMethod m) {
   return "?";
 }
 
+std::string clip_candidate_name(const ClipCandidate& c) {
+  if (c.method == ClipMethod::kPercentile) return fmt::format("percentile {}", c.percentile);
+  return std::string(clip_method_name(c.method));
+}
+
 std::vector<model::TensorMap> calibration_inputs(const model::Graph& graph, const CalibrationOptions& options,
                                                  std::string* source) {
   std::vector<model::TensorMap> samples;

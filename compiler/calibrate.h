@@ -21,6 +21,13 @@ enum class ClipMethod : uint8_t {
 };
 std::string_view clip_method_name(ClipMethod m);  // "absmax", "percentile", "mse"
 
+// One clip statistic with its parameter, for choosing between several (front.h).
+struct ClipCandidate {
+  ClipMethod method = ClipMethod::kMse;
+  double percentile = 99.99;  // kPercentile only
+};
+std::string clip_candidate_name(const ClipCandidate& c);  // "mse", "percentile 99.99"
+
 struct CalibrationOptions {
   // .npy files, one per model input per sample, in the model's input order
   // (--calibrate a.npy b.npy: two samples of a one-input model).

@@ -12,6 +12,7 @@
 #include "compiler/cleanup.h"
 #include "compiler/equalize.h"
 #include "compiler/hints.h"
+#include "compiler/output_score.h"
 #include "compiler/partition.h"
 #include "compiler/qgraph.h"
 #include "compiler/scales.h"
@@ -19,6 +20,13 @@
 #include "model/load.h"
 
 namespace npuforge::compiler {
+
+// One quantization setting to choose from (FrontOptions::candidates).
+struct QuantCandidate {
+  ClipCandidate clip;
+  int lut_channel_groups = 0;
+};
+std::string candidate_name(const QuantCandidate& c);  // "mse, 4 lut groups"
 
 struct FrontOptions {
   CalibrationOptions calibration;
@@ -32,8 +40,17 @@ struct FrontOptions {
   // Per-channel bias correction on the calibration samples (bias_correct.h); on by default
   // (issue 12: the PP-OCR detector's layer errors were half per-channel mean shifts).
   bool bias_correction = true;
+  // More than one entry: the float model is quantized with each setting (calibration.method,
+  // .percentile and lut_channel_groups are then ignored) and the one whose int8 reference comes
+  // closest to the float outputs on the calibration samples is kept (output_score.h), ties to
+  // the earlier entry. Costs one quantization and one int8 run per sample per candidate.
+  std::vector<QuantCandidate> candidates;
   NpuLimits limits;
 };
+
+// The settings auto_candidates() tries (`--clip auto`): MSE clips with per-tensor scales (the
+// default), with 4 and with 8 channel groups around LUTs, and percentile 99.99 clips.
+std::vector<QuantCandidate> auto_candidates();
 
 // One decision of the partition, for the report.
 struct OpChoice {
@@ -49,6 +66,10 @@ struct FrontReport {
   bool pre_quantized = false;
   std::string calibration;         // where the samples came from ("seeded random" is said here)
   ClipMethod method = ClipMethod::kMse;
+  double percentile = 99.99;       // with kPercentile
+  int lut_channel_groups = 0;
+  // With FrontOptions::candidates: each candidate and its score, in the order tried.
+  std::vector<std::pair<QuantCandidate, OutputScore>> candidate_scores;
   CleanupReport cleanup;
   EqualizeReport equalize;
   BiasCorrectionReport bias_correction;

@@ -32,15 +32,36 @@ nodes:
 )", w));
 }
 
-// Mean over channels of |per-channel mean of (int8 result - float result)| on `in`.
-double mean_shift(const CompileFront& f, const model::Graph& g, const model::TensorMap& in) {
+// The same weights as a MatMul: [1, rows, 72] x [72, 4], the output channels on the last axis.
+model::Graph shifted_matmul_graph(int rows) {
+  std::string w;
+  for (int k = 0; k < 8 * 9; ++k)
+    for (int co = 0; co < 4; ++co)
+      w += fmt::format("{}{}", w.empty() ? "" : ", ", k == co ? 1.0 : (co % 2 ? 0.006 : -0.006));
+  return yaml_graph(fmt::format(R"(
+opset: 13
+inputs: [{{name: x, shape: [1, {}, 72]}}]
+outputs: [{{name: y}}]
+constants:
+  - {{name: w, shape: [72, 4], values: [{}]}}
+nodes:
+  - {{name: m, op: MatMul, inputs: [x, w], outputs: [y]}}
+)", rows, w));
+}
+
+// Mean over channels of |per-channel mean of (int8 result - float result)| on `in`; channels on
+// axis 1, or on the last axis with `last_axis`.
+double mean_shift(const CompileFront& f, const model::Graph& g, const model::TensorMap& in, bool last_axis = false) {
   const model::Tensor want = model::Interpreter(g).run(in).at("y");
   const model::Tensor got = run_qref(f.graph, in).outputs.at("y");
-  const int64_t c = want.shape()[1], inner = want.numel() / c;
+  const int64_t c = last_axis ? want.shape().back() : want.shape()[1], inner = want.numel() / c;
   double total = 0;
   for (int64_t ch = 0; ch < c; ++ch) {
     double s = 0;
-    for (int64_t i = 0; i < inner; ++i) s += got.real_at(ch * inner + i) - want.real_at(ch * inner + i);
+    for (int64_t i = 0; i < inner; ++i) {
+      const int64_t at = last_axis ? i * c + ch : ch * inner + i;
+      s += got.real_at(at) - want.real_at(at);
+    }
     total += std::fabs(s / static_cast<double>(inner));
   }
   return total / static_cast<double>(c);
@@ -64,6 +85,30 @@ TEST(BiasCorrect, RemovesTheMeanShiftOfRoundedWeights) {
   const double with = mean_shift(a, g, in), without = mean_shift(b, g, in);
   EXPECT_GT(without, 0.05) << "the test graph must have a shift to remove";
   EXPECT_LT(with, without / 5) << "with " << with << ", without " << without;
+}
+
+// Gemm/MatMul outputs (the recogniser's classifier, issue 12) are corrected per column too, when
+// the samples give at least 64 rows (here 16 rows x 4 samples); one row per sample is left alone.
+TEST(BiasCorrect, RemovesTheMeanShiftOfAGemm) {
+  const model::Graph g = shifted_matmul_graph(16);
+  FrontOptions on;
+  on.equalize = false;
+  on.calibration.random_samples = 4;
+  on.calibration.random_lo = 0;
+  on.calibration.random_hi = 1;
+  FrontOptions off = on;
+  off.bias_correction = false;
+  const CompileFront a = compile_front(g, on), b = compile_front(g, off);
+  ASSERT_TRUE(std::holds_alternative<GemmOp>(a.graph.ops.at(0))) << op_kind(a.graph.ops.at(0));
+  EXPECT_EQ(a.report.bias_correction.convs, 1u);
+  EXPECT_EQ(a.report.bias_correction.channels, 4u);
+  const model::TensorMap in = random_inputs(g, 77, 0, 1);
+  const double with = mean_shift(a, g, in, true), without = mean_shift(b, g, in, true);
+  EXPECT_GT(without, 0.05) << "the test graph must have a shift to remove";
+  EXPECT_LT(with, without / 5) << "with " << with << ", without " << without;
+
+  const CompileFront one_row = compile_front(shifted_matmul_graph(1), on);
+  EXPECT_EQ(one_row.report.bias_correction.channels, 0u);
 }
 
 TEST(BiasCorrect, NoSamplesNoChange) {

@@ -5,6 +5,9 @@
 
 #include <filesystem>
 
+#include <fmt/format.h>
+
+#include "compiler/front.h"
 #include "model/npy.h"
 #include "test_util.h"
 
@@ -100,6 +103,45 @@ nodes:
   o.files.clear();
   o.random_samples = 0;
   EXPECT_THROW(calibration_inputs(g, o), Error);
+}
+
+}  // namespace
+}  // namespace npuforge::compiler
+
+namespace npuforge::compiler {
+namespace {
+
+// FrontOptions::candidates: every setting is scored on the calibration samples and the best
+// one is kept, wherever it is in the list. A percentile-5 clip saturates almost every value, so
+// it must lose to MSE clips, first or last.
+TEST(Calibrate, CandidatesKeepTheBestOutputScore) {
+  std::string w;
+  for (int i = 0; i < 4 * 8 * 9; ++i) w += fmt::format("{}{}", w.empty() ? "" : ", ", ((i * 37) % 19 - 9) / 10.0);
+  const model::Graph g = yaml_graph(fmt::format(R"(
+opset: 13
+inputs: [{{name: x, shape: [1, 8, 6, 6]}}]
+outputs: [{{name: y}}]
+constants:
+  - {{name: w, shape: [4, 8, 3, 3], values: [{}]}}
+nodes:
+  - {{name: c, op: Conv, inputs: [x, w], outputs: [y], attributes: {{pads: [1, 1, 1, 1]}}}}
+)", w));
+  const QuantCandidate bad{{ClipMethod::kPercentile, 5.0}, 0}, good{{ClipMethod::kMse, 99.99}, 0};
+  for (const auto& list : {std::vector{bad, good}, std::vector{good, bad}}) {
+    FrontOptions o;
+    o.candidates = list;
+    const CompileFront f = compile_front(g, o);
+    ASSERT_EQ(f.report.candidate_scores.size(), 2u);
+    EXPECT_EQ(f.report.method, ClipMethod::kMse);
+    const OutputScore& b = f.report.candidate_scores[list[0].clip.method == ClipMethod::kMse ? 1 : 0].second;
+    const OutputScore& m = f.report.candidate_scores[list[0].clip.method == ClipMethod::kMse ? 0 : 1].second;
+    EXPECT_GT(m.min_cosine, 0.99);
+    EXPECT_LT(b.min_cosine, m.min_cosine);
+    EXPECT_EQ(m.per_sample.size(), 4u);  // the default seeded random calibration
+    // The kept graph is the one scored: its outputs on the calibration samples score the same.
+    const std::vector<model::TensorMap> samples = calibration_inputs(f.float_graph, o.calibration);
+    EXPECT_DOUBLE_EQ(score_outputs(f.graph, samples, float_outputs(f.float_graph, samples)).min_cosine, m.min_cosine);
+  }
 }
 
 }  // namespace

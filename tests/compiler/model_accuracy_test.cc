@@ -9,7 +9,9 @@
 // tests skip, saying so. Models marked heavy in the list run only with NPUFORGE_COMPILER_HEAVY=1
 // (they take minutes under ASan). NPUFORGE_ACCURACY_TABLE=FILE appends one markdown row per model:
 // | model | kind | NPU ops | CPU steps | segments | min cosine | max |err|/max|float| | top-1 | compile s |
-// For measurements: NPUFORGE_CLIP=absmax|percentile|mse picks the clip statistic,
+// For measurements: NPUFORGE_CLIP=absmax|percentile|mse picks the clip statistic (auto: the best of
+// front.h auto_candidates() by the calibration samples' output cosine, each candidate's score
+// printed), NPUFORGE_PERCENTILE=P the percentile,
 // NPUFORGE_CALIBRATE_ON_SAMPLES=1 calibrates on the evaluation inputs themselves,
 // NPUFORGE_CALIBRATE_FILES=a.npy,b.npy on those files, NPUFORGE_CALIBRATE_RANDOM=1 on seeded random
 // inputs even when the model has a calibration set, NPUFORGE_EQUALIZE=0 turns cross-layer
@@ -105,7 +107,9 @@ TEST_P(ModelAccuracy, QuantizedReferenceMatchesFloat) {
   if (const char* clip = std::getenv("NPUFORGE_CLIP")) {
     const std::string c = clip;
     opts.calibration.method = c == "absmax" ? ClipMethod::kAbsMax : c == "percentile" ? ClipMethod::kPercentile : ClipMethod::kMse;
+    if (c == "auto") opts.candidates = auto_candidates();
   }
+  if (const char* p = std::getenv("NPUFORGE_PERCENTILE")) opts.calibration.percentile = std::atof(p);
   const std::vector<fs::path> sets = model_list::input_sets(m);
   ASSERT_FALSE(sets.empty()) << "no inputs for " << m.name << " in the cache";
   if (const char* eq = std::getenv("NPUFORGE_EQUALIZE")) opts.equalize = std::string(eq) != "0";
@@ -128,6 +132,12 @@ TEST_P(ModelAccuracy, QuantizedReferenceMatchesFloat) {
   const auto t0 = std::chrono::steady_clock::now();
   const CompileFront front = compile_front(original, opts);
   const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (const auto& [c, score] : front.report.candidate_scores) {
+    std::cout << fmt::format("  candidate {}: calibration min cosine {:.5f} mean {:.5f}, per sample:",
+                             candidate_name(c), score.min_cosine, score.mean_cosine);
+    for (double x : score.per_sample) std::cout << fmt::format(" {:.4f}", x);
+    std::cout << "\n";
+  }
 
   double worst = 1, worst_rel = 0;
   int top1_same = 0, top1_total = 0;

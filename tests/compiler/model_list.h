@@ -119,11 +119,17 @@ struct KnownMiss {
 };
 inline const std::map<std::string, KnownMiss>& known_misses() {
   static const std::map<std::string, KnownMiss> m = {
-      {"ppocr_det_v4", {0.80, "PP-LCNet backbone; a depthwise Conv after a hard-swish LUT loses its small channels "
+      {"ppocr_det_v4", {0.82, "PP-LCNet backbone; a depthwise Conv after a hard-swish LUT loses its small channels "
                               "(alone 0.987); the Sigmoid map magnifies logit errors. Bias correction (fitted to the "
                               "mixed text+noise calibration set) raised the text sample 0.888 -> 0.952 and lowered "
-                              "the noise inputs 0.969/0.868 -> 0.883/0.825"}},
-      {"ppocr_rec_v4", {0.92, "PP-LCNet backbone; 24 Softmaxes over 6625 classes magnify the compounded rounding"}},
+                              "the noise inputs 0.969/0.868 -> 0.883/0.825. On noise its map is ~1e-7 probabilities, "
+                              "exp(logit): the cosine sees every logit error, and scores on the calibration noise "
+                              "images range 0.15-0.77 with the same compiler; no clip or LUT-group setting wins on "
+                              "both"}},
+      {"ppocr_rec_v4", {0.97, "PP-LCNet backbone; 24 Softmaxes over 6625 classes magnify the compounded rounding. "
+                              "Bias correction of its gemms (the classifier's logits carried 83% of their error as a "
+                              "per-class shift) raised the text sample 0.947 -> 0.976; what is left of the logit "
+                              "error is still a per-class shift, but one that differs from input to input"}},
   };
   return m;
 }
