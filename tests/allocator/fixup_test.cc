@@ -5,6 +5,9 @@
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+#include <string>
+
 #include "util/error.h"
 #include "isa/isa.h"
 
@@ -189,16 +192,20 @@ TEST(Fixup, ByIdOneInstructionChecksEveryOperand) {
   EXPECT_EQ(prog.instrs, before);
 }
 
+// The built-in ISA with move's dst extent made to read dst itself: 1 byte below 0x400.
+isa::Isa isa_with_an_address_dependent_extent() {
+  std::string yaml(isa::builtin_isa_yaml());
+  const std::string from = "{field: dst, access: write, bytes: \"len\"}";
+  const size_t at = yaml.find(from, yaml.find("- name: move"));
+  if (at == std::string::npos) throw std::runtime_error("move's dst extent not found in the built-in ISA");
+  yaml.replace(at, from.size(), "{field: dst, access: write, bytes: \"dst >= 0x400 ? len : 1\"}");
+  return isa::Isa::load_string(yaml, "addr_extent.yaml");
+}
+
 // The same over an ISA whose extent reads an address field: the one-instruction id path
 // evaluates it with the address it writes.
 TEST(Fixup, ByIdOneInstructionExtentsSeeTheFixedUpAddresses) {
-  std::string yaml(isa::builtin_isa_yaml());
-  const size_t move = yaml.find("- name: move");
-  const std::string from = "{field: dst, access: write, bytes: \"len\"}";
-  const size_t at = yaml.find(from, move);
-  ASSERT_NE(at, std::string::npos);
-  yaml.replace(at, from.size(), "{field: dst, access: write, bytes: \"dst >= 0x400 ? len : 1\"}");
-  const isa::Isa edited = isa::Isa::load_string(yaml, "addr_extent.yaml");
+  const isa::Isa edited = isa_with_an_address_dependent_extent();
   Allocator a(SramAddr{0}, Bytes{1 << 16}, Bytes{64}, Policy::FirstFit);
   SymbolTable t(a);
   const auto low = t.define_new(Bytes{0x400}, 1);  // at 0
@@ -217,13 +224,7 @@ TEST(Fixup, ByIdOneInstructionExtentsSeeTheFixedUpAddresses) {
 // An extent that depends on an address field is evaluated with the address the fix-up
 // writes, not the field's value before it (here 0, which would make the extent 1 byte).
 TEST(Fixup, ExtentsSeeTheFixedUpAddresses) {
-  std::string yaml(isa::builtin_isa_yaml());
-  const size_t move = yaml.find("- name: move");
-  const std::string from = "{field: dst, access: write, bytes: \"len\"}";
-  const size_t at = yaml.find(from, move);
-  ASSERT_NE(at, std::string::npos);
-  yaml.replace(at, from.size(), "{field: dst, access: write, bytes: \"dst >= 0x400 ? len : 1\"}");
-  const isa::Isa edited = isa::Isa::load_string(yaml, "addr_extent.yaml");
+  const isa::Isa edited = isa_with_an_address_dependent_extent();
   std::map<std::string, Placement> placed{{"buf", {SramAddr{0x400}, Bytes{200}, Bytes{256}}}};
   auto over = isa::assemble(edited, "move %buf, 0x0, len=257\n", "over.s");
   const std::string e = error_of([&] { fixup(over, placed); });

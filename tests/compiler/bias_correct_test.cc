@@ -12,6 +12,7 @@ namespace npuforge::compiler {
 namespace {
 
 using testing::random_inputs;
+using testing::conv_3x3_graph;
 using testing::yaml_graph;
 
 // Weights of one big value per output channel and many small ones that all round up at the
@@ -21,15 +22,7 @@ model::Graph shifted_conv_graph() {
   std::string w;
   for (int co = 0; co < 4; ++co)
     for (int k = 0; k < 8 * 9; ++k) w += fmt::format("{}{}", w.empty() ? "" : ", ", k == co ? 1.0 : (co % 2 ? 0.006 : -0.006));
-  return yaml_graph(fmt::format(R"(
-opset: 13
-inputs: [{{name: x, shape: [1, 8, 6, 6]}}]
-outputs: [{{name: y}}]
-constants:
-  - {{name: w, shape: [4, 8, 3, 3], values: [{}]}}
-nodes:
-  - {{name: c, op: Conv, inputs: [x, w], outputs: [y], attributes: {{pads: [1, 1, 1, 1]}}}}
-)", w));
+  return conv_3x3_graph(w);
 }
 
 // The same weights as a MatMul: [1, rows, 72] x [72, 4], the output channels on the last axis.

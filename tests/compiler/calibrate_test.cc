@@ -117,15 +117,7 @@ namespace {
 TEST(Calibrate, CandidatesKeepTheBestOutputScore) {
   std::string w;
   for (int i = 0; i < 4 * 8 * 9; ++i) w += fmt::format("{}{}", w.empty() ? "" : ", ", ((i * 37) % 19 - 9) / 10.0);
-  const model::Graph g = yaml_graph(fmt::format(R"(
-opset: 13
-inputs: [{{name: x, shape: [1, 8, 6, 6]}}]
-outputs: [{{name: y}}]
-constants:
-  - {{name: w, shape: [4, 8, 3, 3], values: [{}]}}
-nodes:
-  - {{name: c, op: Conv, inputs: [x, w], outputs: [y], attributes: {{pads: [1, 1, 1, 1]}}}}
-)", w));
+  const model::Graph g = conv_3x3_graph(w);
   const QuantCandidate bad{{ClipMethod::kPercentile, 5.0}, 0}, good{{ClipMethod::kMse, 99.99}, 0};
   for (const auto& list : {std::vector{bad, good}, std::vector{good, bad}}) {
     FrontOptions o;

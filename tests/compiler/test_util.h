@@ -20,6 +20,20 @@ inline model::Graph yaml_graph(const std::string& text, const model::LoadOptions
   return g;
 }
 
+// One 3x3 Conv y = conv(x, w), pads 1, x [1, 8, 6, 6], w [4, 8, 3, 3] given as 288 values
+// ("v0, v1, ..." in OIHW order).
+inline model::Graph conv_3x3_graph(const std::string& weights) {
+  return yaml_graph(R"(
+opset: 13
+inputs: [{name: x, shape: [1, 8, 6, 6]}]
+outputs: [{name: y}]
+constants:
+  - {name: w, shape: [4, 8, 3, 3], values: [)" + weights + R"(]}
+nodes:
+  - {name: c, op: Conv, inputs: [x, w], outputs: [y], attributes: {pads: [1, 1, 1, 1]}}
+)");
+}
+
 // Uniform float32 in [lo, hi), seeded.
 inline model::Tensor random_tensor(model::Shape shape, uint64_t seed, float lo = -1, float hi = 1) {
   model::Tensor t(model::DType::kFloat32, std::move(shape));
