@@ -14,6 +14,7 @@
 namespace npuforge::compiler {
 namespace {
 
+using testing::conv_3x3_graph;
 using testing::yaml_graph;
 
 const char* kGraph = R"(
