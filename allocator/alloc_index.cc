@@ -54,11 +54,11 @@ uint32_t Allocator::a_merge(uint32_t l, uint32_t r) {
 // Top-down, without recursion: every node passed on the way gains x in the subtree on x's
 // side, so its count and largest size are updated as the descent passes; where x's priority
 // wins, the rest of the subtree is split around x's start.
-uint32_t Allocator::a_insert(uint32_t t, uint32_t x) {
+void Allocator::a_insert(uint32_t x) {
   const uint64_t start = pool_[x].start;
   const auto size = static_cast<uint32_t>(pool_[x].size);
   const uint32_t prio = pool_[x].prio;
-  uint32_t parent = kNil;
+  uint32_t parent = kNil, t = a_root_;
   bool left_of_parent = false;
   while (t != kNil && pool_[t].prio >= prio) {
     Node& n = pool_[t];
@@ -80,13 +80,13 @@ uint32_t Allocator::a_insert(uint32_t t, uint32_t x) {
   set_right(x, r);
   fix_left(x);
   fix_right(x);
-  if (parent == kNil) return x;
-  if (left_of_parent) {
+  if (parent == kNil) {
+    set_a_root(x);
+  } else if (left_of_parent) {
     set_left(parent, x);
   } else {
     set_right(parent, x);
   }
-  return a_root_;
 }
 
 void Allocator::a_add(uint32_t n) {
@@ -94,7 +94,7 @@ void Allocator::a_add(uint32_t n) {
   x.left = x.right = kNil;
   x.l_max = x.r_max = x.l_count = x.r_count = 0;
   x.prio = next_prio();
-  set_a_root(a_insert(a_root_, n));
+  a_insert(n);
 }
 
 // By the parent links: n's children merge into its place, then every ancestor loses one

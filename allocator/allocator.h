@@ -233,7 +233,7 @@ class Allocator {
     a_root_ = t;
     if (t != kNil) pool_[t].parent = kNil;
   }
-  uint32_t a_insert(uint32_t t, uint32_t x);
+  void a_insert(uint32_t x);  // x (start, size, prio set; links cleared) enters the address index
   void a_add(uint32_t n);  // n (not in the address index) enters it
   void a_erase(uint32_t n);  // indexed node n leaves the address index
   // Puts x where the indexed node `at` is (x == at: at's size changed, refresh the largest-size

@@ -43,13 +43,7 @@ class RunMap {
     }
   }
   // [lo, hi) becomes `v`.
-  void assign(uint64_t lo, uint64_t hi, const V& v) {
-    for_pages(lo, hi, [&](Page& runs, uint64_t, size_t first, size_t last) {
-      runs.value[first] = v;
-      runs.erase(first + 1, last);
-      coalesce(runs, first, first + 2);
-    });
-  }
+  void assign(uint64_t lo, uint64_t hi, const V& v) { visit_assign(lo, hi, ignore_runs, v); }
   // visit(lo, hi) then assign(lo, hi, v) in one pass: a page's runs are searched once, not
   // three times (the searches' cache misses were most of the hazard checker's time). The
   // pages of [lo, hi) are disjoint, so checking page by page sees what visit() would.
@@ -75,10 +69,7 @@ class RunMap {
   // reads of one region, the DDR inputs or a shared weight buffer, must not fragment it).
   template <typename F>
   void update(uint64_t lo, uint64_t hi, F&& change) {
-    for_pages(lo, hi, [&](Page& runs, uint64_t, size_t first, size_t last) {
-      for (size_t k = first; k < last; ++k) change(runs.value[k]);
-      coalesce(runs, first, last + 1);
-    });
+    visit_update(lo, hi, ignore_runs, change);
   }
 
  private:
@@ -107,6 +98,8 @@ class RunMap {
     }
   };
 
+  // The visitor of assign() and update(), which look at nothing.
+  static void ignore_runs(uint64_t, uint64_t, const V&) {}
   // The run holding offset x: the last one starting at or before it.
   static size_t holding(const Page& runs, uint32_t x) { return runs.upper(0, x) - 1; }
   // Calls f(lo, hi, value) for runs [first, last) of the page at `base`.
