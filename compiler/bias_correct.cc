@@ -75,20 +75,10 @@ std::vector<double> accumulator_sums(const ConvOp& op, const model::Tensor& in, 
 // Per-column sums of a gemm's int32 accumulators (bias included) on one stored input (row-major
 // [rows][k]).
 std::vector<double> accumulator_sums(const GemmOp& op, const model::Tensor& in) {
-  const int8_t* x = in.values<int8_t>().data();
-  const int64_t rows = in.numel() / op.k;
   std::vector<double> sum(static_cast<size_t>(op.n), 0.0);
-  std::vector<int64_t> acc(static_cast<size_t>(op.n));
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t j = 0; j < op.n; ++j) acc[j] = op.bias[j];
-    for (int64_t kk = 0; kk < op.k; ++kk) {
-      const int64_t xv = x[r * op.k + kk];
-      if (xv == 0) continue;
-      const int8_t* wr = op.weights.data() + kk * op.n;
-      for (int64_t j = 0; j < op.n; ++j) acc[j] += xv * wr[j];
-    }
+  gemm_accumulate<int64_t>(op, in, [&](int64_t, const int64_t* acc) {
     for (int64_t j = 0; j < op.n; ++j) sum[j] += static_cast<double>(acc[j]);
-  }
+  });
   return sum;
 }
 

@@ -29,20 +29,10 @@ model::Tensor ref_conv(const ConvOp& op, const model::Tensor& in, const QTensor&
 
 model::Tensor ref_gemm(const GemmOp& op, const model::Tensor& in, const QTensor& out_t) {
   model::Tensor out = int8_tensor(out_t);
-  const int64_t rows = in.numel() / op.k;
-  const int8_t* x = in.values<int8_t>().data();
   int8_t* y = out.values<int8_t>().data();
-  std::vector<uint32_t> acc(static_cast<size_t>(op.n));
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t j = 0; j < op.n; ++j) acc[j] = static_cast<uint32_t>(op.bias[j]);
-    for (int64_t k = 0; k < op.k; ++k) {
-      const int32_t xv = x[r * op.k + k];
-      if (xv == 0) continue;
-      const int8_t* wr = op.weights.data() + k * op.n;
-      for (int64_t j = 0; j < op.n; ++j) acc[j] += static_cast<uint32_t>(xv * wr[j]);
-    }
+  gemm_accumulate<uint32_t>(op, in, [&](int64_t r, const uint32_t* acc) {
     for (int64_t j = 0; j < op.n; ++j) y[r * op.n + j] = isa::requant(static_cast<int32_t>(acc[j]), op.requant[j]);
-  }
+  });
   return out;
 }
 

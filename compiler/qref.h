@@ -87,6 +87,25 @@ void conv_accumulate(const ConvOp& op, const model::Tensor& in, int64_t oh, int6
     }
 }
 
+// The int8 gemm's sums, likewise: `visit(row, acc)` gets each row of `in` ([rows][k]) with
+// its n accumulators, bias included.
+template <typename Acc, typename Visit>
+void gemm_accumulate(const GemmOp& op, const model::Tensor& in, Visit&& visit) {
+  const int64_t rows = in.numel() / op.k;
+  const int8_t* x = in.values<int8_t>().data();
+  std::vector<Acc> acc(static_cast<size_t>(op.n));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < op.n; ++j) acc[j] = static_cast<Acc>(op.bias[j]);
+    for (int64_t k = 0; k < op.k; ++k) {
+      const int32_t xv = x[r * op.k + k];
+      if (xv == 0) continue;
+      const int8_t* wr = op.weights.data() + k * op.n;
+      for (int64_t j = 0; j < op.n; ++j) acc[j] += static_cast<Acc>(xv * wr[j]);
+    }
+    visit(r, static_cast<const Acc*>(acc.data()));
+  }
+}
+
 // One op on stored values (exposed for tests and for the runner's per-op checks).
 model::Tensor ref_conv(const ConvOp& op, const model::Tensor& in, const QTensor& out);
 model::Tensor ref_gemm(const GemmOp& op, const model::Tensor& in, const QTensor& out);
