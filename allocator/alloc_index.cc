@@ -129,31 +129,11 @@ void Allocator::a_erase(uint32_t n) {
   }
 }
 
-// Upwards from `at` by the parent links: x's subtree keeps its node count, so only the
-// largest-size aggregates can change, and they stop changing after a few levels (a split or a
-// merge moves one node's size; most ancestors' maxima are set by other nodes).
-void Allocator::a_replace(uint32_t at, uint32_t x) {
-  const uint32_t parent = pool_[at].parent;
-  if (x != at) {  // x inherits at's place, links and aggregates; only its own size differs
-    const Node& o = pool_[at];
-    Node& n = pool_[x];
-    n.prio = o.prio;
-    n.l_max = o.l_max;
-    n.r_max = o.r_max;
-    n.l_count = o.l_count;
-    n.r_count = o.r_count;
-    set_left(x, o.left);
-    set_right(x, o.right);
-    n.parent = parent;
-    if (parent == kNil) {
-      a_root_ = x;
-    } else if (pool_[parent].left == at) {
-      pool_[parent].left = x;
-    } else {
-      pool_[parent].right = x;
-    }
-  }
-  for (uint32_t c = x, p = parent; p != kNil; c = p, p = pool_[p].parent) {
+// Upwards from n by the parent links, after n's size changed in place: the subtrees keep
+// their node counts, so only the largest-size aggregates can change, and they stop
+// changing after a few levels (most ancestors' maxima are set by other nodes).
+void Allocator::a_refresh(uint32_t n) {
+  for (uint32_t c = n, p = pool_[n].parent; p != kNil; c = p, p = pool_[p].parent) {
     Node& pn = pool_[p];
     const auto max = static_cast<uint32_t>(agg_max(c));
     uint32_t& side = pn.left == c ? pn.l_max : pn.r_max;
@@ -375,17 +355,12 @@ void Allocator::index_erase(uint32_t n) {
   s_remove(n);
 }
 
-void Allocator::idx_resize(uint32_t n, uint64_t size) {
+void Allocator::idx_resize(uint32_t n, uint64_t start, uint64_t size) {
   s_remove(n);
+  pool_[n].start = start;
   pool_[n].size = size;
-  if (addressed_) a_replace(n, n);  // refresh the aggregates above n
+  if (addressed_) a_refresh(n);
   s_add(n);
-}
-
-void Allocator::idx_takeover(uint32_t x, uint32_t old) {
-  s_remove(old);
-  if (addressed_) a_replace(old, x);
-  s_add(x);
 }
 
 uint64_t Allocator::largest_free() const {

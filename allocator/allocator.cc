@@ -190,34 +190,40 @@ AllocResult Allocator::fail(Bytes request, uint64_t padded) {
 }
 
 uint32_t Allocator::take(uint32_t n, uint64_t padded) {
+  uint32_t a = n;  // the node allocated
   if (pool_[n].size == padded && !(plant_.any() && plant_.is(PlantId::AllocExactFitSplit))) {
     index_erase(n);
     if (callback_) emit(AllocEventKind::ExactFit, n, padded);
   } else {
-    // Split: n keeps the front (in use), the remainder r becomes its free successor and
-    // takes n's place in the address index (no free node lies between them).
+    // Split: a new node a takes the front (in use) as n's predecessor; n keeps the
+    // remainder and its index slots (no free node lies between them), so the indexes
+    // change only in n's aggregates and no tree link moves.
     // Planted: the remainder starts one unit late, losing the unit between the parts.
     const uint64_t gap =
         plant_.any() && plant_.is(PlantId::AllocSplitOffByOne) && pool_[n].size - padded > align_ ? align_ : 0;
-    const uint32_t r = new_node(pool_[n].start + padded + gap, pool_[n].size - padded - gap);
-    Node& x = pool_[n];
-    Node& y = pool_[r];
-    y.prev = n;
-    y.next = x.next;
-    if (x.next != kNil) pool_[x.next].prev = r;
-    x.next = r;
-    idx_takeover(r, n);
-    x.size = padded;
-    if (callback_) emit(AllocEventKind::Split, n, pool_[r].size);
+    const uint64_t start = pool_[n].start, size = pool_[n].size;
+    a = new_node(start, padded);
+    Node& x = pool_[a];
+    Node& f = pool_[n];
+    x.prev = f.prev;
+    x.next = n;
+    if (f.prev != kNil) {
+      pool_[f.prev].next = a;
+    } else {
+      head_ = a;
+    }
+    f.prev = a;
+    idx_resize(n, start + padded + gap, size - padded - gap);
+    if (callback_) emit(AllocEventKind::Split, a, pool_[n].size);
   }
-  Node& x = pool_[n];
+  Node& x = pool_[a];
   x.in_use = true;
   used_ += padded;
   used_nodes_++;
   allocs_++;
   high_water_ = std::max(high_water_, used_);
   high_end_ = std::max(high_end_, x.start + padded);
-  return n;
+  return a;
 }
 
 AllocResult Allocator::alloc(Bytes size) {
@@ -228,12 +234,12 @@ AllocResult Allocator::alloc(Bytes size) {
   const uint32_t n = choose(padded, callback_ ? &skipped : nullptr);
   if (n == kNil) return fail(size, padded);
   if (skipped > 0) emit(AllocEventKind::SkippedTooSmall, n, pool_[n].size, skipped);
-  take(n, padded);
+  const uint32_t a = take(n, padded);
   if (policy_ == Policy::NextFit) {
-    cursor_ = pool_[n].start + padded;
+    cursor_ = pool_[a].start + padded;
     if (cursor_ >= base_ + capacity_) cursor_ = base_;
   }
-  return AllocResult{NodeId{n, pool_[n].generation}, SramAddr{static_cast<uint32_t>(pool_[n].start)},
+  return AllocResult{NodeId{a, pool_[a].generation}, SramAddr{static_cast<uint32_t>(pool_[a].start)},
                      Bytes{padded}, {}};
 }
 
@@ -259,11 +265,11 @@ AllocResult Allocator::alloc_at(SramAddr addr, Bytes size) {
     y.next = x.next;
     if (x.next != kNil) pool_[x.next].prev = n;
     x.next = n;
-    idx_resize(f, a - x.start);
+    idx_resize(f, x.start, a - x.start);
     index_insert(n);
   }
-  take(n, padded);
-  return AllocResult{NodeId{n, pool_[n].generation}, addr, Bytes{padded}, {}};
+  const uint32_t taken = take(n, padded);
+  return AllocResult{NodeId{taken, pool_[taken].generation}, addr, Bytes{padded}, {}};
 }
 
 const Allocator::Node* Allocator::live_node(NodeId id, const char* what) const {
@@ -311,24 +317,23 @@ void Allocator::free(NodeId id) {
   const bool merge_next = q != kNil && !pool_[q].in_use && !(plant_.any() && plant_.is(PlantId::AllocNoMergeNext));
   if (merge_prev && merge_next) {
     index_erase(q);
-    idx_resize(p, pool_[p].size + pool_[n].size + pool_[q].size);
+    idx_resize(p, pool_[p].start, pool_[p].size + pool_[n].size + pool_[q].size);
     unlink(n);
     unlink(q);
     release_node(n);
     release_node(q);
     if (callback_) emit(AllocEventKind::MergeBoth, p, pool_[p].size);
   } else if (merge_prev) {
-    idx_resize(p, pool_[p].size + pool_[n].size);
+    idx_resize(p, pool_[p].start, pool_[p].size + pool_[n].size);
     unlink(n);
     release_node(n);
     if (callback_) emit(AllocEventKind::MergePrev, p, pool_[p].size);
   } else if (merge_next) {
-    // n absorbs q and takes q's place in the address index.
-    pool_[n].size += pool_[q].size;
-    idx_takeover(n, q);
-    unlink(q);
-    release_node(q);
-    if (callback_) emit(AllocEventKind::MergeNext, n, pool_[n].size);
+    // q absorbs n and keeps its index slots (no free node lies between them).
+    idx_resize(q, pool_[n].start, pool_[q].size + pool_[n].size);
+    unlink(n);
+    release_node(n);
+    if (callback_) emit(AllocEventKind::MergeNext, q, pool_[q].size);
   } else {
     index_insert(n);
     if (callback_) emit(AllocEventKind::FreeNoMerge, n, pool_[n].size);

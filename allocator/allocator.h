@@ -180,7 +180,7 @@ class Allocator {
     uint32_t generation = 0;
     bool in_use = false;
     // Address treap links; meaningful only while the node is free. The parent link lets a
-    // resize or takeover walk up from the node instead of descending from the root again.
+    // resize or an erase walk up from the node instead of descending from the root again.
     uint32_t left = kNil, right = kNil, parent = kNil, prio = 0;
     uint32_t l_max = 0, r_max = 0;      // largest free size in the left/right subtree
     uint32_t l_count = 0, r_count = 0;  // nodes in the left/right subtree
@@ -236,9 +236,8 @@ class Allocator {
   void a_insert(uint32_t x);  // x (start, size, prio set; links cleared) enters the address index
   void a_add(uint32_t n);  // n (not in the address index) enters it
   void a_erase(uint32_t n);  // indexed node n leaves the address index
-  // Puts x where the indexed node `at` is (x == at: at's size changed, refresh the largest-size
-  // aggregates above it). Valid when x's start keeps at's order among the free nodes.
-  void a_replace(uint32_t at, uint32_t x);
+  // Indexed node n changed size (and maybe start, keeping its order): refresh the aggregates above it.
+  void a_refresh(uint32_t n);
   uint32_t a_merge(uint32_t l, uint32_t r);
   void a_split(uint32_t t, uint64_t start, uint32_t& l, uint32_t& r);
   uint32_t a_first_fit(uint32_t t, uint64_t size) const;
@@ -271,8 +270,9 @@ class Allocator {
   void s_remove(uint32_t n);  // n leaves it (call before changing n's size)
   void index_insert(uint32_t n);
   void index_erase(uint32_t n);
-  void idx_resize(uint32_t n, uint64_t size);  // free node n changes size, same start
-  void idx_takeover(uint32_t x, uint32_t old);  // x (sized, not indexed) replaces old
+  // Free node n becomes [start, start + size), keeping its order among the free nodes: it
+  // stays in its index slots, so no other node's links change.
+  void idx_resize(uint32_t n, uint64_t start, uint64_t size);
   uint64_t largest_free() const;
   uint64_t free_count() const;
   uint32_t free_floor(uint64_t addr) const;  // the free node holding addr, or kNil
