@@ -73,6 +73,17 @@ bool can_simulate() {
   return sc_core::sc_get_status() == sc_core::SC_ELABORATION && !sc_core::sc_start_of_simulation_invoked();
 }
 
+void restart_kernel() {
+  if (can_simulate()) return;
+  // sc_get_curr_simcontext() creates the default context on demand; a new one in its place
+  // is a fresh kernel (time 0, no objects, elaboration phase). The old one is deleted after
+  // the switch, so that anything its destructor touches through the globals sees the new one.
+  sc_core::sc_simcontext* old = sc_core::sc_curr_simcontext;
+  sc_core::sc_curr_simcontext = new sc_core::sc_simcontext;
+  sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
+  delete old;
+}
+
 std::vector<ScOutput> run_together(const Semantics& sem, std::span<const ScJob> jobs) {
   if (!can_simulate())
     throw Error("SystemC model: a simulation already ran in this process; SystemC elaborates "
