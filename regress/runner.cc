@@ -315,7 +315,11 @@ RegressOutcome run_regression(const RegressOptions& o, std::FILE* log) {
   const auto t0 = Clock::now();
   // The in-process path runs many seeds per worker (regress/worker_pool.h); --isolate-seeds
   // execs a worker per seed.
-  const auto pool = o.isolate_seeds ? run_pool : run_worker_pool;
+  size_t started = tasks.size();
+  auto pool = [&](auto&&... args) {
+    if (o.isolate_seeds) run_pool(args...);
+    else started = run_worker_pool(args...);
+  };
   pool(tasks, workers, o.timeout_s,
     [&](size_t t, const ProcResult& p) {
       SeedResult& r = res.results[task_job[t]];
@@ -341,6 +345,7 @@ RegressOutcome run_regression(const RegressOptions& o, std::FILE* log) {
   res.totals.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   res.totals.workers = workers;
   progress.update(st.running, true);
+  if (log && !tasks.empty()) fmt::print(log, "{} worker processes ran {} seeds\n", started, tasks.size());
   try {
     finish_run(o, res, exe, log);
     info.finished = unix_now();

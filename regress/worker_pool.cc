@@ -153,6 +153,7 @@ class Pool {
       : tasks_(tasks), max_(std::max(1u, workers)), timeout_s_(timeout_s), on_done_(on_done) {}
   ~Pool() { stop_all(); }
 
+  size_t started() const { return started_; }
   bool busy() const { return next_ < tasks_.size() || !workers_.empty(); }
 
   // Gives every idle worker its next seed, starting workers up to the limit.
@@ -161,6 +162,7 @@ class Pool {
       if (!w.task) send(w);
     while (workers_.size() < max_ && next_ < tasks_.size()) {
       workers_.push_back(start_worker(tasks_, workers_));
+      ++started_;
       send(workers_.back());
     }
     // Workers with nothing left to do are closed (they exit at end of file) and reaped.
@@ -257,11 +259,12 @@ class Pool {
   const std::function<void(size_t, const ProcResult&)>& on_done_;
   std::vector<Worker> workers_;
   size_t next_ = 0;
+  size_t started_ = 0;
 };
 
 }  // namespace
 
-void run_worker_pool(const std::vector<Task>& tasks, unsigned workers, double timeout_s,
+size_t run_worker_pool(const std::vector<Task>& tasks, unsigned workers, double timeout_s,
                      const std::function<void(size_t, const ProcResult&)>& on_done,
                      const std::function<void()>& on_tick, const bool* stop) {
   for (const Task& t : tasks)
@@ -285,6 +288,7 @@ void run_worker_pool(const std::vector<Task>& tasks, unsigned workers, double ti
   pool.stop_all();
   ::sigaction(SIGPIPE, &old, nullptr);
   on_tick();
+  return pool.started();
 }
 
 }  // namespace npuforge::regress

@@ -20,8 +20,9 @@
 namespace npuforge::regress {
 
 // run_pool's contract (see regress/proc.h) for tasks that all have `in_child`, run by at
-// most `workers` persistent children. ProcResult::seconds is the seed's own time.
-void run_worker_pool(const std::vector<Task>& tasks, unsigned workers, double timeout_s,
+// most `workers` persistent children. ProcResult::seconds is the seed's own time. Returns
+// how many workers were started (`workers`, plus one per worker lost to a crash or timeout).
+size_t run_worker_pool(const std::vector<Task>& tasks, unsigned workers, double timeout_s,
                      const std::function<void(size_t, const ProcResult&)>& on_done,
                      const std::function<void()>& on_tick, const bool* stop = nullptr);
 
