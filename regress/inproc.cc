@@ -45,6 +45,7 @@ void LentProgram::give_back() {
 }
 
 SimVerdict simulate(const sim::Program& program, bool rtl, const Plant& plant, uint64_t max_errors) {
+  sim::sc_model::restart_kernel();  // a worker's previous seed used the kernel: a fresh one, as in a fresh process
   const sim::Semantics sem(*program.isa);
   sim::Checkers checkers(program, sem, sim::CheckerOptions{.max_errors = max_errors});
   sim::sc_model::ScOptions sc;

@@ -43,8 +43,9 @@ class LentProgram {
 };
 
 // Runs `program` on the SystemC model (TLM scratchpad, or the Verilated one with `rtl`) with
-// all checkers. SystemC elaborates once per process: call at most once per process (the
-// runner forks a child per seed, see regress/runner.h).
+// all checkers. Each call simulates on a fresh SystemC kernel (sim::sc_model::restart_kernel),
+// so a persistent worker may call it once per seed (regress/worker_pool.h) and get the
+// verdict a fresh process gives.
 SimVerdict simulate(const sim::Program& program, bool rtl, const Plant& plant = {}, uint64_t max_errors = 20);
 
 }  // namespace npuforge::regress

@@ -20,6 +20,7 @@
 #include "regress/proc.h"
 #include "regress/results.h"
 #include "regress/shrink.h"
+#include "regress/worker_pool.h"
 #include "util/text.h"
 #include "sim/program.h"
 
@@ -312,31 +313,39 @@ RegressOutcome run_regression(const RegressOptions& o, std::FILE* log) {
   Progress progress(log, tasks.size(), workers);
   PoolState st;
   const auto t0 = Clock::now();
-  run_pool(tasks, workers, o.timeout_s,
-           [&](size_t t, const ProcResult& p) {
-             SeedResult& r = res.results[task_job[t]];
-             r.seconds = p.seconds;
-             read_result(r, p, tasks[t].out_path, o.timeout_s);
-             if (st.stop) return;  // already stopping: this result is among the lost
-             try {
-               journal.append(r);
-               saved[task_job[t]] = true;
-             } catch (const Error& e) {
-               st.stop = true;
-               st.failure = e.what();
-               st.unsaved.push_back(&r.job);
-               return;
-             }
-             (r.status == Status::Pass ? st.running.pass : r.status == Status::Fail ? st.running.fail : st.running.error)++;
-             progress_file << r.job.id() << ' ' << to_string(r.status) << std::endl;  // read by --slurm
-             if (r.status == Status::Pass && !o.keep) cleanup_passing(r);
-           },
-           [&] { progress.update(st.running, false); }, &st.stop);
+  // The in-process path runs many seeds per worker (regress/worker_pool.h); --isolate-seeds
+  // execs a worker per seed.
+  size_t started = tasks.size();
+  auto pool = [&](auto&&... args) {
+    if (o.isolate_seeds) run_pool(args...);
+    else started = run_worker_pool(args...);
+  };
+  pool(tasks, workers, o.timeout_s,
+    [&](size_t t, const ProcResult& p) {
+      SeedResult& r = res.results[task_job[t]];
+      r.seconds = p.seconds;
+      read_result(r, p, tasks[t].out_path, o.timeout_s);
+      if (st.stop) return;  // already stopping: this result is among the lost
+      try {
+        journal.append(r);
+        saved[task_job[t]] = true;
+      } catch (const Error& e) {
+        st.stop = true;
+        st.failure = e.what();
+        st.unsaved.push_back(&r.job);
+        return;
+      }
+      (r.status == Status::Pass ? st.running.pass : r.status == Status::Fail ? st.running.fail : st.running.error)++;
+      progress_file << r.job.id() << ' ' << to_string(r.status) << std::endl;  // read by --slurm
+      if (r.status == Status::Pass && !o.keep) cleanup_passing(r);
+    },
+    [&] { progress.update(st.running, false); }, &st.stop);
   if (st.stop) throw_lost(st, res, saved, out);
   res.totals = count(res.results);
   res.totals.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   res.totals.workers = workers;
   progress.update(st.running, true);
+  if (log && !tasks.empty()) fmt::print(log, "{} worker processes ran {} seeds\n", started, tasks.size());
   try {
     finish_run(o, res, exe, log);
     info.finished = unix_now();

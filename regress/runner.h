@@ -3,16 +3,19 @@
 // reproduction commands, optional shrinking of each failure.
 //
 // Two paths run a seed, with identical results (tests/regress/inproc_test.cc):
-// - in-process (default): the runner, with the ISA and the profiles already loaded, forks one
-//   child per seed that generates, samples coverage and simulates the program from memory
-//   (no exec, no files read back). The files are written only for a failing seed or with
-//   --keep, byte-identical to `npuforge gen`'s. A child per seed, rather than one
-//   long-lived worker reusing a SystemC elaboration: SystemC elaborates once per process and
-//   sc_stop() is final, and a program that deadlocks leaves the model's threads blocked
-//   mid-instruction, so reusing one elaboration would need every module reset between
-//   programs and could let one seed's leftovers change the next one's cycles. A fork of the
-//   warmed-up runner costs well under a millisecond, gives each seed a fresh kernel, and a
-//   crash or hang costs exactly that seed.
+// - in-process (default): the runner, with the ISA and the profiles already loaded, forks
+//   `-j` persistent workers (regress/worker_pool.h) that each take seeds one at a time over a
+//   pipe: generate, sample coverage and simulate the program from memory (no exec, no files
+//   read back). The files are written only for a failing seed or with --keep,
+//   byte-identical to `npuforge gen`'s. Each seed simulates on a fresh SystemC kernel inside
+//   the worker (sim::sc_model::restart_kernel), not on one elaboration reset between
+//   programs: a program that deadlocks leaves the model's threads blocked mid-instruction,
+//   and a reset would need every module to clear its state, or one seed's leftovers could
+//   change the next one's cycles. A fresh kernel gives each seed the verdict of a fresh
+//   process by construction, while the worker keeps its memory (a fork per seed spent a
+//   third of the CPU in fork, page faults and clearing fresh pages). The runner knows the
+//   one seed each worker is on, so a crash or hang costs exactly that seed; the worker is
+//   replaced.
 // - --isolate-seeds (the fallback, and the reference the test compares with): exec
 //   `npuforge regress-worker` per seed, which writes the files and runs `npuforge sim` on them.
 // Either way a child that crashes or times out is reported as an error with its repro line

@@ -199,7 +199,7 @@ void add_regress_command(CLI::App& app, Runner& run) {
   sub->add_option("--plant", opts->plant, "run --profile seeds with a planted bug (see `npuforge plants`)");
   sub->add_flag("--isolate-seeds", opts->isolate_seeds,
                 "run each seed as `npuforge regress-worker` + `npuforge sim` on written files (slower; the "
-                "default forks a child per seed that simulates the program from memory)");
+                "default: -j persistent workers that each simulate many seeds from memory)");
   sub->add_option("--resume", opts->resume,
                   "finish the interrupted run in DIR (options from DIR/run.json; seeds in DIR/journal.jsonl are not rerun)");
   sub->add_flag("--force", opts->force, "start over in an --out that holds an interrupted run (discards it)");

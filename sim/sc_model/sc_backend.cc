@@ -73,6 +73,23 @@ bool can_simulate() {
   return sc_core::sc_get_status() == sc_core::SC_ELABORATION && !sc_core::sc_start_of_simulation_invoked();
 }
 
+void restart_kernel() {
+  if (can_simulate()) return;
+  // sc_get_curr_simcontext() creates the default context on demand; a new one in its place
+  // is a fresh kernel (time 0, no objects, elaboration phase). The process's first kernel is
+  // never deleted: libsystemc's own static events (sc_process_handle's non_event) were
+  // registered with it when the library loaded, and their destructors at exit look their
+  // names up in its object manager (a use after free, seen as a crash at exit). Only the
+  // kernels made here are deleted, so a worker holds at most two, however many seeds it
+  // runs. The one piece of process-global state here mirrors SystemC's own.
+  static sc_core::sc_simcontext* made_here = nullptr;
+  sc_core::sc_simcontext* old = sc_core::sc_curr_simcontext;
+  sc_core::sc_curr_simcontext = new sc_core::sc_simcontext;
+  sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
+  if (old == made_here) delete old;  // deleted after the switch: its destructor sees the new one as current
+  made_here = sc_core::sc_curr_simcontext;
+}
+
 std::vector<ScOutput> run_together(const Semantics& sem, std::span<const ScJob> jobs) {
   if (!can_simulate())
     throw Error("SystemC model: a simulation already ran in this process; SystemC elaborates "

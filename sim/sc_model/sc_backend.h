@@ -13,8 +13,9 @@
 // every fetched word is also decoded by rtl_stubs/npu_decoder.sv, compared field by field
 // with the C++ decode.
 //
-// ONE SIMULATION PER PROCESS: SystemC elaborates once per process, so run() (or
-// run_together) may be called once; a second call throws npuforge::Error. To compare several
+// ONE SIMULATION PER KERNEL: SystemC elaborates once per kernel, so run() (or
+// run_together) may be called once; a second call throws npuforge::Error unless
+// restart_kernel() installed a fresh kernel in between. To compare several
 // models in one process, elaborate them side by side with run_together(). The library
 // defines a weak sc_main that is never called (libsystemc.so needs the symbol); programs keep
 // their own main() and the simulation is started with sc_start from ordinary code.
@@ -114,8 +115,19 @@ bool rtl_decoder_available();
 // The byte distance at which SramModel::RtlStuckBit aliases: addresses a and a + this map to
 // the same scratchpad word (the stuck word-address bit times `config`'s bank word size).
 uint64_t stuck_bit_alias_bytes(const isa::NpuConfig& config);
-// False once a simulation has been elaborated in this process.
+// False once a simulation has been elaborated in this process (until restart_kernel()).
 bool can_simulate();
+
+// For a process that simulates many programs one after the other (the regression worker,
+// regress/worker_loop.h): throws away the used SystemC kernel and installs a fresh one, so
+// that the next run_together / ScBackend::run elaborates and starts at time 0 exactly as in a
+// fresh process (same cycles, findings and stats). A no-op while can_simulate(). Every
+// SystemC object of the previous run must already be gone: run_together destroys its tops
+// before returning. A program that deadlocked left threads blocked mid-instruction; they
+// are discarded with their kernel rather than reset, which is why this replaces the kernel
+// instead of reusing one elaboration (no module has to know how to reset itself, and no
+// seed's leftovers can reach the next seed).
+void restart_kernel();
 
 class ScBackend : public Backend {
  public:

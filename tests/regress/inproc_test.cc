@@ -130,6 +130,45 @@ TEST(InProcess, AWorkerKilledMidRunLosesNoOtherSeed) {
     fs::remove(out.string() + ".log");
   }
 }
+
+// One persistent worker (-j 1) runs seeds 1-12; it dies (SIGKILL) on seed 5, in the middle of
+// its session: seed 5 is an error with its repro line, a replacement worker runs 6-12, and
+// every other seed's verdict and coverage equal those of an undisturbed run.
+TEST(InProcess, AWorkerKilledInTheMiddleOfAMultiSeedSessionIsReplaced) {
+  const fs::path killed = scratch("session_kill"), clean = scratch("session_clean");
+  const std::vector<std::string> common{NPUFORGE_BIN, "regress", "--profile", kProfile, "--seeds", "1-12",
+                                        "--length", "150", "-j", "1"};
+  std::vector<std::string> a = common, b = common;
+  a.insert(a.end(), {"--out", killed.string(), "--plant-kill", "5"});
+  b.insert(b.end(), {"--out", clean.string()});
+  const std::string log = killed.string() + ".log", clean_log = clean.string() + ".log";
+  EXPECT_EQ(run_process(a, log, log, 600).exit_code, 1);
+  EXPECT_EQ(run_process(b, clean_log, clean_log, 600).exit_code, 0);
+  // Two workers for twelve seeds: the first ran 1-4 and died on 5, the second ran the rest.
+  EXPECT_NE(util::read_file(log).find("2 worker processes ran 12 seeds"), std::string::npos) << util::read_file(log);
+  EXPECT_NE(util::read_file(clean_log).find("1 worker processes ran 12 seeds"), std::string::npos);
+  const auto rk = results_of(killed), rc = results_of(clean);
+  ASSERT_EQ(rk.size(), 12u);
+  ASSERT_EQ(rc.size(), 12u);
+  for (size_t i = 0; i < rk.size(); ++i) {
+    const SeedResult& r = rk[i];
+    if (r.job.seed == 5) {
+      EXPECT_EQ(r.status, Status::Error);
+      EXPECT_EQ(r.kind, "runner/killed") << r.finding;
+      EXPECT_NE(r.finding.find("signal 9"), std::string::npos) << r.finding;
+      EXPECT_NE(r.repro.find("--seeds 5 "), std::string::npos) << r.repro;
+      continue;
+    }
+    EXPECT_EQ(verdict(r), verdict(rc[i]));
+    EXPECT_GT(r.cycles, 0u);
+    const std::string cov = r.job.name() + ".json";
+    EXPECT_EQ(util::read_file(killed / "coverage" / cov), util::read_file(clean / "coverage" / cov)) << cov;
+  }
+  for (const auto& p : {killed, clean}) {
+    fs::remove_all(p);
+    fs::remove(p.string() + ".log");
+  }
+}
 #endif
 
 }  // namespace

@@ -850,6 +850,54 @@ TEST(ScModel, ASecondSimulationInOneProcessIsRefused) {
 #endif
 }
 
+// The regression worker simulates many programs in one process, each on a fresh kernel
+// (restart_kernel). A program run after a deadlocked one (its threads left blocked
+// mid-instruction) must give exactly what the process's first kernel gave: cycles, busy
+// cycles, RTL stats, findings and the final DDR, in TLM and RTL mode.
+TEST(ScModel, RestartKernelGivesARunAfterADeadlockTheVerdictOfTheFirstKernel) {
+  REQUIRE_FRESH_PROCESS();
+  const Program p = conv_program();
+  Program stuck = make_program(gemm_program(0x000, 0x080, 0x100, "wait=load, signal=store", "wait=compute",
+                                            "signal=none"),
+                               gemm_buffers());
+  stuck.config.deadlock_cycles = 3000;
+  ScOptions tlm, rtl;
+  rtl.sram = SramModel::Rtl;
+  auto run_pair = [&](const Program& prog, std::vector<std::string>& findings) {
+    Checkers a(prog, sem()), b(prog, sem());
+    const std::vector<ScJob> jobs = {{&prog, &a, tlm}, {&prog, &b, rtl}};
+    std::vector<ScOutput> out = run_together(sem(), jobs);
+    for (const Checkers* c : {&a, &b})
+      for (const Finding& f : c->findings()) findings.push_back(format(f));
+    return out;
+  };
+  std::vector<std::string> first_findings, stuck_findings, again_findings;
+  const std::vector<ScOutput> first = run_pair(p, first_findings);
+  EXPECT_FALSE(can_simulate());
+  restart_kernel();
+  ASSERT_TRUE(can_simulate());
+  const std::vector<ScOutput> dead = run_pair(stuck, stuck_findings);
+  EXPECT_FALSE(dead[0].result.completed);
+  EXPECT_FALSE(stuck_findings.empty());
+  restart_kernel();
+  const std::vector<ScOutput> again = run_pair(p, again_findings);
+  EXPECT_EQ(first_findings, again_findings);
+  for (size_t k = 0; k < 2; ++k) {
+    SCOPED_TRACE(k ? "rtl" : "tlm");
+    EXPECT_TRUE(again[k].result.completed);
+    EXPECT_EQ(first[k].result.cycles, again[k].result.cycles);
+    EXPECT_GT(again[k].result.cycles, 0u);
+    EXPECT_EQ(first[k].result.instructions, again[k].result.instructions);
+    EXPECT_EQ(first[k].result.busy_cycles, again[k].result.busy_cycles);
+    EXPECT_EQ(first[k].result.ddr, again[k].result.ddr);
+    EXPECT_EQ(first[k].stats.sram_words, again[k].stats.sram_words);
+    EXPECT_EQ(first[k].stats.sram_bank_conflicts, again[k].stats.sram_bank_conflicts);
+    EXPECT_EQ(first[k].stats.compute_cycles, again[k].stats.compute_cycles);
+    EXPECT_EQ(first[k].stats.decoded_words, again[k].stats.decoded_words);
+  }
+  EXPECT_GT(again[1].stats.sram_words, 0u) << "the RTL scratchpad was not used";
+}
+
 }  // namespace
 }  // namespace npuforge::sim::sc_model
 
