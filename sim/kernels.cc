@@ -29,6 +29,51 @@ int32_t load_i32(const uint8_t* p) {
   return static_cast<int32_t>(v);
 }
 
+// One output of a GEMM: the dot product of a row of A and a column of B, both widened to
+// int16 (column contiguous, see gemm). int32 cannot overflow: |a * b| <= 2^14 and k < 2^16
+// (a 16-bit field; gemm checks it), so |sum| < 2^30. A plain int32 reduction over int16
+// inputs is what the compiler turns into 16-bit multiply-adds (pmaddwd, 8 MACs at a time).
+int32_t dot_i16(const int16_t* x, const int16_t* y, uint64_t k) {
+  int32_t sum = 0;
+  for (uint64_t p = 0; p < k; ++p) sum += int32_t{x[p]} * int32_t{y[p]};
+  return sum;
+}
+
+// The widest k for which dot_i16's int32 sum provably cannot overflow: k * 2^14 < 2^31.
+constexpr uint64_t kMaxDotK = (uint64_t{1} << 17) - 1;
+
+// Reference order: acc[m][n] = bias[n] + sum_k a[m][k] * b[k][n] with int32 wrap-around.
+// Used when k is too wide for the int32 dot product (not possible with the built-in ISA's
+// 16-bit k, but another ISA could have a wider field).
+void gemm_wide(uint64_t m, uint64_t n, uint64_t k, std::span<const uint8_t> a, std::span<const uint8_t> b,
+               std::vector<uint32_t>& acc) {
+  for (uint64_t i = 0; i < m; ++i) {
+    for (uint64_t p = 0; p < k; ++p) {
+      const int32_t av = s8(a[i * k + p]);
+      const uint8_t* brow = b.data() + p * n;
+      for (uint64_t j = 0; j < n; ++j) acc[i * n + j] += static_cast<uint32_t>(av * s8(brow[j]));
+    }
+  }
+}
+
+// B (k x n, row-major) is transposed and widened once per instruction so that every output
+// is one contiguous dot product (dot_i16); the products and their int32 sum are exact, so
+// adding them to the bias with uint32 wrap-around gives the reference result bit for bit.
+void gemm_dot(uint64_t m, uint64_t n, uint64_t k, std::span<const uint8_t> a, std::span<const uint8_t> b,
+              std::vector<uint32_t>& acc) {
+  std::vector<int16_t> bt(n * k), arow(k);
+  for (uint64_t p = 0; p < k; ++p) {
+    const uint8_t* brow = b.data() + p * n;
+    for (uint64_t j = 0; j < n; ++j) bt[j * k + p] = s8(brow[j]);
+  }
+  for (uint64_t i = 0; i < m; ++i) {
+    for (uint64_t p = 0; p < k; ++p) arow[p] = s8(a[i * k + p]);
+    for (uint64_t j = 0; j < n; ++j) {
+      acc[i * n + j] += static_cast<uint32_t>(dot_i16(arow.data(), bt.data() + j * k, k));
+    }
+  }
+}
+
 void gemm(const isa::Instruction& instr, const Semantics::GemmSlots& s, In in, std::span<uint8_t> out) {
   const uint64_t m = instr.get(s.m), n = instr.get(s.n), k = instr.get(s.k);
   const auto a = operand(instr, in, s.a);
@@ -43,17 +88,19 @@ void gemm(const isa::Instruction& instr, const Semantics::GemmSlots& s, In in, s
     return RequantParams{static_cast<uint32_t>(load_i32(qp.data() + 8 * j)), qp[8 * j + 4], rq.relu};
   };
   // uint32 accumulators: int32 two's complement wrap-around without signed overflow.
-  std::vector<uint32_t> acc(n);
+  std::vector<uint32_t> acc(m * n);
+  if (has_bias) {
+    for (uint64_t i = 0; i < m; ++i) {
+      for (uint64_t j = 0; j < n; ++j) acc[i * n + j] = static_cast<uint32_t>(load_i32(bias.data() + 4 * j));
+    }
+  }
+  if (k <= kMaxDotK) {
+    gemm_dot(m, n, k, a, b, acc);
+  } else {
+    gemm_wide(m, n, k, a, b, acc);
+  }
   for (uint64_t i = 0; i < m; ++i) {
-    for (uint64_t j = 0; j < n; ++j) {
-      acc[j] = has_bias ? static_cast<uint32_t>(load_i32(bias.data() + 4 * j)) : 0u;
-    }
-    for (uint64_t p = 0; p < k; ++p) {
-      const int32_t av = s8(a[i * k + p]);
-      const uint8_t* brow = b.data() + p * n;
-      for (uint64_t j = 0; j < n; ++j) acc[j] += static_cast<uint32_t>(av * s8(brow[j]));
-    }
-    for (uint64_t j = 0; j < n; ++j) out[i * n + j] = u8(requant_fast(static_cast<int32_t>(acc[j]), rq_of(j)));
+    for (uint64_t j = 0; j < n; ++j) out[i * n + j] = u8(requant_fast(static_cast<int32_t>(acc[i * n + j]), rq_of(j)));
   }
 }
 
@@ -120,42 +167,98 @@ void lut(const isa::Instruction& instr, const Semantics::LutSlots& s, In in, std
   for (size_t i = 0; i < out.size(); ++i) out[i] = table[src[i] ^ 0x80u];
 }
 
-// Window by window, channels innermost: the input is HWC, so a window row's pixels are one
-// contiguous run of bytes (the channel-outer loop read them with a stride of c bytes, a cache
-// line per byte for wide rows, and re-tested the window bounds for every channel). Integer
-// sums and maxima do not depend on the order they are taken in: the results are the same.
-void pool(const isa::Instruction& instr, const Semantics::PoolSlots& s, In in, std::span<uint8_t> out) {
+// |sum| / count rounded half away from zero: isa::round_div_away, inline and in 32 bits
+// when that is exact (|sum| < 2^29 and count < 2^29, so 2|sum| + count < 2^31).
+int8_t div_away_fast(int64_t sum, int64_t count) {
+  constexpr int64_t kLimit = int64_t{1} << 29;
+  if (sum <= -kLimit || sum >= kLimit || count >= kLimit) return round_div_away(sum, count);
+  const int32_t s = static_cast<int32_t>(sum), c = static_cast<int32_t>(count);
+  const int32_t mag = (2 * (s < 0 ? -s : s) + c) / (2 * c);
+  const int32_t v = s < 0 ? -mag : mag;
+  return static_cast<int8_t>(v < -128 ? -128 : v > 127 ? 127 : v);
+}
+
+// Pooling is separable: a window's sum (or maximum) is the sum (maximum) over its rows of
+// the row segments' sums (maxima), and integer sums and maxima do not depend on the order
+// they are taken in, so the results are the reference's bit for bit. Pass 1 reduces every
+// input row over each output column's window columns (rows[iy][ox][ci]); pass 2 reduces
+// those over each output row's window rows. Overlapping windows share the row pass, and
+// both passes run over whole rows of ow * c values (the input is HWC, so for stride 1 a
+// window column's pixels of all output columns are one contiguous run of bytes) instead of
+// c bytes at a time. Acc is int32 when a window's sum provably fits (see pool), else int64.
+template <typename Acc>
+struct PoolOp {
+  bool avg;
+  Acc identity() const { return avg ? Acc{0} : Acc{-128}; }
+  void fold(Acc* into, const Acc* from, size_t n) const {
+    if (avg) {
+      for (size_t i = 0; i < n; ++i) into[i] += from[i];
+    } else {
+      for (size_t i = 0; i < n; ++i) into[i] = std::max(into[i], from[i]);
+    }
+  }
+  void fold(Acc* into, const uint8_t* from, size_t n) const {
+    if (avg) {
+      for (size_t i = 0; i < n; ++i) into[i] += s8(from[i]);
+    } else {
+      for (size_t i = 0; i < n; ++i) into[i] = std::max<Acc>(into[i], s8(from[i]));
+    }
+  }
+};
+
+template <typename Acc>
+void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, std::span<const uint8_t> src,
+                  std::span<uint8_t> out) {
   const int64_t h = instr.get(s.h), w = instr.get(s.w), c = instr.get(s.c);
   const int64_t wh = instr.get(s.wh), ww = instr.get(s.ww), sh = instr.get(s.sh), sw = instr.get(s.sw);
   const int64_t pt = instr.get(s.pt), pl = instr.get(s.pl), pb = instr.get(s.pb), pr = instr.get(s.pr);
-  const bool avg = static_cast<PoolMode>(instr.get(s.mode)) == PoolMode::Avg;
+  const PoolOp<Acc> op{static_cast<PoolMode>(instr.get(s.mode)) == PoolMode::Avg};
   const bool count_pad = instr.get(s.count_pad) != 0;
-  const auto src = operand(instr, in, s.src);
   const int64_t oh = (h + pt + pb - wh) / sh + 1, ow = (w + pl + pr - ww) / sw + 1;
-  std::vector<int64_t> acc(static_cast<size_t>(std::max<int64_t>(c, 0)));  // per channel: sum or maximum
-  for (int64_t oy = 0; oy < oh; ++oy) {
-    const int64_t y0 = std::max<int64_t>(oy * sh - pt, 0), y1 = std::min(oy * sh - pt + wh, h);
-    for (int64_t ox = 0; ox < ow; ++ox) {
-      const int64_t x0 = std::max<int64_t>(ox * sw - pl, 0), x1 = std::min(ox * sw - pl + ww, w);
-      std::fill(acc.begin(), acc.end(), avg ? 0 : -128);
-      for (int64_t iy = y0; iy < y1; ++iy) {
-        for (int64_t ix = x0; ix < x1; ++ix) {
-          const uint8_t* px = src.data() + (iy * w + ix) * c;
-          if (avg) {
-            for (int64_t ci = 0; ci < c; ++ci) acc[static_cast<size_t>(ci)] += s8(px[ci]);
-          } else {
-            for (int64_t ci = 0; ci < c; ++ci) acc[static_cast<size_t>(ci)] = std::max<int64_t>(acc[static_cast<size_t>(ci)], s8(px[ci]));
-          }
-        }
-      }
-      const int64_t count = std::max<int64_t>(y1 - y0, 0) * std::max<int64_t>(x1 - x0, 0);
-      const int64_t divisor = count_pad ? wh * ww : std::max<int64_t>(count, 1);
-      uint8_t* o = out.data() + (oy * ow + ox) * c;
-      for (int64_t ci = 0; ci < c; ++ci) {
-        const int64_t v = acc[static_cast<size_t>(ci)];
-        o[ci] = u8(avg ? round_div_away(v, divisor) : static_cast<int8_t>(v));
+  if (oh <= 0 || ow <= 0 || h <= 0 || w <= 0 || c <= 0) return;
+  const auto row = static_cast<size_t>(ow * c);  // values per output row
+  std::vector<Acc> rows(static_cast<size_t>(h) * row, op.identity()), acc(row);
+  for (int64_t iy = 0; iy < h; ++iy) {  // pass 1: window columns
+    Acc* r = rows.data() + static_cast<size_t>(iy) * row;
+    const uint8_t* in = src.data() + iy * w * c;
+    for (int64_t kx = 0; kx < ww; ++kx) {
+      // Output columns whose window column kx is inside the image: 0 <= ox * sw - pl + kx < w.
+      const int64_t lo = std::max<int64_t>(0, (pl - kx + sw - 1) / sw);
+      const int64_t hi = std::min<int64_t>(ow, pl - kx + w <= 0 ? 0 : (pl - kx + w - 1) / sw + 1);
+      if (lo >= hi) continue;
+      if (sw == 1) {
+        op.fold(r + lo * c, in + (lo - pl + kx) * c, static_cast<size_t>((hi - lo) * c));
+      } else {
+        for (int64_t ox = lo; ox < hi; ++ox) op.fold(r + ox * c, in + (ox * sw - pl + kx) * c, static_cast<size_t>(c));
       }
     }
+  }
+  for (int64_t oy = 0; oy < oh; ++oy) {  // pass 2: window rows
+    const int64_t y0 = std::max<int64_t>(oy * sh - pt, 0), y1 = std::min(oy * sh - pt + wh, h);
+    std::fill(acc.begin(), acc.end(), op.identity());
+    for (int64_t iy = y0; iy < y1; ++iy) op.fold(acc.data(), rows.data() + static_cast<size_t>(iy) * row, row);
+    uint8_t* o = out.data() + static_cast<size_t>(oy) * row;
+    if (!op.avg) {
+      for (size_t j = 0; j < row; ++j) o[j] = u8(static_cast<int8_t>(acc[j]));
+      continue;
+    }
+    for (int64_t ox = 0; ox < ow; ++ox) {
+      const int64_t x0 = std::max<int64_t>(ox * sw - pl, 0), x1 = std::min(ox * sw - pl + ww, w);
+      const int64_t count = std::max<int64_t>(y1 - y0, 0) * std::max<int64_t>(x1 - x0, 0);
+      const int64_t divisor = count_pad ? wh * ww : std::max<int64_t>(count, 1);
+      for (int64_t ci = 0; ci < c; ++ci) o[ox * c + ci] = u8(div_away_fast(acc[static_cast<size_t>(ox * c + ci)], divisor));
+    }
+  }
+}
+
+void pool(const isa::Instruction& instr, const Semantics::PoolSlots& s, In in, std::span<uint8_t> out) {
+  const auto src = operand(instr, in, s.src);
+  // A window sum has at most window_h * window_w terms of magnitude <= 128.
+  const uint64_t terms = uint64_t{instr.get(s.wh)} * instr.get(s.ww);
+  if (terms < (uint64_t{1} << 24)) {
+    pool_windows<int32_t>(instr, s, src, out);
+  } else {
+    pool_windows<int64_t>(instr, s, src, out);
   }
 }
 
