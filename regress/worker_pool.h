@@ -12,12 +12,18 @@
 // always knows the one seed a worker is on: a worker that dies (a crash, SIGKILL) or is
 // killed at the timeout is charged to exactly that seed (as the per-seed child was: a
 // ProcResult with the signal / timed_out) and is replaced; every other seed runs.
+#include <cstdint>
 #include <functional>
 #include <vector>
 
 #include "regress/proc.h"
 
 namespace npuforge::regress {
+
+// Seeds one worker runs before it is replaced: unlimited, but 1 in an AddressSanitizer build
+// (see worker_pool.cc: SystemC's unannounced stack switches give ASan false positives in the
+// next seed).
+uint64_t seeds_per_worker();
 
 // run_pool's contract (see regress/proc.h) for tasks that all have `in_child`, run by at
 // most `workers` persistent children. ProcResult::seconds is the seed's own time. Returns
