@@ -359,8 +359,15 @@ void Expr::specialise_quotients(const ExprShape& shape) {
   if (!shape.factors(shape.root, lead, q)) return;
   terms_.clear();
   const auto add = [&](const ExprShape::Poly& p) {
-    PolyRange r{static_cast<uint16_t>(terms_.size()), 0};
-    terms_.insert(terms_.end(), p.begin(), p.end());
+    PolyRange r;
+    r.begin = static_cast<uint16_t>(terms_.size());
+    for (const Product& t : p) {
+      if (t.count == 0) r.constant = static_cast<int64_t>(static_cast<uint64_t>(r.constant) + static_cast<uint64_t>(t.constant));
+      if (t.count == 1) terms_.push_back(t);
+    }
+    r.mid = static_cast<uint16_t>(terms_.size());
+    for (const Product& t : p)
+      if (t.count > 1) terms_.push_back(t);
     r.end = static_cast<uint16_t>(terms_.size());
     return r;
   };
@@ -405,9 +412,11 @@ int64_t divide(int64_t a, int64_t b) {  // as the interpreter's Div
 
 int64_t Expr::eval_quotients(const uint32_t* raw) const {
   const Product* terms = terms_.data();
-  const auto poly = [&](PolyRange r) {
-    uint64_t sum = 0;
-    for (unsigned i = r.begin; i < r.end; ++i) sum += static_cast<uint64_t>(terms[i].eval(raw));
+  const auto poly = [&](const PolyRange& r) {
+    uint64_t sum = static_cast<uint64_t>(r.constant);
+    for (unsigned i = r.begin; i < r.mid; ++i)
+      sum += static_cast<uint64_t>(terms[i].constant) * static_cast<uint64_t>(terms[i].factors[0](raw));
+    for (unsigned i = r.mid; i < r.end; ++i) sum += static_cast<uint64_t>(terms[i].eval(raw));
     return static_cast<int64_t>(sum);
   };
   uint64_t v = static_cast<uint64_t>(poly(lead_));

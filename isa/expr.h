@@ -83,14 +83,22 @@ class Expr {
     std::array<Load, kMaxFactors> factors{};
     int64_t eval(const uint32_t* raw) const {
       uint64_t v = static_cast<uint64_t>(constant);
-      for (unsigned i = 0; i < count; ++i) v *= static_cast<uint64_t>(factors[i](raw));
+      switch (count) {  // unrolled: extents are evaluated for every instruction
+        case 3: v *= static_cast<uint64_t>(factors[2](raw)); [[fallthrough]];
+        case 2: v *= static_cast<uint64_t>(factors[1](raw)); [[fallthrough]];
+        case 1: v *= static_cast<uint64_t>(factors[0](raw)); break;
+        default: break;
+      }
       return static_cast<int64_t>(v);
     }
   };
   // Quotients form: poly(lead_) * (poly(q[0].num) / poly(q[0].den) + q[0].add) * ..., a
   // poly being the sum of the Products terms_[begin, end). Division as in the interpreter.
+  // A polynomial: constant + the one-field terms terms_[begin, mid) + the products of
+  // several fields terms_[mid, end) (split so that the common terms cost one multiply).
   struct PolyRange {
-    uint16_t begin = 0, end = 0;
+    int64_t constant = 0;
+    uint16_t begin = 0, mid = 0, end = 0;
   };
   struct Quotient {
     PolyRange num, den;
