@@ -239,51 +239,6 @@ bool one_instruction(std::span<const SymbolField> fields) {
   return true;
 }
 
-// fix_one_fast through a FixupPlan: the same steps and checks, each field's range and
-// mask and each operand's extent read from the plan's compact record of the spec.
-[[gnu::always_inline]] inline bool fix_one_planned(std::span<isa::Instruction> instrs,
-                                                   std::span<const SymbolField> fields, const SymbolTable& table,
-                                                   const FixupPlan& plan) {
-  const size_t i = fields[0].instr;
-  if (i >= instrs.size()) [[unlikely]]
-    return false;
-  isa::Instruction& in = instrs[i];
-  const FixupPlan::Spec* spec = plan.find(in.spec);
-  const size_t n = fields.size();
-  if (spec == nullptr || n > spec->fields) [[unlikely]]
-    return false;
-  std::array<uint32_t, isa::kMaxFields> old;   // the raw bits each reference overwrote
-  std::array<uint64_t, isa::kMaxFields> room;  // its node's bytes (from its address on)
-  size_t done = 0;
-  const auto undo = [&] {
-    while (done-- > 0) in.raw[fields[done].field] = old[done];
-    return false;
-  };
-  for (; done < n; ++done) {
-    const unsigned f = fields[done].field;
-    if (f >= spec->fields) [[unlikely]]
-      return undo();
-    const Placement* p = table.last_placement(fields[done].symbol);
-    if (p == nullptr) [[unlikely]]
-      return undo();
-    const FixupPlan::Field& pf = spec->field[f];
-    const int64_t addr = p->addr.value;
-    if (addr < pf.min || addr > pf.max) [[unlikely]]
-      return undo();
-    room[done] = p->padded.value;
-    old[done] = in.raw[f];
-    in.raw[f] = static_cast<uint32_t>(addr) & pf.mask;
-  }
-  for (size_t k = 0; k < n; ++k) {
-    for (uint32_t ops = spec->field[fields[k].field].operands; ops != 0; ops &= ops - 1) {
-      const int64_t bytes = spec->extents[static_cast<unsigned>(__builtin_ctz(ops))]->eval(in.raw.data());
-      if (bytes > 0 && uint64_t(bytes) > room[k]) [[unlikely]]
-        return undo();
-    }
-  }
-  return true;
-}
-
 // Out of line: inlined, its frame (arrays, saved registers) was paid by every fast call.
 [[gnu::noinline]] void fix_by_id(std::span<isa::Instruction> instrs, std::span<const SymbolField> fields,
                                  const SymbolTable& table) {
@@ -291,22 +246,6 @@ bool one_instruction(std::span<const SymbolField> fields) {
 }
 
 }  // namespace
-
-FixupPlan::FixupPlan(std::span<const isa::InstrSpec> specs) : base_(specs.data()), specs_(specs.size()) {
-  for (size_t k = 0; k < specs.size(); ++k) {
-    const isa::InstrSpec& in = specs[k];
-    Spec& s = specs_[k];
-    if (in.fields.size() > isa::kMaxFields || in.operands.size() > s.extents.size())
-      throw Error(fmt::format("fix-up plan: '{}' has {} fields and {} operands, more than {} and {}", in.mnemonic,
-                              in.fields.size(), in.operands.size(), isa::kMaxFields, s.extents.size()));
-    s.fields = static_cast<uint32_t>(in.fields.size());
-    for (size_t f = 0; f < in.fields.size(); ++f) {
-      const isa::FieldSpec& fs = in.fields[f];
-      s.field[f] = {fs.min, fs.max, fs.width >= 32 ? ~0u : (1u << fs.width) - 1, in.operands_of_field[f]};
-    }
-    for (size_t o = 0; o < in.operands.size(); ++o) s.extents[o] = &in.operands[o].bytes;
-  }
-}
 
 void fixup(isa::AsmProgram& program, const PlacementLookup& lookup) {
   fix(std::span<isa::Instruction>(program.instrs), NamedRefs{program, lookup});
@@ -330,14 +269,6 @@ void fixup(std::span<isa::Instruction> instrs, std::span<const SymbolField> fiel
       fix_one_fast(instrs, fields, table))
     return;
   fix_by_id(instrs, fields, table);  // several instructions, or an error to name
-}
-
-void fixup(std::span<isa::Instruction> instrs, std::span<const SymbolField> fields, const SymbolTable& table,
-           const FixupPlan& plan) {
-  if (!fields.empty() && fields.size() <= isa::kMaxFields && one_instruction(fields) &&
-      fix_one_planned(instrs, fields, table, plan))
-    return;
-  fix_by_id(instrs, fields, table);  // not in the plan, several instructions, or an error to name
 }
 
 }  // namespace npuforge::allocator

@@ -59,8 +59,7 @@ Builder::Builder(const isa::Isa& isa, const isa::NpuConfig& npu, const Profile& 
       rng_(opt.seed),
       own_alloc_(own_allocator(npu, profile, opt)),
       own_placer_(own_placer(own_alloc_.get(), opt.plant)),
-      table_(opt.placer ? *opt.placer : *own_placer_),
-      fixup_plan_(isa.instructions()) {
+      table_(opt.placer ? *opt.placer : *own_placer_) {
   const uint64_t sram = npu.sram_bytes.value;
   align_ = npu.alignment.value;
   ddr_.input_base = 0;
@@ -148,7 +147,7 @@ uint32_t Builder::emit(isa::Instruction in, std::span<const Use> reads, std::spa
   }
   // Fix-up now, while the instruction is in cache: every address field naming a symbol gets
   // its placed address, and every operand's extent is checked against its buffer.
-  allocator::fixup(instrs_, std::span(refs_).last(reads.size() + writes.size()), table_, fixup_plan_);
+  allocator::fixup(instrs_, std::span(refs_).last(reads.size() + writes.size()), table_);
   // Inputs die only now, after the outputs were placed: an output never lands on an input.
   for (const Use& u : reads) {
     if (!u.consume || !syms_[u.sym].live) continue;

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "allocator/allocator.h"
-#include "allocator/fixup.h"
 #include "allocator/placer.h"
 #include "allocator/symbol_table.h"
 #include "gen/factor.h"
@@ -146,7 +145,6 @@ class Builder {
   std::unique_ptr<allocator::Allocator> own_alloc_;          // unless opt.placer
   std::unique_ptr<allocator::Placer> own_placer_;  // the allocator, or a planted front end
   allocator::SymbolTable table_;
-  allocator::FixupPlan fixup_plan_;  // the ISA as the per-instruction fix-up reads it
 
   std::vector<isa::Instruction> instrs_;
   std::vector<SymRef> refs_;

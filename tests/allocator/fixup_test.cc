@@ -192,63 +192,6 @@ TEST(Fixup, ByIdOneInstructionChecksEveryOperand) {
   EXPECT_EQ(prog.instrs, before);
 }
 
-// The generator's call through a FixupPlan (a path of its own in fixup.cc): the same
-// results and checks, every failure named and undone; a spec the plan does not hold goes
-// the plain way and is checked all the same.
-TEST(Fixup, PlannedChecksEveryOperandAndField) {
-  Allocator a(SramAddr{0}, Bytes{1 << 16}, Bytes{64}, Policy::FirstFit);
-  SymbolTable t(a);
-  t.set_namer([](SymbolId origin) { return "g" + std::to_string(origin.value); });
-  const FixupPlan plan(isa_().instructions());
-  const auto roomy = t.define_new(Bytes{320}, 1);
-  const auto tight = t.define_new(Bytes{256}, 1);
-  const unsigned dst = slot("move", "dst"), src = slot("move", "src");
-  auto ok = isa::assemble(isa_(), "move 0x0, 0x0, len=256\n", "ok.s");
-  const std::vector<SymbolField> fits = {{0, roomy.id, uint8_t(src), false}, {0, tight.id, uint8_t(dst), true}};
-  fixup(ok.instrs, fits, t, plan);
-  EXPECT_EQ(ok.instrs[0].get(src), roomy.alloc.addr.value);
-  EXPECT_EQ(ok.instrs[0].get(dst), tight.alloc.addr.value);
-  for (const bool write_tight : {true, false}) {
-    auto over = isa::assemble(isa_(), "move 0x0, 0x0, len=257\n", "over.s");
-    const auto before = over.instrs;
-    const SymbolId s = write_tight ? roomy.id : tight.id, d = write_tight ? tight.id : roomy.id;
-    const std::vector<SymbolField> bad = {{0, s, uint8_t(src), false}, {0, d, uint8_t(dst), true}};
-    const std::string e = error_of([&] { fixup(over.instrs, bad, t, plan); });
-    const std::string field = write_tight ? "dst" : "src";
-    EXPECT_NE(e.find("instruction 0 'move', field '" + field + "', symbol '%g1'"), std::string::npos) << e;
-    EXPECT_NE(e.find("257 bytes"), std::string::npos) << e;
-    EXPECT_EQ(over.instrs, before);
-  }
-  // An im2col's output (a quotients extent) of 65 bytes: one over a 64-byte node.
-  const isa::InstrSpec& im2col = isa_().require("im2col");
-  auto conv = isa::assemble(isa_(), "im2col 0x0, 0x0, h=1, w=13, c=5, kh=1, kw=1\n", "im.s");
-  ASSERT_EQ(im2col.operands[1].bytes.eval(conv.instrs[0].raw.data()), 65);
-  const auto in = t.define_new(Bytes{65}, 1);
-  const auto out64 = t.define_new(Bytes{64}, 1);
-  const unsigned isrc = im2col.operands[0].field, idst = im2col.operands[1].field;
-  const std::vector<SymbolField> im_bad = {{0, in.id, uint8_t(isrc), false}, {0, out64.id, uint8_t(idst), true}};
-  EXPECT_NE(error_of([&] { fixup(conv.instrs, im_bad, t, plan); }).find("65 bytes"), std::string::npos);
-  const std::vector<SymbolField> im_ok = {{0, in.id, uint8_t(isrc), false}, {0, in.id, uint8_t(idst), true}};
-  fixup(conv.instrs, im_ok, t, plan);
-  EXPECT_EQ(conv.instrs[0].get(idst), in.alloc.addr.value);
-  // Not placed, a missing field: named, nothing written.
-  auto prog = isa::assemble(isa_(), "move 0x0, 0x0, len=64\n", "p.s");
-  const auto before = prog.instrs;
-  const std::vector<SymbolField> unplaced = {{0, roomy.id, uint8_t(src), false}, {0, t.intern("ghost"), uint8_t(dst), true}};
-  EXPECT_NE(error_of([&] { fixup(prog.instrs, unplaced, t, plan); }).find("'%ghost': use before define"),
-            std::string::npos);
-  const std::vector<SymbolField> no_field = {{0, roomy.id, uint8_t(src), false}, {0, roomy.id, uint8_t(40), true}};
-  EXPECT_NE(error_of([&] { fixup(prog.instrs, no_field, t, plan); }).find("field slot 40"), std::string::npos);
-  EXPECT_EQ(prog.instrs, before);
-  // A spec from another ISA: not in the plan, checked the plain way.
-  const isa::Isa other = isa::Isa::load_string(std::string(isa::builtin_isa_yaml()), "other.yaml");
-  auto foreign = isa::assemble(other, "move 0x0, 0x0, len=257\n", "f.s");
-  ASSERT_EQ(plan.find(foreign.instrs[0].spec), nullptr);
-  EXPECT_NE(plan.find(ok.instrs[0].spec), nullptr);
-  const std::vector<SymbolField> foreign_bad = {{0, roomy.id, uint8_t(src), false}, {0, tight.id, uint8_t(dst), true}};
-  EXPECT_NE(error_of([&] { fixup(foreign.instrs, foreign_bad, t, plan); }).find("257 bytes"), std::string::npos);
-}
-
 // The built-in ISA with move's dst extent made to read dst itself: 1 byte below 0x400.
 isa::Isa isa_with_an_address_dependent_extent() {
   std::string yaml(isa::builtin_isa_yaml());
