@@ -218,6 +218,92 @@ struct ExprShape {
     return p;
   }
 
+  // A sum of products (+, -, unary - and * expand exactly modulo 2^64), or nullopt when
+  // the subtree has another operation or needs more terms or factors than the form holds.
+  using Poly = std::vector<Expr::Product>;
+  static std::optional<Poly> times(const Poly& a, const Poly& b) {
+    if (a.size() * b.size() > Expr::kMaxTerms) return std::nullopt;
+    Poly out;
+    for (const Expr::Product& x : a) {
+      for (const Expr::Product& y : b) {
+        if (x.count + y.count > Expr::kMaxFactors) return std::nullopt;
+        Expr::Product p = x;
+        p.constant = static_cast<int64_t>(static_cast<uint64_t>(x.constant) * static_cast<uint64_t>(y.constant));
+        for (unsigned k = 0; k < y.count; ++k) p.factors[p.count++] = y.factors[k];
+        out.push_back(p);
+      }
+    }
+    return out;
+  }
+  static Poly negated(Poly p) {
+    for (Expr::Product& t : p) t.constant = static_cast<int64_t>(0 - static_cast<uint64_t>(t.constant));
+    return p;
+  }
+  std::optional<Poly> poly(int i) const {
+    const Node& n = nodes[static_cast<size_t>(i)];
+    switch (n.code.op) {
+      case Op::Const:
+      case Op::Field: return Poly{*product(i)};
+      case Op::Neg: {
+        auto a = poly(n.kid[0]);
+        if (!a) return std::nullopt;
+        return negated(std::move(*a));
+      }
+      case Op::Mul: {
+        const auto a = poly(n.kid[0]), b = poly(n.kid[1]);
+        if (!a || !b) return std::nullopt;
+        return times(*a, *b);
+      }
+      case Op::Add:
+      case Op::Sub: {
+        auto a = poly(n.kid[0]), b = poly(n.kid[1]);
+        if (!a || !b || a->size() + b->size() > Expr::kMaxTerms) return std::nullopt;
+        if (n.code.op == Op::Sub) *b = negated(std::move(*b));
+        a->insert(a->end(), b->begin(), b->end());
+        return a;
+      }
+      default: return std::nullopt;
+    }
+  }
+
+  // Quotients form: splits the subtree into the leading polynomial (multiplied into
+  // `lead`) and quotients "num / den [+- constant]" (appended to `q`); false when it does
+  // not fit.
+  struct Quotient {
+    Poly num, den;
+    int64_t add = 0;
+  };
+  bool factors(int i, Poly& lead, std::vector<Quotient>& q) const {
+    if (auto p = poly(i)) {
+      auto product = times(lead, *p);
+      if (!product) return false;
+      lead = std::move(*product);
+      return true;
+    }
+    const Node& n = nodes[static_cast<size_t>(i)];
+    if (n.code.op == Op::Mul) return factors(n.kid[0], lead, q) && factors(n.kid[1], lead, q);
+    int div = i;
+    int64_t add = 0;
+    if (n.code.op == Op::Add || n.code.op == Op::Sub) {  // quotient +- constant
+      const Node &a = nodes[static_cast<size_t>(n.kid[0])], &b = nodes[static_cast<size_t>(n.kid[1])];
+      if (a.code.op == Op::Div && b.code.op == Op::Const) {
+        div = n.kid[0];
+        add = n.code.op == Op::Add ? b.code.arg : static_cast<int64_t>(0 - static_cast<uint64_t>(b.code.arg));
+      } else if (n.code.op == Op::Add && a.code.op == Op::Const && b.code.op == Op::Div) {
+        div = n.kid[1];
+        add = a.code.arg;
+      } else {
+        return false;
+      }
+    }
+    const Node& d = nodes[static_cast<size_t>(div)];
+    if (d.code.op != Op::Div || q.size() >= Expr::kMaxQuotients) return false;
+    auto num = poly(d.kid[0]), den = poly(d.kid[1]);
+    if (!num || !den) return false;
+    q.push_back({std::move(*num), std::move(*den), add});
+    return true;
+  }
+
   // A field tested against a constant: sets cond, cmp and value.
   bool test(int i, Expr& e) const {
     const Node& n = nodes[static_cast<size_t>(i)];
@@ -255,13 +341,40 @@ void Expr::specialise() {
     return;
   }
   const ExprShape::Node& top = shape.nodes[static_cast<size_t>(shape.root)];
-  if (top.code.op != Op::Select) return;
+  if (top.code.op != Op::Select) {
+    specialise_quotients(shape);
+    return;
+  }
   const auto yes = shape.product(top.kid[1]), no = shape.product(top.kid[2]);
   if (yes && no && shape.test(top.kid[0], *this)) {
     yes_ = *yes;
     no_ = *no;
     form_ = Form::Select;
   }
+}
+
+void Expr::specialise_quotients(const ExprShape& shape) {
+  ExprShape::Poly lead{Product{}};  // 1
+  std::vector<ExprShape::Quotient> q;
+  if (!shape.factors(shape.root, lead, q)) return;
+  terms_.clear();
+  const auto add = [&](const ExprShape::Poly& p) {
+    PolyRange r;
+    r.begin = static_cast<uint16_t>(terms_.size());
+    for (const Product& t : p) {
+      if (t.count == 0) r.constant = static_cast<int64_t>(static_cast<uint64_t>(r.constant) + static_cast<uint64_t>(t.constant));
+      if (t.count == 1) terms_.push_back(t);
+    }
+    r.mid = static_cast<uint16_t>(terms_.size());
+    for (const Product& t : p)
+      if (t.count > 1) terms_.push_back(t);
+    r.end = static_cast<uint16_t>(terms_.size());
+    return r;
+  };
+  lead_ = add(lead);
+  quotient_count_ = static_cast<unsigned>(q.size());
+  for (size_t j = 0; j < q.size(); ++j) quotients_[j] = {add(q[j].num), add(q[j].den), q[j].add};
+  form_ = Form::Quotients;
 }
 
 void Expr::fuse() {
@@ -283,9 +396,35 @@ std::string_view Expr::form() const {
   switch (form_) {
     case Form::Product: return "product";
     case Form::Select: return "select";
+    case Form::Quotients: return "quotients";
     case Form::General: break;
   }
   return "general";
+}
+
+namespace {
+
+int64_t divide(int64_t a, int64_t b) {  // as the interpreter's Div
+  return b == 0 ? 0 : b == -1 ? static_cast<int64_t>(0 - static_cast<uint64_t>(a)) : a / b;
+}
+
+}  // namespace
+
+int64_t Expr::eval_quotients(const uint32_t* raw) const {
+  const Product* terms = terms_.data();
+  const auto poly = [&](const PolyRange& r) {
+    uint64_t sum = static_cast<uint64_t>(r.constant);
+    for (unsigned i = r.begin; i < r.mid; ++i)
+      sum += static_cast<uint64_t>(terms[i].constant) * static_cast<uint64_t>(terms[i].factors[0](raw));
+    for (unsigned i = r.mid; i < r.end; ++i) sum += static_cast<uint64_t>(terms[i].eval(raw));
+    return static_cast<int64_t>(sum);
+  };
+  uint64_t v = static_cast<uint64_t>(poly(lead_));
+  for (unsigned j = 0; j < quotient_count_; ++j) {
+    const Quotient& q = quotients_[j];
+    v *= static_cast<uint64_t>(divide(poly(q.num), poly(q.den))) + static_cast<uint64_t>(q.add);
+  }
+  return static_cast<int64_t>(v);
 }
 
 int64_t Expr::eval_general(const uint32_t* raw) const {

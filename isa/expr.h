@@ -9,7 +9,11 @@
 // product of fields and a constant ("m * k", "len", "256") or a choice between two such
 // products on a field test ("has_bias ? n * 4 : 0", "op <= 1 ? len : 0"); those are
 // recognised at compile time and evaluated inline without the general postfix loop, which
-// handles the rest. Both give the same value for every input (tested): arithmetic wraps
+// handles the rest. The extents of im2col, pool and strided DMA ("(rows - 1) * stride +
+// row_bytes", "((h + pad_top + pad_bottom - window_h) / stride_h + 1) * ... * c") are a
+// polynomial times at most two quotients of polynomials: the quotients form, evaluated as
+// sums of products (+, -, * expand exactly in wrapping arithmetic), 4-5x cheaper than the
+// interpreter. All forms give the same value for every input (tested): arithmetic wraps
 // modulo 2^64 (never undefined), division and modulo by zero give 0, shifts outside
 // [0, 62] give 0.
 #include <array>
@@ -22,6 +26,8 @@
 #include <vector>
 
 namespace npuforge::isa {
+
+struct ExprShape;
 
 class Expr {
  public:
@@ -43,6 +49,7 @@ class Expr {
     switch (form_) {
       case Form::Product: return yes_.eval(raw);
       case Form::Select: return test(raw) ? yes_.eval(raw) : no_.eval(raw);
+      case Form::Quotients: return eval_quotients(raw);
       case Form::General: break;
     }
     return eval_general(raw);
@@ -55,7 +62,7 @@ class Expr {
   // Bit i set: the expression reads field slot i (slots below 32).
   uint32_t fields_used() const { return fields_used_; }
   const std::string& text() const { return text_; }
-  // "product", "select" or "general": which evaluation compile() chose (tests, docs).
+  // "product", "select", "quotients" or "general": which evaluation compile() chose (tests, docs).
   std::string_view form() const;
 
  private:
@@ -76,11 +83,32 @@ class Expr {
     std::array<Load, kMaxFactors> factors{};
     int64_t eval(const uint32_t* raw) const {
       uint64_t v = static_cast<uint64_t>(constant);
-      for (unsigned i = 0; i < count; ++i) v *= static_cast<uint64_t>(factors[i](raw));
+      switch (count) {  // unrolled: extents are evaluated for every instruction
+        case 3: v *= static_cast<uint64_t>(factors[2](raw)); [[fallthrough]];
+        case 2: v *= static_cast<uint64_t>(factors[1](raw)); [[fallthrough]];
+        case 1: v *= static_cast<uint64_t>(factors[0](raw)); break;
+        default: break;
+      }
       return static_cast<int64_t>(v);
     }
   };
-  enum class Form : uint8_t { Product, Select, General };
+  // Quotients form: poly(lead_) * (poly(q[0].num) / poly(q[0].den) + q[0].add) * ..., a
+  // poly being the sum of the Products terms_[begin, end). Division as in the interpreter.
+  // A polynomial: constant + the one-field terms terms_[begin, mid) + the products of
+  // several fields terms_[mid, end) (split so that the common terms cost one multiply).
+  struct PolyRange {
+    int64_t constant = 0;
+    uint16_t begin = 0, mid = 0, end = 0;
+  };
+  struct Quotient {
+    PolyRange num, den;
+    int64_t add = 0;
+  };
+  static constexpr unsigned kMaxQuotients = 2;
+  static constexpr unsigned kMaxTerms = 8;  // per polynomial
+  // Out of line: inlined, it weighed on every caller's common (product) path.
+  int64_t eval_quotients(const uint32_t* raw) const;
+  enum class Form : uint8_t { Product, Select, Quotients, General };
   enum class Op : uint8_t {
     Const, Field, Neg, Not, Add, Sub, Mul, Div, Mod, Shl, Shr,
     Lt, Le, Gt, Ge, Eq, Ne, And, Or, Select
@@ -108,6 +136,7 @@ class Expr {
     }
   }
   void specialise();  // picks form_ from code_ (expr.cc)
+  void specialise_quotients(const ExprShape& shape);
   void fuse();        // fused_ from code_ (expr.cc)
 
   std::vector<Code> code_;   // postfix, as parsed
@@ -119,6 +148,10 @@ class Expr {
   Load cond_;
   Op cmp_ = Op::Ne;
   int64_t cmp_value_ = 0;
+  std::vector<Product> terms_;  // Quotients: the polynomials' terms
+  PolyRange lead_;
+  std::array<Quotient, kMaxQuotients> quotients_{};
+  unsigned quotient_count_ = 0;
   friend class ExprParser;
   friend struct ExprShape;
 };

@@ -75,11 +75,15 @@ TEST(Expr, TheIsaExpressionsTakeTheirForms) {
   EXPECT_EQ(compile("f0 ? f2 * 4 : 0").form(), "select");
   EXPECT_EQ(compile("f1 <= 1 ? f2 : 0").form(), "select");
   EXPECT_EQ(compile("1 >= f1 ? f2 : 0").form(), "select");
-  EXPECT_EQ(compile("(f1 - 1) * f2 + f3").form(), "general");
+  EXPECT_EQ(compile("(f1 - 1) * f2 + f3").form(), "quotients");
+  EXPECT_EQ(compile("((f1 + f2 - (f3 - 1) * f0 - 1) / f4 + 1) * ((f2 - f1) / f5 - 2) * f6").form(), "quotients");
   EXPECT_EQ(compile("f1 * f2 * f3 * f0").form(), "general");  // more factors than a product holds
-  // In the built-in ISA: gemm's operands are products and a select.
-  const InstrSpec& gemm = builtin_isa().require("gemm");
-  for (const OperandSpec& op : gemm.operands) EXPECT_NE(op.bytes.form(), "general") << op.bytes.text();
+  EXPECT_EQ(compile("f1 / f2 * (f3 / f0) * (f4 / f5)").form(), "general");  // more quotients than it holds
+  EXPECT_EQ(compile("(f1 % f2) * f3").form(), "general");
+  // In the built-in ISA every operand extent has a specialised form (im2col, pool and the
+  // strided DMA ones are quotients): none goes through the interpreter.
+  for (const InstrSpec& spec : builtin_isa().instructions())
+    for (const OperandSpec& op : spec.operands) EXPECT_NE(op.bytes.form(), "general") << op.bytes.text();
 }
 
 TEST(Expr, FormsAgreeWithTheInterpreterOnRandomExpressions) {
@@ -88,7 +92,7 @@ TEST(Expr, FormsAgreeWithTheInterpreterOnRandomExpressions) {
   for (int e = 0; e < 3000; ++e) {
     const std::string text = random_expr(rng, 3);
     const Expr x = compile(text);
-    forms[x.form() == "product" ? 0 : x.form() == "select" ? 1 : 2]++;
+    forms[x.form() == "product" ? 0 : x.form() == "select" ? 1 : 2]++;  // quotients with general
     for (int trial = 0; trial < 20; ++trial) {
       const auto raw = random_raw(rng);
       ASSERT_EQ(x.eval(raw.data()), x.eval_general(raw.data())) << text;
@@ -98,6 +102,47 @@ TEST(Expr, FormsAgreeWithTheInterpreterOnRandomExpressions) {
   EXPECT_GT(forms[0], 100u);
   EXPECT_GT(forms[1], 100u);
   EXPECT_GT(forms[2], 100u);
+}
+
+// The shape of the im2col and pool extents with random fields, constants and signs.
+std::string quotient_expr(Rng& rng) {
+  const auto sum = [&] {
+    std::string s = leaf(rng);
+    for (uint64_t n = rng.below(5); n-- > 0;) s += (rng.chance(0.5) ? " + " : " - ") + product(rng);
+    return rng.chance(0.3) ? "-(" + s + ")" : "(" + s + ")";
+  };
+  std::string s = product(rng);
+  for (uint64_t n = rng.below(3); n-- > 0;) {
+    const std::string q = "(" + sum() + " / " + (rng.chance(0.5) ? leaf(rng) : sum()) + ")";
+    static const char* kAdd[] = {"", " + 1", " - 2", " + 0x7fffffff"};
+    const char* add = kAdd[rng.below(4)];
+    s += " * " + (rng.chance(0.3) && *add == ' ' && add[1] == '+' ? "(" + std::string(add + 3) + " + " + q + ")"
+                                                                 : "(" + q + add + ")");
+  }
+  return s;
+}
+
+TEST(Expr, QuotientsAgreeWithTheInterpreter) {
+  Rng rng(13);
+  unsigned quotients = 0;
+  for (int e = 0; e < 3000; ++e) {
+    const std::string text = quotient_expr(rng);
+    const Expr x = compile(text);
+    quotients += x.form() == "quotients";
+    for (int trial = 0; trial < 20; ++trial) {
+      const auto raw = random_raw(rng);
+      ASSERT_EQ(x.eval(raw.data()), x.eval_general(raw.data())) << text;
+    }
+  }
+  EXPECT_GT(quotients, 1000u);
+  // Division by zero and by -1 (signed f7 all ones) as the interpreter defines them.
+  std::array<uint32_t, 8> raw{};
+  raw[2] = 100, raw[7] = 0xffffffffu;
+  for (const char* text : {"(f2 - 1) / f1 * f2", "(f2 * f2 - 1) / f7 * f2", "(0 - 9223372036854775807 - 1) / f7 + 1"}) {
+    const Expr x = compile(text);
+    EXPECT_EQ(x.form(), "quotients") << text;
+    EXPECT_EQ(x.eval(raw.data()), x.eval_general(raw.data())) << text;
+  }
 }
 
 TEST(Expr, ValuesFollowTheDefinition) {
