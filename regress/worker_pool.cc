@@ -33,7 +33,7 @@ struct Answer {
 };
 
 // Seeds a worker runs before it is replaced. Under AddressSanitizer one: SystemC's coroutine
-// switches are not announced to ASan (Debian's SystemC 2.3.3 has no fiber annotations), and
+// switches are not announced to ASan (as Debian builds SystemC 2.3.4), and
 // the stack poison they leave makes ASan report false stack-buffer-overflows in the next
 // seed's code. The pool's protocol, replacement and charging are the same either way.
 #if defined(__SANITIZE_ADDRESS__)
