@@ -20,10 +20,6 @@
 namespace npuforge::regress {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
 int open_out(const std::string& path) {
   const char* p = path.empty() ? "/dev/null" : path.c_str();
   return ::open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -49,14 +45,6 @@ void wait_for_child(long ms) {
   (void)::sigtimedwait(&set, nullptr, &ts);
 }
 
-// A worker outlives a killed runner otherwise: nobody would read its result, and a hung one
-// would hold its CPU for ever. The kernel SIGKILLs it when its parent dies (the setting
-// survives exec); a parent that died before the prctl is caught by the getppid check.
-void die_with_parent(pid_t parent) {
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != parent) ::_exit(128 + SIGKILL);
-}
-
 pid_t spawn(const std::vector<std::string>& argv, const std::string& out, const std::string& err,
             const std::function<int()>& in_child = {}) {
   if (argv.empty() && !in_child) throw Error("run_process: empty command");
@@ -76,14 +64,7 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& out, const 
   if (pid == 0 && in_child) {
     ::dup2(fo, 1);
     ::dup2(fe, 2);
-    int code = 2;
-    try {
-      code = in_child();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "error: %s\n", e.what());
-    }
-    std::fflush(nullptr);
-    ::_exit(code);  // no atexit handlers or static destructors of the parent's state
+    ::_exit(run_child_function(in_child));  // no atexit handlers or static destructors of the parent's state
   }
   if (pid == 0) {
     ::dup2(fo, 1);
@@ -122,6 +103,24 @@ void stop_all(Map& running) {
 
 }  // namespace
 
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+void die_with_parent(pid_t parent) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(128 + SIGKILL);
+}
+
+int run_child_function(const std::function<int()>& fn) {
+  int code = 2;
+  try {
+    code = fn();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+  }
+  std::fflush(nullptr);
+  return code;
+}
+
 std::string self_exe() {
   char buf[PATH_MAX];
   const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
@@ -139,13 +138,13 @@ ProcResult run_process(const std::vector<std::string>& argv, const std::string& 
     const pid_t r = ::waitpid(pid, &status, timeout_s > 0 ? WNOHANG : 0);
     if (r == pid) break;
     if (r < 0 && errno != EINTR) throw Error(fmt::format("waitpid failed: {}", std::strerror(errno)));
-    if (timeout_s > 0 && since(t0) > timeout_s && !timed_out) {
+    if (timeout_s > 0 && seconds_since(t0) > timeout_s && !timed_out) {
       ::kill(pid, SIGKILL);
       timed_out = true;
     }
     if (timeout_s > 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  return decode(status, since(t0), timed_out);
+  return decode(status, seconds_since(t0), timed_out);
 }
 
 void run_pool(const std::vector<Task>& tasks, unsigned workers, double timeout_s,
@@ -180,17 +179,17 @@ void run_pool(const std::vector<Task>& tasks, unsigned workers, double timeout_s
       if (r == it->first) {
         const Running done = it->second;
         it = running.erase(it);
-        on_done(done.index, decode(status, since(done.start), done.killed));
+        on_done(done.index, decode(status, seconds_since(done.start), done.killed));
         reaped = true;
         continue;
       }
-      if (timeout_s > 0 && !it->second.killed && since(it->second.start) > timeout_s) {
+      if (timeout_s > 0 && !it->second.killed && seconds_since(it->second.start) > timeout_s) {
         ::kill(it->first, SIGKILL);
         it->second.killed = true;
       }
       ++it;
     }
-    if (reaped || since(last_tick) > 0.2) {
+    if (reaped || seconds_since(last_tick) > 0.2) {
       on_tick();
       last_tick = Clock::now();
     }

@@ -7,7 +7,23 @@
 #include <string>
 #include <vector>
 
+#include <sys/types.h>
+
 namespace npuforge::regress {
+
+using Clock = std::chrono::steady_clock;
+
+// Seconds from `t` to now.
+double seconds_since(Clock::time_point t);
+
+// In a freshly forked child: the kernel SIGKILLs it when `parent` dies, so a killed runner leaves no
+// workers behind (a hung one would hold its CPU for ever). A parent that died before this call is
+// caught by a getppid check.
+void die_with_parent(pid_t parent);
+
+// Runs a forked child's function: its return value, or 2 after printing "error: <what>" to stderr
+// when it throws; stdio is flushed either way (the child leaves with _exit).
+int run_child_function(const std::function<int()>& fn);
 
 // The running executable (/proc/self/exe), so workers run the same build as the runner.
 std::string self_exe();

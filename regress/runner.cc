@@ -28,8 +28,6 @@ namespace npuforge::regress {
 namespace fs = std::filesystem;
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 // A missing file reads as empty: a worker that died wrote nothing.
 std::string slurp(const fs::path& p) { return fs::exists(p) ? util::read_file(p) : std::string(); }
 
@@ -313,33 +311,30 @@ RegressOutcome run_regression(const RegressOptions& o, std::FILE* log) {
   Progress progress(log, tasks.size(), workers);
   PoolState st;
   const auto t0 = Clock::now();
+  const auto on_done = [&](size_t t, const ProcResult& p) {
+    SeedResult& r = res.results[task_job[t]];
+    r.seconds = p.seconds;
+    read_result(r, p, tasks[t].out_path, o.timeout_s);
+    if (st.stop) return;  // already stopping: this result is among the lost
+    try {
+      journal.append(r);
+      saved[task_job[t]] = true;
+    } catch (const Error& e) {
+      st.stop = true;
+      st.failure = e.what();
+      st.unsaved.push_back(&r.job);
+      return;
+    }
+    (r.status == Status::Pass ? st.running.pass : r.status == Status::Fail ? st.running.fail : st.running.error)++;
+    progress_file << r.job.id() << ' ' << to_string(r.status) << std::endl;  // read by --slurm
+    if (r.status == Status::Pass && !o.keep) cleanup_passing(r);
+  };
+  const auto on_tick = [&] { progress.update(st.running, false); };
   // The in-process path runs many seeds per worker (regress/worker_pool.h); --isolate-seeds
   // execs a worker per seed.
   size_t started = tasks.size();
-  auto pool = [&](auto&&... args) {
-    if (o.isolate_seeds) run_pool(args...);
-    else started = run_worker_pool(args...);
-  };
-  pool(tasks, workers, o.timeout_s,
-    [&](size_t t, const ProcResult& p) {
-      SeedResult& r = res.results[task_job[t]];
-      r.seconds = p.seconds;
-      read_result(r, p, tasks[t].out_path, o.timeout_s);
-      if (st.stop) return;  // already stopping: this result is among the lost
-      try {
-        journal.append(r);
-        saved[task_job[t]] = true;
-      } catch (const Error& e) {
-        st.stop = true;
-        st.failure = e.what();
-        st.unsaved.push_back(&r.job);
-        return;
-      }
-      (r.status == Status::Pass ? st.running.pass : r.status == Status::Fail ? st.running.fail : st.running.error)++;
-      progress_file << r.job.id() << ' ' << to_string(r.status) << std::endl;  // read by --slurm
-      if (r.status == Status::Pass && !o.keep) cleanup_passing(r);
-    },
-    [&] { progress.update(st.running, false); }, &st.stop);
+  if (o.isolate_seeds) run_pool(tasks, workers, o.timeout_s, on_done, on_tick, &st.stop);
+  else started = run_worker_pool(tasks, workers, o.timeout_s, on_done, on_tick, &st.stop);
   if (st.stop) throw_lost(st, res, saved, out);
   res.totals = count(res.results);
   res.totals.seconds = std::chrono::duration<double>(Clock::now() - t0).count();

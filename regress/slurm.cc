@@ -21,8 +21,6 @@ namespace npuforge::regress {
 namespace fs = std::filesystem;
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 std::vector<std::string_view> split(std::string_view s, char sep) {
   std::vector<std::string_view> out;
   size_t pos = 0;

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,10 +19,6 @@
 
 namespace npuforge::regress {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // One answer of a worker: the task it ran and run_worker's exit code.
 struct Answer {
@@ -71,13 +66,7 @@ void redirect_output(const Task& t) {
   for (uint64_t ran = 1; read_full(cmd, &index, sizeof index); ++ran) {
     if (index >= tasks.size()) break;
     redirect_output(tasks[index]);
-    int code = 2;
-    try {
-      code = tasks[index].in_child();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "error: %s\n", e.what());
-    }
-    std::fflush(nullptr);
+    const int code = run_child_function(tasks[index].in_child);
     const Answer a{index, code, ran >= kSeedsPerWorker};
     if (::write(res, &a, sizeof a) != static_cast<ssize_t>(sizeof a)) break;  // the runner is gone
     if (a.retiring) break;
@@ -108,9 +97,7 @@ Worker start_worker(const std::vector<Task>& tasks, const std::vector<Worker>& o
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) {
-    // Killed with its runner (see run_pool); a runner that died before the prctl is caught by getppid.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(128 + SIGKILL);
+    die_with_parent(parent);
     ::signal(SIGPIPE, SIG_DFL);
     for (const Worker& w : others) {
       ::close(w.cmd);
@@ -149,7 +136,7 @@ int reap(pid_t pid) {
 
 ProcResult died(int status, const Worker& w) {
   ProcResult r;
-  r.seconds = since(w.start);
+  r.seconds = seconds_since(w.start);
   r.timed_out = w.killed;
   if (WIFEXITED(status) && !w.killed) r.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
@@ -237,7 +224,7 @@ class Pool {
 
   void answered(Worker& w, const Answer& a) {
     ProcResult r;
-    r.seconds = since(w.start);
+    r.seconds = seconds_since(w.start);
     r.exit_code = static_cast<int>(a.code);
     w.task.reset();
     if (a.retiring) {  // it exits now: reaped here, replaced by feed()
@@ -263,7 +250,7 @@ class Pool {
   void check_timeouts() {
     if (timeout_s_ <= 0) return;
     for (Worker& w : workers_) {
-      if (w.task && !w.killed && since(w.start) > timeout_s_) {
+      if (w.task && !w.killed && seconds_since(w.start) > timeout_s_) {
         ::kill(w.pid, SIGKILL);  // its pipe then reports end of file: lost() charges the seed
         w.killed = true;
       }
@@ -299,7 +286,7 @@ size_t run_worker_pool(const std::vector<Task>& tasks, unsigned workers, double 
     pool.feed();
     if (!pool.busy()) break;
     const bool finished = pool.step(20);
-    if (finished || since(last_tick) > 0.2) {
+    if (finished || seconds_since(last_tick) > 0.2) {
       on_tick();
       last_tick = Clock::now();
     }
