@@ -183,55 +183,54 @@ void fix(std::span<isa::Instruction> instrs, const Refs& refs) {
   for (size_t r = 0; r < n; ++r) instrs[refs.instr(r)].set_value(refs.field(r), resolve(instrs, refs, r).addr);
 }
 
-// True when every reference names the same instruction.
-bool one_instruction(std::span<const SymbolField> fields) {
-  for (const SymbolField& f : fields)
-    if (f.instr != fields[0].instr) return false;
-  return true;
-}
-
-// The generator's case, once per instruction it emits: the references of instruction i,
+// The generator's case, once per instruction it emits: the references of one instruction,
 // by id. The same checks as check_instruction, done in place and lean: the addresses are
 // written first (an address within its field's range reads back as itself, so the
 // extents then see the instruction as fixed up, with no patched copy), each operand of a
-// named field is evaluated once against its node, and any failure puts the old field
-// values back and returns false, for the general path to name the error. Offsets are 0
-// here, so an operand starts at its node's start and only its end needs checking.
+// named field is evaluated once against its node, and any failure (a reference to another
+// instruction included) puts the old field values back and returns false, for the general
+// path to name the error. Offsets are 0 here, so an operand starts at its node's start and
+// only its end needs checking. The spec's vectors are read through their data pointers:
+// their sizes and indexing cost a division and a multiply each time.
 [[gnu::always_inline]] inline bool fix_one_fast(std::span<isa::Instruction> instrs, std::span<const SymbolField> fields,
-                  const SymbolTable& table) {
-  const size_t i = fields[0].instr;
+                                                const SymbolTable& table) {
+  const uint32_t i = fields[0].instr;
   if (i >= instrs.size() || instrs[i].spec == nullptr) [[unlikely]]
     return false;
   isa::Instruction& in = instrs[i];
   const isa::InstrSpec& spec = *in.spec;
+  const isa::FieldSpec* const fspecs = spec.fields.data();
   const size_t n = fields.size(), nf = spec.fields.size();
   if (n > nf) [[unlikely]]
     return false;
+  uint32_t* const raw = in.raw.data();
   std::array<uint32_t, isa::kMaxFields> old;  // the raw bits each reference overwrote
   std::array<uint64_t, isa::kMaxFields> room;  // its node's bytes (from its address on)
   size_t done = 0;
   const auto undo = [&] {
-    while (done-- > 0) in.raw[fields[done].field] = old[done];
+    while (done-- > 0) raw[fields[done].field] = old[done];
     return false;
   };
   for (; done < n; ++done) {
-    const unsigned f = fields[done].field;
-    if (f >= nf) [[unlikely]]
+    const SymbolField& r = fields[done];
+    const unsigned f = r.field;
+    if (r.instr != i || f >= nf) [[unlikely]]
       return undo();
-    const Placement* p = table.last_placement(fields[done].symbol);
+    const Placement* p = table.last_placement(r.symbol);
     if (p == nullptr) [[unlikely]]
       return undo();
-    const isa::FieldSpec& fs = spec.fields[f];
+    const isa::FieldSpec& fs = fspecs[f];
     const int64_t addr = p->addr.value;
     if (addr < fs.min || addr > fs.max) [[unlikely]]
       return undo();
     room[done] = p->padded.value;
-    old[done] = in.raw[f];
-    in.set_value(f, addr);
+    old[done] = raw[f];
+    raw[f] = static_cast<uint32_t>(addr) & (fs.width >= 32 ? ~0u : (1u << fs.width) - 1);  // set_value
   }
+  const isa::OperandSpec* const operands = spec.operands.data();
   for (size_t k = 0; k < n; ++k) {
     for (uint32_t ops = spec.operands_of_field[fields[k].field]; ops != 0; ops &= ops - 1) {
-      const int64_t bytes = spec.operands[static_cast<unsigned>(__builtin_ctz(ops))].bytes.eval(in.raw.data());
+      const int64_t bytes = operands[static_cast<unsigned>(__builtin_ctz(ops))].bytes.eval(raw);
       if (bytes > 0 && uint64_t(bytes) > room[k]) [[unlikely]]
         return undo();
     }
@@ -265,8 +264,8 @@ void fixup(isa::AsmProgram& program, const std::map<std::string, Placement>& pla
 }
 
 void fixup(std::span<isa::Instruction> instrs, std::span<const SymbolField> fields, const SymbolTable& table) {
-  if (!fields.empty() && fields.size() <= isa::kMaxFields && one_instruction(fields) &&
-      fix_one_fast(instrs, fields, table))
+  // Several instructions, or more references than fields, go the general way.
+  if (!fields.empty() && fields.size() <= isa::kMaxFields && fix_one_fast(instrs, fields, table))
     return;
   fix_by_id(instrs, fields, table);  // several instructions, or an error to name
 }
