@@ -99,7 +99,9 @@ void emit_words(const isa::Isa& isa, const GeneratedProgram& p, util::BufferedWr
   // The header isa::to_readmemh writes.
   if (!p.header.empty()) hex.format("// {}\n", p.header);
   hex.format("// {} instructions, {} bits each, most significant digit first\n", p.instrs.size(), isa.width_bits());
-  static constexpr char kHex[] = "0123456789abcdef";
+  // Both digits of a byte in one table entry: half the loads and stores of a digit at a time.
+  std::array<std::array<char, 2>, 256> digits;
+  for (unsigned v = 0; v < 256; ++v) digits[v] = {"0123456789abcdef"[v >> 4], "0123456789abcdef"[v & 15]};
   const WordEncoder encoder(isa);
   const size_t w = encoder.bytes();
   for (const isa::Instruction& in : p.instrs) {
@@ -107,10 +109,7 @@ void emit_words(const isa::Isa& isa, const GeneratedProgram& p, util::BufferedWr
     encoder.encode(in, word);
     bin.commit(reinterpret_cast<char*>(word + w));
     char* o = hex.reserve(2 * w + 1);  // most significant digit first
-    for (size_t b = w; b-- > 0;) {
-      *o++ = kHex[word[b] >> 4];
-      *o++ = kHex[word[b] & 15];
-    }
+    for (size_t b = w; b-- > 0; o += 2) std::memcpy(o, digits[word[b]].data(), 2);
     *o++ = '\n';
     hex.commit(o);
   }
