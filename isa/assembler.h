@@ -70,8 +70,17 @@ class LineDisassembler {
     bool keyword = false;  // "name=value" (positional fields: the value alone)
     bool flag = false;     // a bare name when set to 1
     bool has_default = false;
+    bool is_signed = false;
+    unsigned width = 0;
     int64_t default_value = 0;
   };
+  // Instruction::value, inline: it is read for every field of every line.
+  static int64_t value_of(const Step& s, uint32_t raw) {
+    if (!s.is_signed) return raw;
+    if (s.width >= 32) return static_cast<int32_t>(raw);
+    const uint32_t sign = 1u << (s.width - 1);
+    return static_cast<int64_t>(raw ^ sign) - static_cast<int64_t>(sign);
+  }
   struct Plan {
     uint32_t begin = 0, end = 0;  // range of steps_
   };

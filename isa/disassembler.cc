@@ -115,6 +115,8 @@ LineDisassembler::LineDisassembler(const Isa& isa) : first_(isa.instructions().d
       step.flag = f.kind == FieldKind::Flag;
       step.has_default = keyword && f.default_value.has_value();
       step.default_value = f.default_value.value_or(0);
+      step.is_signed = f.is_signed;
+      step.width = f.width;
       size_t value = std::max(kLongestNumber, longest_tokens);
       for (const auto& e : f.enum_values) value = std::max(value, e.first.size());
       line += 2 + f.name.size() + 1 + value;  // ", name=value"
@@ -134,7 +136,7 @@ LineDisassembler::LineDisassembler(const Isa& isa) : first_(isa.instructions().d
   }
 }
 
-char* LineDisassembler::write_value(const Step& s, const Instruction& in, char* out) const {
+inline char* LineDisassembler::write_value(const Step& s, const Instruction& in, char* out) const {
   const uint32_t raw = in.raw[s.slot];
   switch (s.text) {
     case Text::Tokens:
@@ -142,7 +144,7 @@ char* LineDisassembler::write_value(const Step& s, const Instruction& in, char* 
     case Text::Enum:
       for (const auto& [name, code] : s.field->enum_values)
         if (code == raw) return util::write_text(out, name);
-      if (!s.field->is_address()) return util::write_signed_dec(out, in.value(s.slot));
+      if (!s.field->is_address()) return util::write_signed_dec(out, value_of(s, in.raw[s.slot]));
       if (s.field->kind == FieldKind::DdrAddr) out = util::write_text(out, "ddr:");
       return util::write_hex(util::write_text(out, "0x"), raw);
     case Text::DdrHex:
@@ -151,7 +153,7 @@ char* LineDisassembler::write_value(const Step& s, const Instruction& in, char* 
     case Text::Hex:
       return util::write_hex(util::write_text(out, "0x"), raw);
     case Text::Decimal:
-      return util::write_signed_dec(out, in.value(s.slot));
+      return util::write_signed_dec(out, value_of(s, in.raw[s.slot]));
   }
   return out;
 }
@@ -167,7 +169,7 @@ char* LineDisassembler::write(const Instruction& in, char* out) const {
   const Plan& plan = plans_[index];
   for (uint32_t k = plan.begin; k < plan.end; ++k) {
     const Step& s = steps_[k];
-    if (s.has_default && in.value(s.slot) == s.default_value) continue;
+    if (s.has_default && value_of(s, in.raw[s.slot]) == s.default_value) continue;
     out = util::write_text(out, first ? " " : ", ");
     first = false;
     if (s.keyword) {
