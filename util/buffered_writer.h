@@ -17,8 +17,8 @@ namespace npuforge::util {
 
 class BufferedWriter {
  public:
-  // Small enough to stay in the L2 cache between filling it and the kernel copying it out
-  // (a 1 MiB buffer was evicted by then), large enough that a write() per buffer is noise.
+  // Meant to stay in the L2 cache between filling it and the kernel copying it out (not
+  // measured against the former 1 MiB), and large enough that a write() per buffer is noise.
   static constexpr size_t kBufferBytes = size_t{256} << 10;
 
   // Opens (truncates) the file; throws npuforge::Error "PATH: cannot write WHAT".
