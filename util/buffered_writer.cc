@@ -13,7 +13,6 @@ BufferedWriter::BufferedWriter(const std::filesystem::path& path, std::string_vi
     : path_(path.string()), what_(what), file_(std::fopen(path_.c_str(), "wb")) {
   if (!file_) throw Error(fmt::format("{}: cannot create {}: {}", path_, what_, std::strerror(errno)));
   std::setvbuf(file_, nullptr, _IONBF, 0);  // this class is the buffer
-  buffer_.reserve(kBufferBytes);
 }
 
 BufferedWriter::~BufferedWriter() {
@@ -25,8 +24,8 @@ void BufferedWriter::write_through(const char* data, size_t size) {
 }
 
 void BufferedWriter::drain() {
-  write_through(buffer_.data(), buffer_.size());
-  buffer_.clear();
+  write_through(buffer_.get(), size_);
+  size_ = 0;
 }
 
 void BufferedWriter::close() {

@@ -3,6 +3,7 @@
 // helper for the one-line reproduction commands.
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,57 @@ inline std::string_view hex_digits(uint64_t v, std::array<char, 16>& buf) {
     v >>= 4;
   } while (v != 0);
   return {buf.data() + n, buf.size() - n};
+}
+
+// Raw-buffer number writers for the program outputs (`npuforge gen` prints tens of millions
+// of numbers): the digits go straight to `out`, which must have room (kMaxDecDigits + 1 for a
+// negative number, 16 for hex); each returns the end of what it wrote. Same text as fmt's
+// "{}" and "{:x}".
+inline constexpr size_t kMaxDecDigits = 20;  // UINT64_MAX
+
+inline char* write_dec(char* out, uint64_t v) {
+  // Two digits per step from a 200-byte table: half the divisions of a digit-at-a-time loop.
+  static constexpr char kPairs[] =
+      "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+      "8081828384858687888990919293949596979899";
+  char tmp[kMaxDecDigits];
+  char* p = tmp + kMaxDecDigits;
+  while (v >= 100) {
+    const unsigned r = static_cast<unsigned>(v % 100) * 2;
+    v /= 100;
+    *--p = kPairs[r + 1];
+    *--p = kPairs[r];
+  }
+  if (v >= 10) {
+    const unsigned r = static_cast<unsigned>(v) * 2;
+    *--p = kPairs[r + 1];
+    *--p = kPairs[r];
+  } else {
+    *--p = static_cast<char>('0' + v);
+  }
+  const size_t n = static_cast<size_t>(tmp + kMaxDecDigits - p);
+  for (size_t i = 0; i < n; ++i) out[i] = p[i];
+  return out + n;
+}
+
+inline char* write_signed_dec(char* out, int64_t v) {
+  if (v >= 0) return write_dec(out, static_cast<uint64_t>(v));
+  *out++ = '-';
+  return write_dec(out, ~static_cast<uint64_t>(v) + 1);  // INT64_MIN included
+}
+
+inline char* write_hex(char* out, uint64_t v) {
+  std::array<char, 16> buf;
+  const std::string_view d = hex_digits(v, buf);
+  for (size_t i = 0; i < d.size(); ++i) out[i] = d[i];
+  return out + d.size();
+}
+
+// Copies `s` to `out`; returns the end.
+inline char* write_text(char* out, std::string_view s) {
+  std::memcpy(out, s.data(), s.size());
+  return out + s.size();
 }
 
 }  // namespace npuforge::util

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "util/text.h"
 
 namespace npuforge::util {
@@ -50,6 +52,26 @@ TEST(HexDigits, MatchesFmtLowercaseHex) {
   EXPECT_EQ(hex_digits(31, buf), "1f");
   EXPECT_EQ(hex_digits(0xdeadbeef, buf), "deadbeef");
   EXPECT_EQ(hex_digits(~uint64_t{0}, buf), "ffffffffffffffff");
+}
+
+// The raw-buffer writers of the program outputs print what fmt prints, at every digit count.
+TEST(RawNumbers, MatchFmt) {
+  char buf[kMaxDecDigits + 2];
+  auto dec = [&](uint64_t v) { return std::string(buf, write_dec(buf, v)); };
+  auto sdec = [&](int64_t v) { return std::string(buf, write_signed_dec(buf, v)); };
+  auto hex = [&](uint64_t v) { return std::string(buf, write_hex(buf, v)); };
+  for (uint64_t p = 1, k = 0; k < 20; ++k, p *= 10) {  // each power of ten and its neighbours
+    for (const uint64_t v : {p - 1, p, p + 1, 2 * p + 37}) {
+      EXPECT_EQ(dec(v), fmt::format("{}", v));
+      EXPECT_EQ(sdec(-static_cast<int64_t>(v)), fmt::format("{}", -static_cast<int64_t>(v)));
+      EXPECT_EQ(hex(v), fmt::format("{:x}", v));
+    }
+  }
+  EXPECT_EQ(dec(UINT64_MAX), "18446744073709551615");
+  EXPECT_EQ(sdec(INT64_MIN), "-9223372036854775808");
+  EXPECT_EQ(sdec(INT64_MAX), "9223372036854775807");
+  EXPECT_EQ(hex(0), "0");
+  EXPECT_EQ(std::string(buf, write_text(buf, "ab")), "ab");
 }
 
 }  // namespace

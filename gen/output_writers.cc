@@ -1,0 +1,185 @@
+#include "gen/output_writers.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <span>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "util/text.h"
+
+namespace npuforge::gen {
+
+namespace {
+
+inline constexpr uint32_t kNoInstr = UINT32_MAX;
+
+}  // namespace
+
+char* write_symbol(char* out, OpKind origin_kind, uint32_t origin, uint32_t version) {
+  static constexpr std::string_view kPrefix[kNumOpKinds] = {"ld", "st", "g", "ic", "e", "p", "mv", "lut", "nop", "sync"};
+  out = util::write_dec(util::write_text(out, kPrefix[static_cast<unsigned>(origin_kind)]), origin);
+  if (version == 0) return out;
+  *out++ = '@';
+  return util::write_dec(out, version);
+}
+
+WordEncoder::WordEncoder(const isa::Isa& isa) : first_(isa.instructions().data()), bytes_(isa.width_bytes()) {
+  for (const auto& s : isa.instructions()) {
+    Plan plan{static_cast<uint32_t>(fields_.size()), 0};
+    for (unsigned i = 0; i < s.fields.size(); ++i) {
+      const auto& f = s.fields[i];
+      if (f.lsb >= 8 * bytes_) continue;  // isa::encode drops bits past the word
+      fields_.push_back({i, f.lsb / 64, f.lsb % 64, f.width >= 32 ? ~0u : (1u << f.width) - 1});
+    }
+    plan.end = static_cast<uint32_t>(fields_.size());
+    plans_.push_back(plan);
+  }
+}
+
+void WordEncoder::encode(const isa::Instruction& in, uint8_t* word) const {
+  // Address arithmetic, not pointer subtraction: `in.spec` may point into another ISA's table.
+  const uintptr_t offset = reinterpret_cast<uintptr_t>(in.spec) - reinterpret_cast<uintptr_t>(first_);
+  const size_t index = offset / sizeof(isa::InstrSpec);
+  if (index >= plans_.size() || offset % sizeof(isa::InstrSpec) != 0 || bytes_ > kMaxBytes) {  // the general path
+    isa::encode(in, std::span<uint8_t>(word, bytes_));
+    return;
+  }
+  // The word as little-endian 64-bit limbs, one spare for a field past the last.
+  std::array<uint64_t, kMaxBytes / 8 + 1> limb{};
+  for (uint32_t k = plans_[index].begin; k < plans_[index].end; ++k) {
+    const Field& f = fields_[k];
+    const uint64_t v = in.raw[f.slot] & f.mask;
+    limb[f.limb] |= v << f.shift;
+    if (f.shift > 32) limb[f.limb + 1] |= v >> (64 - f.shift);  // straddles two limbs
+  }
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(word, limb.data(), bytes_);
+  } else {
+    for (size_t b = 0; b < bytes_; ++b) word[b] = static_cast<uint8_t>(limb[b / 8] >> (8 * (b % 8)));
+  }
+}
+
+void emit_assembly(const isa::Isa& isa, const GeneratedProgram& p, util::BufferedWriter& out) {
+  out.format("; {}\n; {} instructions; operand symbols are given in the comments\n", p.header, p.instrs.size());
+  const isa::LineDisassembler disasm(isa);
+  size_t name = 0;
+  for (const auto& s : isa.instructions())
+    for (const auto& f : s.fields) name = std::max(name, f.name.size());
+  const size_t ref_bytes = 4 + name + 2 + kMaxSymbolBytes + 1;  // "  ; name=%symbol" and the newline
+  const size_t line_bytes = disasm.max_line_bytes() + 1;
+  size_t r = 0;  // walks the SymRefs, which are in instruction order
+  for (size_t i = 0; i < p.instrs.size(); ++i) {
+    const isa::Instruction& in = p.instrs[i];
+    char* o = disasm.write(in, out.reserve(line_bytes));
+    const char* separator = "  ; ";
+    for (; r < p.refs.size() && p.refs[r].instr == i; ++r) {
+      out.commit(o);  // a line may carry any number of references: room for each
+      o = util::write_text(out.reserve(ref_bytes), separator);
+      separator = " ";
+      o = util::write_text(o, in.spec->fields[p.refs[r].field].name);
+      *o++ = '=';
+      *o++ = '%';
+      const SymbolInfo& s = p.symbols[p.refs[r].symbol.value];
+      o = write_symbol(o, s.kind, s.origin, s.version);
+    }
+    *o++ = '\n';
+    out.commit(o);
+  }
+}
+
+void emit_words(const isa::Isa& isa, const GeneratedProgram& p, util::BufferedWriter& bin, util::BufferedWriter& hex) {
+  if (isa.width_bytes() > WordEncoder::kMaxBytes) {  // no such ISA (the loader refuses it): the whole-program paths
+    bin.put(isa::encode_program(isa, p.instrs));
+    hex.put(isa::to_readmemh(isa, p.instrs, p.header));
+    return;
+  }
+  // The header isa::to_readmemh writes.
+  if (!p.header.empty()) hex.format("// {}\n", p.header);
+  hex.format("// {} instructions, {} bits each, most significant digit first\n", p.instrs.size(), isa.width_bits());
+  // Both digits of a byte in one table entry: half the loads and stores of a digit at a time.
+  std::array<std::array<char, 2>, 256> digits;
+  for (unsigned v = 0; v < 256; ++v) digits[v] = {"0123456789abcdef"[v >> 4], "0123456789abcdef"[v & 15]};
+  const WordEncoder encoder(isa);
+  const size_t w = encoder.bytes();
+  for (const isa::Instruction& in : p.instrs) {
+    auto* word = reinterpret_cast<uint8_t*>(bin.reserve(w));
+    encoder.encode(in, word);
+    bin.commit(reinterpret_cast<char*>(word + w));
+    char* o = hex.reserve(2 * w + 1);  // most significant digit first
+    for (size_t b = w; b-- > 0; o += 2) std::memcpy(o, digits[word[b]].data(), 2);
+    *o++ = '\n';
+    hex.commit(o);
+  }
+}
+
+namespace {
+
+// One buffer of the memory map: "  - {symbol: ld0, offset: 0x0, size: 448, first: 0, last: 1,
+// producer: 0, consumers: [1]}".
+void emit_buffer(const SymbolInfo& s, uint32_t producer, std::span<const uint32_t> consumers, util::BufferedWriter& out) {
+  constexpr size_t kFixedBytes = 256;  // the line without its consumers (about 80 + 25 + 5 numbers)
+  constexpr size_t kConsumerBytes = 2 + util::kMaxDecDigits + 3;  // ", N" and the closing "]}\n"
+  char* o = out.reserve(kFixedBytes);
+  // Generated names (lower-case letters, digits, "@digits") are plain YAML: never quoted.
+  o = write_symbol(util::write_text(o, "  - {symbol: "), s.kind, s.origin, s.version);
+  o = util::write_hex(util::write_text(o, ", offset: 0x"), s.addr);
+  o = util::write_dec(util::write_text(o, ", size: "), s.padded);
+  o = util::write_dec(util::write_text(o, ", first: "), producer);
+  const uint32_t last = consumers.empty() ? producer : std::max(producer, consumers.back());
+  o = util::write_dec(util::write_text(o, ", last: "), last);
+  o = util::write_dec(util::write_text(o, ", producer: "), producer);
+  if (!consumers.empty()) {
+    o = util::write_text(o, ", consumers: [");
+    for (size_t c = 0; c < consumers.size(); ++c) {
+      out.commit(o);
+      o = out.reserve(kConsumerBytes);
+      if (c != 0) o = util::write_text(o, ", ");
+      o = util::write_dec(o, consumers[c]);
+    }
+    *o++ = ']';
+  }
+  o = util::write_text(o, "}\n");
+  out.commit(o);
+}
+
+}  // namespace
+
+// Written as it is computed: the producer and the consumers of every symbol are gathered into
+// flat arrays (a few bytes per reference) instead of a MemMap with a string and a vector per
+// buffer, which was most of gen's peak memory.
+void emit_memmap(const GeneratedProgram& p, util::BufferedWriter& out) {
+  std::istringstream lines(p.header);
+  for (std::string line; std::getline(lines, line);) {
+    out.put("# ");
+    out.put(line);
+    out.put('\n');
+  }
+  out.format("sram_bytes: {}\nalignment: {}\ninstructions: {}\n", p.npu.sram_bytes.value, p.npu.alignment.value,
+             p.instrs.size());
+  const size_t n = p.symbols.size();
+  std::vector<uint32_t> producer(n, kNoInstr), last_read(n, kNoInstr), begin(n + 1, 0);
+  for (const SymRef& r : p.refs) {  // consumers as memmap() lists them: each reading instruction once
+    const uint32_t sym = r.symbol.value;
+    if (r.write) producer[sym] = r.instr;
+    else if (last_read[sym] != r.instr) last_read[sym] = r.instr, ++begin[sym + 1];
+  }
+  for (size_t i = 0; i < n; ++i) begin[i + 1] += begin[i];
+  std::vector<uint32_t> consumers(begin[n]);
+  std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
+  std::fill(last_read.begin(), last_read.end(), kNoInstr);
+  for (const SymRef& r : p.refs) {
+    const uint32_t sym = r.symbol.value;
+    if (!r.write && last_read[sym] != r.instr) last_read[sym] = r.instr, consumers[fill[sym]++] = r.instr;
+  }
+  const bool any = std::any_of(producer.begin(), producer.end(), [](uint32_t i) { return i != kNoInstr; });
+  out.put(any ? "buffers:\n" : "buffers: []\n");
+  const std::span<const uint32_t> all(consumers);
+  for (uint32_t i = 0; i < n; ++i)
+    if (producer[i] != kNoInstr)  // else placed but never produced (length reached)
+      emit_buffer(p.symbols[i], producer[i], all.subspan(begin[i], begin[i + 1] - begin[i]), out);
+}
+
+}  // namespace npuforge::gen

@@ -1,0 +1,126 @@
+// gen::write_outputs' fast writers against the general paths they replace: the word encoder
+// against isa::encode on random fields, symbol names against their fmt spelling, the five
+// files of programs longer than a writer buffer (and of the profile the golden digests do not
+// cover) against to_assembly / encode_program / to_readmemh / memmap().to_yaml(), and write
+// errors on either thread reported with the file's name.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "gen/generator.h"
+#include "gen/output.h"
+#include "gen/output_writers.h"
+#include "isa/instruction.h"
+#include "util/error.h"
+#include "util/file_io.h"
+#include "util/rng.h"
+
+namespace npuforge::gen {
+namespace {
+
+namespace fs = std::filesystem;
+
+void expect_same_words(const isa::Isa& isa, uint64_t seed) {
+  const WordEncoder fast(isa);
+  ASSERT_EQ(fast.bytes(), isa.width_bytes());
+  Rng rng(seed);
+  std::vector<uint8_t> expected(isa.width_bytes()), word(isa.width_bytes() + 8, 0xa5);
+  for (const isa::InstrSpec& spec : isa.instructions()) {
+    for (int n = 0; n < 2000; ++n) {
+      isa::Instruction in = isa::Instruction::make(spec);
+      // Any bits, also past a field's width: isa::encode masks them, and so must the tables.
+      for (unsigned i = 1; i < spec.fields.size(); ++i)
+        in.raw[i] = rng.chance(0.5) ? static_cast<uint32_t>(rng.next()) : static_cast<uint32_t>(rng.below(4));
+      isa::encode(in, expected);
+      fast.encode(in, word.data());
+      ASSERT_EQ(std::vector<uint8_t>(word.begin(), word.begin() + isa.width_bytes()), expected) << spec.mnemonic;
+      ASSERT_EQ(word[isa.width_bytes()], 0xa5) << "wrote past the word";
+    }
+  }
+}
+
+TEST(GenOutput, WordEncoderMatchesIsaEncode) {
+  expect_same_words(isa::builtin_isa(), 1);
+  expect_same_words(isa::Isa::load_file(std::string(NPUFORGE_SOURCE_DIR) + "/tests/data/isa_extra.yaml"), 2);
+}
+
+TEST(GenOutput, SymbolNamesAsFmtSpellsThem) {
+  EXPECT_EQ(symbol_name(OpKind::Load, 0, 0), "ld0");
+  EXPECT_EQ(symbol_name(OpKind::Gemm, 12, 1), "g12@1");
+  EXPECT_EQ(symbol_name(OpKind::Sync, UINT32_MAX, UINT32_MAX), fmt::format("sync{}@{}", UINT32_MAX, UINT32_MAX));
+  EXPECT_EQ(symbol_name(OpKind::Lut, 99, 100), "lut99@100");
+  EXPECT_EQ(symbol_name(OpKind::Im2col, 1000000, 0), "ic1000000");
+}
+
+struct ScratchDir {
+  fs::path path = fs::temp_directory_path() / ("npuforge_gen_output_" + std::to_string(::getpid()));
+  ScratchDir() { fs::create_directories(path); }
+  ~ScratchDir() { fs::remove_all(path); }
+};
+
+GeneratedProgram program(const std::string& profile, uint64_t seed, int64_t length) {
+  GenOptions o;
+  o.seed = seed;
+  o.length = length;
+  return generate(isa::builtin_isa(), isa::NpuConfig{},
+                  Profile::load_file(std::string(NPUFORGE_SOURCE_DIR) + "/configs/gen/" + profile + ".yaml"), o);
+}
+
+std::string text_of(const std::vector<uint8_t>& bytes) { return std::string(bytes.begin(), bytes.end()); }
+
+// Longer than a writer buffer (util::BufferedWriter::kBufferBytes) in every text file.
+TEST(GenOutput, FilesEqualTheGeneralPathsPastOneBuffer) {
+  const ScratchDir dir;
+  const isa::Isa& isa = isa::builtin_isa();
+  for (const char* profile : {"default", "extremes", "stress-fragment"}) {
+    const GeneratedProgram g = program(profile, 7, 12000);
+    write_outputs(isa, g, dir.path / "p");
+    const std::string s = util::read_file(dir.path / "p.s");
+    EXPECT_GT(s.size(), util::BufferedWriter::kBufferBytes) << profile;
+    EXPECT_TRUE(s == to_assembly(g)) << profile << ": .s";
+    EXPECT_TRUE(util::read_file(dir.path / "p.bin") == text_of(isa::encode_program(isa, g.instrs))) << profile;
+    EXPECT_TRUE(util::read_file(dir.path / "p.hex") == isa::to_readmemh(isa, g.instrs, g.header)) << profile;
+    EXPECT_TRUE(util::read_file(dir.path / "p.memmap.yaml") == g.memmap().to_yaml()) << profile;
+    EXPECT_TRUE(util::read_file(dir.path / "p.ddr.bin") == text_of(g.ddr_image)) << profile;
+  }
+}
+
+std::string error_of(const isa::Isa& isa, const GeneratedProgram& g, const fs::path& prefix) {
+  try {
+    write_outputs(isa, g, prefix);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// The .s file is written on a second thread, the others on the caller's: a failure on either
+// reaches the caller, and when both fail the .s file's is reported (as when they were written
+// one after the other).
+TEST(GenOutput, WriteErrorsOnEitherThreadNameTheFile) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full on this system";
+  const ScratchDir dir;
+  const GeneratedProgram g = program("default", 3, 3000);
+  const isa::Isa& isa = isa::builtin_isa();
+  fs::create_symlink("/dev/full", dir.path / "a.memmap.yaml");
+  std::string what = error_of(isa, g, dir.path / "a");
+  EXPECT_NE(what.find("a.memmap.yaml: cannot write memory map: No space left on device"), std::string::npos) << what;
+  fs::create_symlink("/dev/full", dir.path / "b.s");
+  what = error_of(isa, g, dir.path / "b");
+  EXPECT_NE(what.find("b.s: cannot write assembly: No space left on device"), std::string::npos) << what;
+  fs::create_symlink("/dev/full", dir.path / "c.s");
+  fs::create_symlink("/dev/full", dir.path / "c.hex");
+  what = error_of(isa, g, dir.path / "c");
+  EXPECT_NE(what.find("c.s: cannot write assembly"), std::string::npos) << what;
+  what = error_of(isa, g, dir.path / "missing" / "p");
+  EXPECT_NE(what.find("p.s: cannot create assembly"), std::string::npos) << what;
+}
+
+}  // namespace
+}  // namespace npuforge::gen
