@@ -2,6 +2,7 @@
 // The SystemC top of one NPU: fetch/dispatch, the three queue engines with their tokens, the
 // scratchpad (TLM or RTL), DDR and the instruction ROM. Internal to sim/sc_model; users call
 // sc_backend.h.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -43,11 +44,39 @@ struct Context {
   // driven. Without one their writes were an update request and a value-change event each,
   // four per instruction, that nothing observed.
   bool traced = false;
+  // Scratchpad reads fill every byte (the TLM MemTarget<Sram>); false with the RTL
+  // scratchpad, where a planted bug may leave bytes unwritten: they must read as zeros.
+  bool sram_reads_fill = false;
   sc_core::sc_event completed_ev;
   uint64_t completed = 0;
   uint64_t last_finish = 0;  // cycles
   RunResult result;
   Plant plant;  // a planted model bug (ScOptions::plant)
+};
+
+// A reusable operand buffer whose bytes are not initialised: a std::vector zero-fills what
+// resize() adds, which for buffers that shrink and grow again from one instruction to the next
+// was a memset of most operands (a third of the TLM run's memset). Whoever takes it fills it:
+// a read that fills every byte (mem_target.h), a kernel that overwrites its whole write
+// extent (semantics.h), or an explicit clear.
+class ByteBuffer {
+ public:
+  std::span<uint8_t> take(size_t bytes) {
+    if (bytes > capacity_) {
+      data_ = std::make_unique_for_overwrite<uint8_t[]>(bytes);
+      capacity_ = bytes;
+    }
+    return {data_.get(), bytes};
+  }
+  std::span<uint8_t> take_cleared(size_t bytes) {
+    const std::span<uint8_t> s = take(bytes);
+    std::fill(s.begin(), s.end(), uint8_t{0});
+    return s;
+  }
+
+ private:
+  std::unique_ptr<uint8_t[]> data_;
+  size_t capacity_ = 0;
 };
 
 // One queue's execution unit: the load DMA, the compute engine or the store DMA. Reads its
@@ -87,8 +116,8 @@ class Engine : public sc_core::sc_module {
   uint64_t expected_end_ = 0;
   // Operand buffers kept from one instruction to the next (an engine runs one at a time): a
   // fresh vector per operand cost an allocation each, and page faults for large ones.
-  std::array<std::vector<uint8_t>, isa::kMaxOperands> in_;
-  std::vector<uint8_t> out_;
+  std::array<ByteBuffer, isa::kMaxOperands> in_;
+  ByteBuffer out_;
 };
 
 class NpuTop : public sc_core::sc_module {
