@@ -210,7 +210,8 @@ NpuTop::NpuTop(sc_core::sc_module_name name, const Program& program, const Seman
     : sc_module(name),
       options_(options),
       memory_(program.config),
-      rom_(isa::encode_program(*program.isa, program.instrs)),
+      rom_image_(isa::encode_program(*program.isa, program.instrs)),
+      rom_(rom_image_),
       on_done_(std::move(on_done)),
       trace_(open_trace(options.trace_path)),
       rom_target_("rom", rom_),
@@ -292,8 +293,12 @@ void NpuTop::dispatch() {
     p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     sc_time delay = sc_core::SC_ZERO_TIME;
     fetch_->b_transport(p, delay);
-    const isa::Instruction instr =
-        round_trips(*prog.isa, prog.instrs[i]) ? prog.instrs[i] : isa::decode(*prog.isa, word, prog.name);
+    // What was fetched is executed: only a word equal to its encoding in the ROM image may
+    // skip the decode (a corrupted fetch or ROM must still be decoded, and fail or misbehave).
+    const bool as_encoded = std::equal(word.begin(), word.end(), rom_image_.begin() + ptrdiff_t{i} * width);
+    const isa::Instruction instr = as_encoded && round_trips(*prog.isa, prog.instrs[i])
+                                       ? prog.instrs[i]
+                                       : isa::decode(*prog.isa, word, prog.name);
     if (rtl_decoder_) check_rtl_decode(i, word, instr);
     if (sc_time_stamp() - t0 < latency) wait(latency - (sc_time_stamp() - t0));
     ctx_.decoded[i] = instr;

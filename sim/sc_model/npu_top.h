@@ -147,6 +147,9 @@ class NpuTop : public sc_core::sc_module {
   ScOptions options_;
   Context ctx_;
   Memory memory_;
+  // The program as encoded into the ROM, kept aside: a fetched word equal to its image is
+  // known to decode to the program's own instruction (see dispatch()).
+  std::vector<uint8_t> rom_image_;
   Rom rom_;
   std::function<void()> on_done_;
   bool done_ = false;
