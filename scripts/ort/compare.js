@@ -16,20 +16,29 @@
 // error, which dilutes one wrong element among many). NaN must match NaN at the same place.
 // --atol A also passes when max|a-b| <= A: only for outputs where the reference itself is known
 // to be less accurate than that (configs/models/models.txt says where and why).
-// Prints one line with the numbers and the top-1 (along the last axis) of each; exit 0 when equal enough, 1 otherwise.
+// --min-cosine C judges a quantized model's output against the float one instead: it passes when
+// the cosine similarity of the two (as flat vectors) is at least C. Why a second criterion: an
+// int8 model is not equal to its float model within float tolerances, and its quality is how
+// closely it follows the float output's direction (scripts/model-report.sh uses it). Integer
+// outputs are then judged the same way, centred on the reference's mean (a zero point is an offset),
+// with the count of differing elements and the largest difference in steps beside it.
+// Prints one line with the numbers, the cosine and the top-1 (along the last axis) of each;
+// exit 0 when equal enough, 1 otherwise.
 const { readNpy } = require('./npy');
 
 function parse(argv) {
-  const a = { actual: null, reference: null, rtol: 1e-4, atol: 0, label: '' };
+  const a = { actual: null, reference: null, rtol: 1e-4, atol: 0, minCosine: null, label: '' };
   const rest = [];
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--rtol') a.rtol = Number(argv[++i]);
     else if (argv[i] === '--atol') a.atol = Number(argv[++i]);
     else if (argv[i] === '--label') a.label = argv[++i];
+    else if (argv[i] === '--min-cosine') a.minCosine = Number(argv[++i]);
     else rest.push(argv[i]);
   }
-  if (rest.length !== 2 || !(a.rtol >= 0) || !(a.atol >= 0)) {
-    throw new Error('usage: compare.js ACTUAL.npy REFERENCE.npy [--rtol R] [--atol A] [--label TEXT]');
+  const cosineOk = a.minCosine === null || (a.minCosine >= -1 && a.minCosine <= 1);
+  if (rest.length !== 2 || !(a.rtol >= 0) || !(a.atol >= 0) || !cosineOk) {
+    throw new Error('usage: compare.js ACTUAL.npy REFERENCE.npy [--rtol R] [--atol A] [--min-cosine C in [-1, 1]] [--label TEXT]');
   }
   [a.actual, a.reference] = rest;
   return a;
@@ -52,7 +61,7 @@ function top1(a, b, dims) {
   return `; top-1 along the last axis agrees in ${agree}/${rows} rows`;
 }
 
-function compareInts(a, b) {
+function compareInts(a, b, minCosine) {
   let mismatches = 0;
   let first = -1;
   let maxDiff = 0n;
@@ -65,12 +74,36 @@ function compareInts(a, b) {
       if (ad > maxDiff) maxDiff = ad;
     }
   }
-  const ok = mismatches === 0;
-  const where = ok ? '' : `, first at flat index ${first}: ${a[first]} vs ${b[first]}`;
-  return { ok, text: `exact: ${mismatches}/${a.length} elements differ, max |diff| ${maxDiff}${where}` };
+  const where = mismatches === 0 ? '' : `, first at flat index ${first}: ${a[first]} vs ${b[first]}`;
+  const exact = `${mismatches}/${a.length} elements differ, max |diff| ${maxDiff}${where}`;
+  if (minCosine === null) return { ok: mismatches === 0, text: `exact: ${exact}` };
+  // A quantized output (uint8 with a zero point) judged by direction: centred on the reference's
+  // mean, so that the zero point's offset does not make any two outputs look alike.
+  const nums = (t) => Array.from(t, Number);
+  const ra = nums(a);
+  const rb = nums(b);
+  const mean = rb.reduce((s, x) => s + x, 0) / Math.max(rb.length, 1);
+  const cos = cosine(ra.map((x) => x - mean), rb.map((x) => x - mean));
+  return { ok: cos >= minCosine, text: `centred cosine ${cos.toFixed(6)} (min ${minCosine}), ${exact}` };
 }
 
-function compareFloats(a, b, rtol, atol) {
+// Cosine similarity of two flat vectors, in double; two zero vectors are the same direction (1),
+// one zero vector against a non-zero one has none (0).
+function cosine(a, b) {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i] * b[i];
+    na += a[i] * a[i];
+    nb += b[i] * b[i];
+  }
+  if (na === 0 && nb === 0) return 1;
+  if (na === 0 || nb === 0) return 0;
+  return dot / Math.sqrt(na * nb);
+}
+
+function compareFloats(a, b, rtol, atol, minCosine) {
   let refMax = 0;
   let maxAbs = 0;
   let worst = -1;
@@ -97,9 +130,13 @@ function compareFloats(a, b, rtol, atol) {
   }
   const FLT_MIN = 1.1754943508222875e-38;
   const rel = maxAbs / Math.max(refMax, FLT_MIN);
-  const ok = nanMismatch < 0 && (rel <= rtol || maxAbs <= atol);
+  const cos = cosine(a, b);
+  const ok = nanMismatch < 0 &&
+    (minCosine === null ? rel <= rtol || maxAbs <= atol : cos >= minCosine);
   const atolText = atol > 0 ? ` or max |diff| <= ${atol}` : '';
-  let text = `rel ${rel.toExponential(3)} (tol ${rtol}${atolText}), max |diff| ${maxAbs.toExponential(3)}, ` +
+  const judged = minCosine === null ? `rel ${rel.toExponential(3)} (tol ${rtol}${atolText}), cosine ${cos.toFixed(6)}`
+                                    : `cosine ${cos.toFixed(6)} (min ${minCosine}), rel ${rel.toExponential(3)}`;
+  let text = `${judged}, max |diff| ${maxAbs.toExponential(3)}, ` +
     `ref max |x| ${refMax.toExponential(3)}, max per-element rel ${maxElemRel.toExponential(3)}`;
   if (worst >= 0) text += `, worst at flat index ${worst}: ${a[worst]} vs ${b[worst]}`;
   if (nanMismatch >= 0) text += `, NaN mismatch at flat index ${nanMismatch}: ${a[nanMismatch]} vs ${b[nanMismatch]}`;
@@ -120,7 +157,7 @@ function main() {
     return 1;
   }
   const isFloat = a.type === 'float32' || a.type === 'float64';
-  const r = isFloat ? compareFloats(a.data, b.data, args.rtol, args.atol) : compareInts(a.data, b.data);
+  const r = isFloat ? compareFloats(a.data, b.data, args.rtol, args.atol, args.minCosine) : compareInts(a.data, b.data, args.minCosine);
   console.log(`${label}${r.ok ? 'ok' : 'FAIL'} ${a.type}[${a.dims.join('x')}] ${r.text}${top1(a.data, b.data, a.dims)}`);
   return r.ok ? 0 : 1;
 }

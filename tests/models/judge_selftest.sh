@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tests the judge itself, so that a passing model test means something:
 #  1. compare.js passes equal-enough outputs and fails each planted difference (a float just over
-#     the tolerance, a NaN, one integer off by one, a shape, a dtype);
+#     the tolerance, a NaN, one integer off by one, a shape, a dtype), and its --min-cosine mode
+#     passes a close output and fails one below the bound;
 #  2. run.js runs a small hand-built ONNX model and writes float32, int8 and int64 outputs with
 #     their dtypes and the values numpy computes; a wrong input name is an error;
 #  3. model-divergence.py finds the node where a (fake) npuforge departs from onnxruntime, and
@@ -50,6 +51,10 @@ np.save("as_f64.npy", ref.astype(np.float64))
 q = np.arange(-64, 64, dtype=np.int8)
 np.save("q.npy", q)
 q1 = q.copy(); q1[77] += 1; np.save("q_off_by_one.npy", q1)
+np.save("q_reversed.npy", q[::-1].copy())
+# cosine 0.9980 against ref: a quantized output close in direction but far beyond 1e-4
+noisy = ref + np.float32(0.1) * np.cos(np.arange(64, dtype=np.float32) * np.float32(1.7)).reshape(4, 16)
+np.save("noisy.npy", noisy.astype(np.float32))
 EOF
 compare=("node" "$root/scripts/ort/compare.js")
 expect 0 "identical floats pass" "${compare[@]}" ref.npy ref.npy
@@ -64,6 +69,14 @@ expect 1 "a different dtype fails" "${compare[@]}" as_f64.npy ref.npy
 expect 0 "equal int8 pass" "${compare[@]}" q.npy q.npy
 expect 1 "one int8 off by one fails" "${compare[@]}" q_off_by_one.npy q.npy
 expect_output "1/128 elements differ" "the report counts the differing integers"
+expect 1 "a noisy (quantized-like) output fails the float tolerance" "${compare[@]}" noisy.npy ref.npy
+expect 0 "it passes --min-cosine 0.99" "${compare[@]}" noisy.npy ref.npy --min-cosine 0.99
+expect_output "cosine 0\.99[0-9]* \(min 0\.99\)" "the report gives the cosine and its bound"
+expect 1 "it fails --min-cosine 0.9999" "${compare[@]}" noisy.npy ref.npy --min-cosine 0.9999
+expect 0 "one int8 off by one passes --min-cosine 0.99 (centred)" "${compare[@]}" q_off_by_one.npy q.npy --min-cosine 0.99
+expect_output "centred cosine 0\.99[0-9]* \(min 0\.99\), 1/128 elements differ" "it gives the centred cosine and the count"
+expect 1 "a reversed int8 tensor fails --min-cosine 0.5" "${compare[@]}" q_reversed.npy q.npy --min-cosine 0.5
+expect 1 "--min-cosine outside [-1, 1] is a usage error" "${compare[@]}" noisy.npy ref.npy --min-cosine 2
 
 echo "== run.js"
 "$python" - <<'EOF'
