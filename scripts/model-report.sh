@@ -98,7 +98,7 @@ report_model() {
   for f in "$cache/inputs/$name"/seed*_in0.npy "$cache/inputs/$name"/sample_*_in0.npy; do
     [ -e "$f" ] && sets+=("$(basename "$f" _in0.npy)")
   done
-  local floor min_cos="" max_rel="" rel max_steps="" steps cycles="" run_ms_total=0 top1="" ok=1 set out cos
+  local floor min_cos="" max_rel="" rel max_steps="" steps cycles="" top1_same=0 top1_total=0 a b run_ms_total=0 ok=1 set out cos
   floor=$(floor_of "$name")
   for set in "${sets[@]}"; do
     out=$dir/$set
@@ -133,7 +133,12 @@ report_model() {
       t=$(sed -n 's/.*; top-1 \([0-9]*\) vs \([0-9]*\)$/\1 \2/p' <<< "$line")
       if [ -n "$t" ]; then
         read -r a b <<< "$t"
-        top1+="${top1:+ }$([ "$a" = "$b" ] && echo same || echo DIFF)"
+        top1_same=$(( top1_same + (a == b) )); top1_total=$(( top1_total + 1 ))
+      fi
+      t=$(sed -n 's/.*; top-1 along the last axis agrees in \([0-9]*\)\/\([0-9]*\) rows$/\1 \2/p' <<< "$line")
+      if [ -n "$t" ]; then  # a sequence (a recogniser's symbol per step): rows that agree
+        read -r a b <<< "$t"
+        top1_same=$(( top1_same + a )); top1_total=$(( top1_total + b ))
       fi
     done
   done
@@ -143,8 +148,6 @@ report_model() {
       > "$dir/rtl.log" 2>&1 && grep -q "PASS: every segment clean and bit-exact" "$dir/rtl.log" && rtl=" (--rtl: clean, bit-exact)" \
       || { rtl=" (--rtl: FAILED, $dir/rtl.log)"; ok=0; }
   fi
-  local same=0 total=0 w
-  for w in $top1; do total=$((total + 1)); [ "$w" = same ] && same=$((same + 1)); done
   local per_mac="-"
   [ -n "$cycles" ] && [ "$cycles" -gt 0 ] && per_mac=$(awk -v m="$macs" -v c="$cycles" 'BEGIN { printf "%.1f", m / c }')
   [ -n "$max_steps" ] && max_rel="${max_rel:+$max_rel, }$max_steps steps"
@@ -155,7 +158,7 @@ report_model() {
   printf '| %s | %s | %s/%s | %s | %s | %s (LB %s) | %s | %s | %s | %s | %s%s | %s | %s | %s%s |\n' \
     "$name" "$macs" "$npu_segs" "$cpu_segs" "$instrs" "$sram" "$arena" "$lb" "$cycles" "$per_mac" \
     "$(secs "$compile_ms")" "$(secs $(( run_ms_total / ${#sets[@]} )))" "$min_cos" "$floor_note" "$max_rel" \
-    "$([ "$total" -gt 0 ] && echo "$same/$total" || echo -)" "$verdict" "$rtl"
+    "$([ "$top1_total" -gt 0 ] && echo "$top1_same/$top1_total" || echo -)" "$verdict" "$rtl"
   [ "$ok" -eq 1 ]
 }
 
