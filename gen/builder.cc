@@ -52,6 +52,7 @@ std::unique_ptr<allocator::Placer> own_placer(allocator::Allocator* a, Plant pla
 
 Builder::Builder(const isa::Isa& isa, const isa::NpuConfig& npu, const Profile& profile, const GenOptions& opt)
     : isa_(isa),
+      checks_(isa),
       npu_(checked(npu)),
       p_(profile),
       opt_(opt),
@@ -147,7 +148,7 @@ uint32_t Builder::emit(isa::Instruction in, std::span<const Use> reads, std::spa
   }
   // Fix-up now, while the instruction is in cache: every address field naming a symbol gets
   // its placed address, and every operand's extent is checked against its buffer.
-  allocator::fixup(instrs_, std::span(refs_).last(reads.size() + writes.size()), table_);
+  allocator::fixup(instrs_, std::span(refs_).last(reads.size() + writes.size()), table_, checks_);
   // Inputs die only now, after the outputs were placed: an output never lands on an input.
   for (const Use& u : reads) {
     if (!u.consume || !syms_[u.sym].live) continue;

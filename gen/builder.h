@@ -17,6 +17,7 @@
 #include "gen/generator.h"
 #include "gen/roles.h"
 #include "gen/shadow.h"
+#include "isa/extent_checks.h"
 #include "isa/token_order.h"
 #include "util/rng.h"
 
@@ -132,6 +133,7 @@ class Builder {
   uint32_t extreme_address(const isa::FieldSpec& f);
 
   const isa::Isa& isa_;
+  isa::ExtentChecks checks_;  // the fix-up's per-spec tables (emit)
   isa::NpuConfig npu_;
   const Profile& p_;
   GenOptions opt_;
