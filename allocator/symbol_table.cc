@@ -15,7 +15,7 @@ SymbolId SymbolTable::intern(std::string_view name) {
   if (auto it = by_name_.find(name); it != by_name_.end()) return SymbolId{it->second};
   const auto id = static_cast<uint32_t>(entries_.size());
   by_name_.emplace(std::string(name), id);
-  Entry& e = entries_.emplace_back();
+  Entry& e = add_entry();
   e.origin = id;
   names_.resize(id + 1);
   names_[id] = std::string(name);
@@ -94,7 +94,7 @@ SymbolTable::Defined SymbolTable::create(const SymbolId* of, const SramAddr* at,
   const AllocResult r = at ? placer_->alloc_at(*at, size) : placer_->alloc(size);
   if (!r.ok()) return Defined{SymbolId{}, r};
   const auto id = static_cast<uint32_t>(entries_.size());
-  Entry& e = entries_.emplace_back();
+  Entry& e = add_entry();
   if (of) {
     e.origin = origin;
     e.version = ++entries_[origin].latest;
