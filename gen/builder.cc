@@ -89,11 +89,12 @@ Builder::Builder(const isa::Isa& isa, const isa::NpuConfig& npu, const Profile& 
 
 uint32_t Builder::emit(isa::Instruction in, std::span<const Use> reads, std::span<const Use> writes,
                        int64_t ddr_dep) {
-  if (instrs_.size() >= limit_) throw LengthReached{};
+  if (emitted_ >= limit_) throw LengthReached{};
   const auto q = static_cast<unsigned>(in.spec->queue);
-  const auto idx = static_cast<uint32_t>(instrs_.size());
+  const auto idx = static_cast<uint32_t>(emitted_);
   if (q >= 3) {  // control: no memory, no tokens
     instrs_.push_back(in);
+    ++emitted_;
     order_.append(in.spec->queue);
     return idx;
   }
@@ -128,6 +129,7 @@ uint32_t Builder::emit(isa::Instruction in, std::span<const Use> reads, std::spa
   }
   const uint32_t seq = order_.append(in.spec->queue);
   instrs_.push_back(in);
+  ++emitted_;
   for (const Use& u : reads) {
     refs_.push_back({idx, SymbolId{u.sym}, static_cast<uint8_t>(u.slot), false});
     syms_[u.sym].acc[q] = seq;
@@ -266,13 +268,14 @@ static std::string base_name(const std::string& path) { return std::filesystem::
 
 GeneratedProgram Builder::run() {
   try {
-    while (instrs_.size() < limit_) step();
+    while (emitted_ < limit_) step();
   } catch (const LengthReached&) {
   } catch (AllocatorBroken& e) {
     allocator_check_ = std::move(e.what);
   }
   // A halt ends every program; it waits for every queue to drain.
   instrs_.push_back(isa::Instruction::make(roles_.halt()));
+  ++emitted_;
   order_.append(isa::Queue::Control);
 
   GeneratedProgram out;
