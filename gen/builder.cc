@@ -13,6 +13,7 @@
 // earlier token, already taken by q, would order X before q), so signals and waits pair
 // up one to one in program order and every wait's signal precedes it in the program.
 #include <algorithm>
+#include <memory>
 #include <filesystem>
 #include <fmt/core.h>
 
@@ -150,7 +151,10 @@ uint32_t Builder::emit(isa::Instruction in, std::span<const Use> reads, std::spa
   }
   // Fix-up now, while the instruction is in cache: every address field naming a symbol gets
   // its placed address, and every operand's extent is checked against its buffer.
-  allocator::fixup(instrs_, std::span(refs_).last(reads.size() + writes.size()), table_, checks_);
+  // (Spans from the count and the end pointer: sizes would divide by 104 and 12 bytes.)
+  const size_t n = reads.size() + writes.size();
+  allocator::fixup(std::span<isa::Instruction>(instrs_.data(), emitted_),
+                   std::span<const SymRef>(std::to_address(refs_.end()) - n, n), table_, checks_);
   // Inputs die only now, after the outputs were placed: an output never lands on an input.
   for (const Use& u : reads) {
     if (!u.consume || !syms_[u.sym].live) continue;
