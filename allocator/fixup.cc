@@ -238,6 +238,55 @@ void fix(std::span<isa::Instruction> instrs, const Refs& refs) {
   return true;
 }
 
+// fix_one_fast through the ISA's tables (isa/extent_checks.h): each field's range, mask
+// and operands' extents come from one flat record per spec, the products of fields
+// evaluated inline, without going through the spec's vectors and each operand's Expr.
+[[gnu::always_inline]] inline bool fix_one_planned(std::span<isa::Instruction> instrs,
+                                                   std::span<const SymbolField> fields, const SymbolTable& table,
+                                                   const isa::ExtentChecks& checks) {
+  const uint32_t i = fields[0].instr;
+  if (i >= instrs.size()) [[unlikely]]
+    return false;
+  isa::Instruction& in = instrs[i];
+  const isa::ExtentChecks::Spec* const s = checks.find(in);
+  const size_t n = fields.size();
+  if (s == nullptr || n > s->fields) [[unlikely]]
+    return false;
+  uint32_t* const raw = in.raw.data();
+  std::array<uint32_t, isa::kMaxFields> old;   // the raw bits each reference overwrote
+  std::array<uint64_t, isa::kMaxFields> room;  // its node's bytes (from its address on)
+  size_t done = 0;
+  const auto undo = [&] {
+    while (done-- > 0) raw[fields[done].field] = old[done];
+    return false;
+  };
+  for (; done < n; ++done) {
+    const SymbolField& r = fields[done];
+    const unsigned f = r.field;
+    if (r.instr != i || f >= s->fields) [[unlikely]]
+      return undo();
+    const Placement* p = table.last_placement(r.symbol);
+    if (p == nullptr) [[unlikely]]
+      return undo();
+    const isa::ExtentChecks::Field& fs = s->field[f];
+    const int64_t addr = p->addr.value;
+    if (addr < fs.min || addr > fs.max) [[unlikely]]
+      return undo();
+    room[done] = p->padded.value;
+    old[done] = raw[f];
+    raw[f] = static_cast<uint32_t>(addr) & fs.mask;  // set_value
+  }
+  for (size_t k = 0; k < n; ++k) {
+    const isa::ExtentChecks::Field& fs = s->field[fields[k].field];
+    for (unsigned c = fs.first, end = fs.first + fs.count; c < end; ++c) {
+      const int64_t bytes = s->check[c].eval(raw);
+      if (bytes > 0 && uint64_t(bytes) > room[k]) [[unlikely]]
+        return undo();
+    }
+  }
+  return true;
+}
+
 // Out of line: inlined, its frame (arrays, saved registers) was paid by every fast call.
 [[gnu::noinline]] void fix_by_id(std::span<isa::Instruction> instrs, std::span<const SymbolField> fields,
                                  const SymbolTable& table) {
@@ -267,6 +316,13 @@ void fixup(std::span<isa::Instruction> instrs, std::span<const SymbolField> fiel
   // Several instructions, or more references than fields, go the general way.
   if (!fields.empty() && fields.size() <= isa::kMaxFields && fix_one_fast(instrs, fields, table))
     return;
+  fix_by_id(instrs, fields, table);  // several instructions, or an error to name
+}
+
+void fixup(std::span<isa::Instruction> instrs, std::span<const SymbolField> fields, const SymbolTable& table,
+           const isa::ExtentChecks& checks) {
+  // Several instructions, or more references than fields, go the general way.
+  if (!fields.empty() && fields.size() <= isa::kMaxFields && fix_one_planned(instrs, fields, table, checks)) return;
   fix_by_id(instrs, fields, table);  // several instructions, or an error to name
 }
 

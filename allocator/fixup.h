@@ -12,6 +12,7 @@
 
 #include "allocator/symbol_table.h"
 #include "isa/assembler.h"
+#include "isa/extent_checks.h"
 
 namespace npuforge::allocator {
 
@@ -43,5 +44,12 @@ struct SymbolField {
 // instruction order a call allocates nothing. Checks and errors as above (symbols named by
 // table.name()); all-or-nothing.
 void fixup(std::span<isa::Instruction> instrs, std::span<const SymbolField> fields, const SymbolTable& table);
+// The same, the generator's call once per instruction it emits: the references of one
+// instruction checked through the ISA's precomputed tables (isa/extent_checks.h) instead of
+// its specs. `checks` is built from the ISA of `instrs`; an instruction it does not know,
+// references to several instructions and every error take the general path above (same
+// checks, same messages).
+void fixup(std::span<isa::Instruction> instrs, std::span<const SymbolField> fields, const SymbolTable& table,
+           const isa::ExtentChecks& checks);
 
 }  // namespace npuforge::allocator

@@ -13,9 +13,9 @@ SymbolTable::SymbolTable(Placer& placer) : own_placer_(placer.allocator()), plac
 SymbolId SymbolTable::intern(std::string_view name) {
   if (name.empty()) throw Error("symbol table: empty symbol name");
   if (auto it = by_name_.find(name); it != by_name_.end()) return SymbolId{it->second};
-  const auto id = static_cast<uint32_t>(entries_.size());
+  const uint32_t id = count_;
   by_name_.emplace(std::string(name), id);
-  Entry& e = entries_.emplace_back();
+  Entry& e = add_entry();
   e.origin = id;
   names_.resize(id + 1);
   names_[id] = std::string(name);
@@ -93,8 +93,8 @@ SymbolTable::Defined SymbolTable::create(const SymbolId* of, const SramAddr* at,
   const uint32_t origin = of ? entry(*of).origin : 0;  // checks `of` before allocating
   const AllocResult r = at ? placer_->alloc_at(*at, size) : placer_->alloc(size);
   if (!r.ok()) return Defined{SymbolId{}, r};
-  const auto id = static_cast<uint32_t>(entries_.size());
-  Entry& e = entries_.emplace_back();
+  const uint32_t id = count_;
+  Entry& e = add_entry();
   if (of) {
     e.origin = origin;
     e.version = ++entries_[origin].latest;
@@ -106,7 +106,7 @@ SymbolTable::Defined SymbolTable::create(const SymbolId* of, const SramAddr* at,
   commit(id, r, size, consumers);
   // The next symbol's record goes right after this one: ask for its cache line now (a hint;
   // one past the end is a valid address to name).
-  __builtin_prefetch(entries_.data() + entries_.size(), 1);
+  __builtin_prefetch(entries_.data() + count_, 1);
   return Defined{SymbolId{id}, r};
 }
 

@@ -13,6 +13,7 @@
 // earlier token, already taken by q, would order X before q), so signals and waits pair
 // up one to one in program order and every wait's signal precedes it in the program.
 #include <algorithm>
+#include <memory>
 #include <filesystem>
 #include <fmt/core.h>
 
@@ -52,6 +53,7 @@ std::unique_ptr<allocator::Placer> own_placer(allocator::Allocator* a, Plant pla
 
 Builder::Builder(const isa::Isa& isa, const isa::NpuConfig& npu, const Profile& profile, const GenOptions& opt)
     : isa_(isa),
+      checks_(isa),
       npu_(checked(npu)),
       p_(profile),
       opt_(opt),
@@ -88,11 +90,12 @@ Builder::Builder(const isa::Isa& isa, const isa::NpuConfig& npu, const Profile& 
 
 uint32_t Builder::emit(isa::Instruction in, std::span<const Use> reads, std::span<const Use> writes,
                        int64_t ddr_dep) {
-  if (instrs_.size() >= limit_) throw LengthReached{};
+  if (emitted_ >= limit_) throw LengthReached{};
   const auto q = static_cast<unsigned>(in.spec->queue);
-  const auto idx = static_cast<uint32_t>(instrs_.size());
+  const auto idx = static_cast<uint32_t>(emitted_);
   if (q >= 3) {  // control: no memory, no tokens
     instrs_.push_back(in);
+    ++emitted_;
     order_.append(in.spec->queue);
     return idx;
   }
@@ -127,6 +130,7 @@ uint32_t Builder::emit(isa::Instruction in, std::span<const Use> reads, std::spa
   }
   const uint32_t seq = order_.append(in.spec->queue);
   instrs_.push_back(in);
+  ++emitted_;
   for (const Use& u : reads) {
     refs_.push_back({idx, SymbolId{u.sym}, static_cast<uint8_t>(u.slot), false});
     syms_[u.sym].acc[q] = seq;
@@ -147,7 +151,10 @@ uint32_t Builder::emit(isa::Instruction in, std::span<const Use> reads, std::spa
   }
   // Fix-up now, while the instruction is in cache: every address field naming a symbol gets
   // its placed address, and every operand's extent is checked against its buffer.
-  allocator::fixup(instrs_, std::span(refs_).last(reads.size() + writes.size()), table_);
+  // (Spans from the count and the end pointer: sizes would divide by 104 and 12 bytes.)
+  const size_t n = reads.size() + writes.size();
+  allocator::fixup(std::span<isa::Instruction>(instrs_.data(), emitted_),
+                   std::span<const SymRef>(std::to_address(refs_.end()) - n, n), table_, checks_);
   // Inputs die only now, after the outputs were placed: an output never lands on an input.
   for (const Use& u : reads) {
     if (!u.consume || !syms_[u.sym].live) continue;
@@ -265,13 +272,14 @@ static std::string base_name(const std::string& path) { return std::filesystem::
 
 GeneratedProgram Builder::run() {
   try {
-    while (instrs_.size() < limit_) step();
+    while (emitted_ < limit_) step();
   } catch (const LengthReached&) {
   } catch (AllocatorBroken& e) {
     allocator_check_ = std::move(e.what);
   }
   // A halt ends every program; it waits for every queue to drain.
   instrs_.push_back(isa::Instruction::make(roles_.halt()));
+  ++emitted_;
   order_.append(isa::Queue::Control);
 
   GeneratedProgram out;

@@ -17,6 +17,7 @@
 #include "gen/generator.h"
 #include "gen/roles.h"
 #include "gen/shadow.h"
+#include "isa/extent_checks.h"
 #include "isa/token_order.h"
 #include "util/rng.h"
 
@@ -84,7 +85,7 @@ class Builder {
   bool pinned(uint32_t sym) const;
   uint32_t sample_refs() { return static_cast<uint32_t>(rng_.range(p_.fan_out.min, p_.fan_out.max)); }
   uint64_t sample_size(const SizeDist& d);
-  uint64_t now() const { return instrs_.size(); }
+  uint64_t now() const { return emitted_; }
   // Bytes its producer writes, pending reads (live symbols only), where it is.
   uint64_t written(uint32_t sym) const { return syms_[sym].written; }
   uint32_t refs(uint32_t sym) const { return table_.uses(SymbolId{sym}); }
@@ -132,6 +133,7 @@ class Builder {
   uint32_t extreme_address(const isa::FieldSpec& f);
 
   const isa::Isa& isa_;
+  isa::ExtentChecks checks_;  // the fix-up's per-spec tables (emit)
   isa::NpuConfig npu_;
   const Profile& p_;
   GenOptions opt_;
@@ -147,6 +149,9 @@ class Builder {
   allocator::SymbolTable table_;
 
   std::vector<isa::Instruction> instrs_;
+  // instrs_.size(), kept beside it (emit): the hot paths asked for it as a division by
+  // sizeof(Instruction) (104).
+  uint64_t emitted_ = 0;
   std::vector<SymRef> refs_;
   std::vector<Sym> syms_;
   std::vector<uint32_t> live_;  // live symbols with refs > 0, any order

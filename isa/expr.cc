@@ -392,6 +392,19 @@ void Expr::fuse() {
   }
 }
 
+std::optional<Expr::ProductTerms> Expr::product_terms() const {
+  if (form_ != Form::Product) return std::nullopt;
+  static_assert(kMaxFactors == 3, "ProductTerms holds three factors");
+  ProductTerms t;
+  t.constant = yes_.constant;
+  t.count = yes_.count;
+  for (unsigned i = 0; i < yes_.count; ++i) {
+    t.slot[i] = yes_.factors[i].slot;
+    t.bias[i] = yes_.factors[i].bias;
+  }
+  return t;
+}
+
 std::string_view Expr::form() const {
   switch (form_) {
     case Form::Product: return "product";

@@ -65,6 +65,16 @@ class Expr {
   // "product", "select", "quotients" or "general": which evaluation compile() chose (tests, docs).
   std::string_view form() const;
 
+  // The product form's parts, constant * field * ... (each field read as `Load` does:
+  // (raw[slot] ^ bias) - bias); nullopt for the other forms. For code that precomputes
+  // per-ISA tables of cheap checks (isa/extent_checks.h).
+  struct ProductTerms {
+    int64_t constant = 1;
+    unsigned count = 0;  // at most 3
+    std::array<uint32_t, 3> slot{}, bias{};
+  };
+  std::optional<ProductTerms> product_terms() const;
+
  private:
   // A field read: value = (raw ^ bias) - bias, with bias = 2^(width-1) for a signed field
   // and 0 for an unsigned one (branch-free sign extension).

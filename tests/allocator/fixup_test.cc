@@ -9,6 +9,8 @@
 #include <string>
 
 #include "util/error.h"
+#include "util/rng.h"
+#include "isa/extent_checks.h"
 #include "isa/isa.h"
 
 namespace npuforge::allocator {
@@ -232,6 +234,97 @@ TEST(Fixup, ExtentsSeeTheFixedUpAddresses) {
   auto fits = isa::assemble(edited, "move %buf, 0x0, len=256\n", "fits.s");
   fixup(fits, placed);
   EXPECT_EQ(fits.instrs[0].get(edited.require("move").require_field("dst")), 0x400u);
+}
+
+
+// The generator's call through the per-spec tables (isa/extent_checks.h) decides exactly as
+// the general id path, on random instructions of every spec with SRAM operands and random
+// buffer sizes around their extents: the same instructions when both accept, the same
+// error and an unchanged program when the general path rejects.
+TEST(Fixup, PlannedOneInstructionDecidesAsTheGeneralPath) {
+  const isa::ExtentChecks checks(isa_());
+  Allocator a(SramAddr{0}, Bytes{1 << 23}, Bytes{64}, Policy::FirstFit);
+  SymbolTable t(a);
+  Rng rng(11);
+  int accepted = 0, rejected = 0;
+  for (const isa::InstrSpec& spec : isa_().instructions()) {
+    std::vector<unsigned> sram;
+    for (unsigned f = 0; f < spec.fields.size(); ++f)
+      if (spec.fields[f].kind == isa::FieldKind::SramAddr) sram.push_back(f);
+    if (sram.empty()) continue;
+    for (int round = 0; round < 300; ++round) {
+      isa::Instruction in = isa::Instruction::make(spec);
+      for (unsigned f = 3; f < spec.fields.size(); ++f) {
+        const unsigned w = std::min(spec.fields[f].width, 6u);  // small shapes: extents near buffer sizes
+        if (spec.fields[f].kind != isa::FieldKind::SramAddr) in.raw[f] = static_cast<uint32_t>(rng.below(1u << w));
+      }
+      std::vector<SymbolField> refs;
+      for (const unsigned f : sram) {
+        uint64_t bytes = 1;
+        for (const isa::OperandSpec& o : spec.operands)
+          if (o.field == f) bytes = std::max<int64_t>(1, std::max<int64_t>(int64_t(bytes), o.bytes.eval(in.raw)));
+        bytes = std::max<uint64_t>(1, bytes + rng.below(129) - 64);  // around the extent: fits or not
+        const auto d = t.define_new(Bytes{std::min<uint64_t>(bytes, 1 << 22)}, 1);  // larger: rejected
+        ASSERT_TRUE(d.ok()) << bytes;
+        refs.push_back({0, d.id, uint8_t(f), false});
+        t.release(d.id);  // its last placement stays; the allocator gets the bytes back
+      }
+      std::vector<isa::Instruction> general{in}, planned{in};
+      const std::string e = error_of([&] { fixup(std::span<isa::Instruction>(general), refs, t); });
+      const std::string p = error_of([&] { fixup(std::span<isa::Instruction>(planned), refs, t, checks); });
+      ASSERT_EQ(p, e) << spec.mnemonic << " round " << round;
+      ASSERT_EQ(planned, general) << spec.mnemonic << " round " << round;
+      if (e == "(no error)") {
+        ++accepted;
+      } else {
+        ++rejected;
+        EXPECT_EQ(planned[0], in);
+      }
+    }
+  }
+  EXPECT_GT(accepted, 200);
+  EXPECT_GT(rejected, 200);
+}
+
+// The same cases as ByIdOneInstructionChecksEveryOperand through the tables, and an
+// instruction of another ISA object (no table: the general path).
+TEST(Fixup, PlannedOneInstructionChecksEveryOperand) {
+  const isa::ExtentChecks checks(isa_());
+  Allocator a(SramAddr{0}, Bytes{1 << 16}, Bytes{64}, Policy::FirstFit);
+  SymbolTable t(a);
+  t.set_namer([](SymbolId origin) { return "g" + std::to_string(origin.value); });
+  const auto roomy = t.define_new(Bytes{320}, 1);
+  const auto tight = t.define_new(Bytes{256}, 1);
+  const unsigned dst = slot("move", "dst"), src = slot("move", "src");
+  auto ok = isa::assemble(isa_(), "move 0x0, 0x0, len=256\n", "ok.s");
+  const std::vector<SymbolField> fits = {{0, roomy.id, uint8_t(src), false}, {0, tight.id, uint8_t(dst), true}};
+  fixup(ok.instrs, fits, t, checks);
+  EXPECT_EQ(ok.instrs[0].get(src), roomy.alloc.addr.value);
+  EXPECT_EQ(ok.instrs[0].get(dst), tight.alloc.addr.value);
+  for (const bool write_tight : {true, false}) {
+    auto over = isa::assemble(isa_(), "move 0x0, 0x0, len=257\n", "over.s");
+    const auto before = over.instrs;
+    const SymbolId s = write_tight ? roomy.id : tight.id, d = write_tight ? tight.id : roomy.id;
+    const std::vector<SymbolField> bad = {{0, s, uint8_t(src), false}, {0, d, uint8_t(dst), true}};
+    const std::string e = error_of([&] { fixup(over.instrs, bad, t, checks); });
+    EXPECT_NE(e.find("257 bytes"), std::string::npos) << e;
+    EXPECT_EQ(over.instrs, before);
+  }
+  const isa::Isa other = isa::Isa::load_string(isa::builtin_isa_yaml(), "copy.yaml");
+  auto foreign = isa::assemble(other, "move 0x0, 0x0, len=257\n", "foreign.s");
+  const std::vector<SymbolField> bad = {{0, roomy.id, uint8_t(src), false}, {0, tight.id, uint8_t(dst), true}};
+  EXPECT_NE(error_of([&] { fixup(foreign.instrs, bad, t, checks); }).find("257 bytes"), std::string::npos);
+  // An extent reading the address being written: the tables evaluate it with that address.
+  const isa::Isa edited = isa_with_an_address_dependent_extent();
+  const isa::ExtentChecks edited_checks(edited);
+  Allocator a2(SramAddr{0}, Bytes{1 << 16}, Bytes{64}, Policy::FirstFit);
+  SymbolTable t2(a2);
+  const auto low = t2.define_new(Bytes{0x400}, 1);
+  (void)low;
+  const auto buf = t2.define_new(Bytes{200}, 1);  // at 0x400, 256 bytes padded
+  const std::vector<SymbolField> refs = {{0, buf.id, uint8_t(dst), true}};
+  auto addr_over = isa::assemble(edited, "move 0x0, 0x0, len=257\n", "over.s");
+  EXPECT_NE(error_of([&] { fixup(addr_over.instrs, refs, t2, edited_checks); }).find("257 bytes"), std::string::npos);
 }
 
 }  // namespace

@@ -159,6 +159,14 @@ TEST(SymbolTable, DefineNewIdsStayDenseThroughOutOfMemory) {
   EXPECT_EQ(t.name(y.id), "buf1");
   EXPECT_EQ(t.placement(x.id).padded, Bytes{1024});
   EXPECT_EQ(t.live_count(), 2u);
+  // The id checks compare with a count kept beside the entries: the first id past the
+  // last one created (the failed define made none) is unknown to every lookup.
+  const SymbolId next{static_cast<uint32_t>(t.size())};
+  EXPECT_EQ(next, SymbolId{2});
+  expect_error([&] { t.last_placement(next); }, {"unknown symbol id 2"});
+  expect_error([&] { t.placed(next); }, {"unknown symbol id 2"});
+  expect_error([&] { t.consume(next); }, {"unknown symbol id 2"});
+  expect_error([&] { t.define_version(next, Bytes{64}); }, {"unknown symbol id 2"});
 }
 
 // A version is the same value at another place: its own node and placement, named
