@@ -73,6 +73,10 @@ NpuTop::NpuTop(sc_core::sc_module_name name, const Program& program, const Seman
   ctx_.plant = options.plant;
   ctx_.traced = trace_ != nullptr;
   ctx_.decoded.resize(program.instrs.size());
+  // Which instructions decode back to themselves depends on the program alone: worked out
+  // once here, beside the ROM image, not per dispatched instruction.
+  round_trips_.resize(program.instrs.size());
+  for (size_t i = 0; i < program.instrs.size(); ++i) round_trips_[i] = round_trips(*program.isa, program.instrs[i]);
   memory_.ddr.load_image(program.ddr_init);
 
   // A planted RTL variant implies --rtl and picks the block it lives in.
@@ -146,7 +150,7 @@ void NpuTop::dispatch() {
     // What was fetched is executed: only a word equal to its encoding in the ROM image may
     // skip the decode (a corrupted fetch or ROM must still be decoded, and fail or misbehave).
     const bool as_encoded = std::equal(word.begin(), word.end(), rom_image_.begin() + ptrdiff_t{i} * width);
-    const isa::Instruction instr = as_encoded && round_trips(*prog.isa, prog.instrs[i])
+    const isa::Instruction instr = as_encoded && round_trips_[i]
                                        ? prog.instrs[i]
                                        : isa::decode(*prog.isa, word, prog.name);
     if (rtl_decoder_) check_rtl_decode(i, word, instr);

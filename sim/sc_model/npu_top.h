@@ -167,6 +167,8 @@ class NpuTop : public sc_core::sc_module {
   // The program as encoded into the ROM, kept aside: a fetched word equal to its image is
   // known to decode to the program's own instruction (see dispatch()).
   std::vector<uint8_t> rom_image_;
+  // round_trips_[i]: decoding instruction i's encoding gives it back (npu_top.cc round_trips).
+  std::vector<bool> round_trips_;
   Rom rom_;
   std::function<void()> on_done_;
   bool done_ = false;
