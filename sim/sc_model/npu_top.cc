@@ -1,6 +1,7 @@
 #include "sim/sc_model/npu_top.h"
 
 #include <algorithm>
+#include <bit>
 
 #include <fmt/format.h>
 
@@ -52,6 +53,28 @@ bool round_trips(const isa::Isa& isa, const isa::Instruction& x) {
   return !fields.empty() && x.raw[isa::kOpcodeSlot] == x.spec->opcode && isa.by_opcode(x.spec->opcode) == x.spec;
 }
 
+// The ROM bit that the model-fetch-bit-flip plant flips when instruction `index` is fetched:
+// in the first load's first SRAM address field, the bit worth one allocation unit (or the
+// field's lowest bit), so the load writes one unit off its buffer. None: no load has one.
+struct FetchFlip {
+  int64_t index = -1;
+  unsigned bit = 0;  // bit b of the word: byte b / 8, bit b % 8 (isa/instruction.cc put_bits)
+};
+
+FetchFlip fetch_flip(const Program& program) {
+  const uint64_t unit = std::max<uint64_t>(program.config.alignment.value, 1);
+  const auto unit_bit = static_cast<unsigned>(std::countr_zero(unit));
+  for (size_t i = 0; i < program.instrs.size(); ++i) {
+    const isa::InstrSpec& spec = *program.instrs[i].spec;
+    if (spec.queue != isa::Queue::Load) continue;
+    for (const isa::FieldSpec& f : spec.fields) {
+      if (f.kind != isa::FieldKind::SramAddr) continue;
+      return {static_cast<int64_t>(i), f.lsb + (unit_bit < f.width ? unit_bit : 0)};
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 NpuTop::NpuTop(sc_core::sc_module_name name, const Program& program, const Semantics& sem,
@@ -77,6 +100,11 @@ NpuTop::NpuTop(sc_core::sc_module_name name, const Program& program, const Seman
   // once here, beside the ROM image, not per dispatched instruction.
   round_trips_.resize(program.instrs.size());
   for (size_t i = 0; i < program.instrs.size(); ++i) round_trips_[i] = round_trips(*program.isa, program.instrs[i]);
+  if (options.plant.is(PlantId::ModelFetchBitFlip)) {
+    const FetchFlip flip = fetch_flip(program);
+    flip_index_ = flip.index;
+    flip_bit_ = flip.bit;
+  }
   memory_.ddr.load_image(program.ddr_init);
 
   // A planted RTL variant implies --rtl and picks the block it lives in.
@@ -147,6 +175,7 @@ void NpuTop::dispatch() {
     p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     sc_time delay = sc_core::SC_ZERO_TIME;
     fetch_->b_transport(p, delay);
+    if (flip_index_ == int64_t{i}) word[flip_bit_ / 8] ^= static_cast<uint8_t>(1u << (flip_bit_ % 8));  // planted
     // What was fetched is executed: only a word equal to its encoding in the ROM image may
     // skip the decode (a corrupted fetch or ROM must still be decoded, and fail or misbehave).
     const bool as_encoded = std::equal(word.begin(), word.end(), rom_image_.begin() + ptrdiff_t{i} * width);

@@ -169,6 +169,10 @@ class NpuTop : public sc_core::sc_module {
   std::vector<uint8_t> rom_image_;
   // round_trips_[i]: decoding instruction i's encoding gives it back (npu_top.cc round_trips).
   std::vector<bool> round_trips_;
+  // The model-fetch-bit-flip plant: instruction flip_index_'s fetched word has bit flip_bit_
+  // flipped (-1: no plant).
+  int64_t flip_index_ = -1;
+  unsigned flip_bit_ = 0;
   Rom rom_;
   std::function<void()> on_done_;
   bool done_ = false;
