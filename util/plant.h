@@ -47,6 +47,8 @@ std::string_view to_string(PlantLayer layer);
     "the load queue signals before its SRAM write lands, so consumers read stale bytes")                     \
   X(ModelStoreShort, "model-store-short", Model, "the store DMA drops the last byte of every transfer")       \
   X(ModelDoubleSignal, "model-double-signal", Model, "a compute signal counts twice, releasing a later wait") \
+  X(ModelFetchBitFlip, "model-fetch-bit-flip", Model,                                                      \
+    "one bit of one fetched instruction word flips: the first load's SRAM destination moves one unit")      \
   X(RtlDecoderFieldBit, "rtl-decoder-field-bit", Rtl, "the Verilated decoder corrupts one field bit")         \
   X(RtlScratchpadStuckBit, "rtl-scratchpad-stuck-bit", Rtl,                                                  \
     "the Verilated scratchpad has a word-address bit stuck at 0")                                              \

@@ -6,6 +6,7 @@
 #include <cassert>
 #include <cstdint>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include <systemc>
@@ -51,9 +52,32 @@ class MemTarget : public sc_core::sc_module {
   MemTarget(sc_core::sc_module_name name, Store& store)
       : sc_core::sc_module(name), socket("socket"), store_(&store) {
     socket.register_b_transport(this, &MemTarget::b_transport);
+    socket.register_get_direct_mem_ptr(this, &MemTarget::get_direct_mem_ptr);
   }
 
  private:
+  // TLM-2.0 DMI: the scratchpad grants its whole byte array for reads and writes at zero
+  // latency (the engines time whole instructions, as with b_transport). Its array is fixed
+  // for the target's lifetime, so a grant never needs invalidating. DDR (pages allocated on
+  // first write over a shared image) and the ROM (every fetch is compared with its image)
+  // grant none: the initiator falls back to b_transport.
+  bool get_direct_mem_ptr(int /*initiator*/, tlm::tlm_generic_payload& /*p*/, tlm::tlm_dmi& dmi) {
+    dmi.set_start_address(0);
+    if constexpr (std::is_same_v<Store, Sram>) {
+      if (store_->size() > 0) {
+        dmi.set_dmi_ptr(store_->view(0, store_->size()).data());
+        dmi.set_end_address(store_->size() - 1);
+        dmi.set_read_latency(sc_core::SC_ZERO_TIME);
+        dmi.set_write_latency(sc_core::SC_ZERO_TIME);
+        dmi.allow_read_write();
+        return true;
+      }
+    }
+    dmi.set_end_address(~sc_dt::uint64{0});  // no DMI anywhere (TLM-2.0: the whole range denied)
+    dmi.allow_none();
+    return false;
+  }
+
   void b_transport(int /*initiator*/, tlm::tlm_generic_payload& p, sc_core::sc_time& /*delay*/) {
     std::span<uint8_t> data(p.get_data_ptr(), p.get_data_length());
     try {

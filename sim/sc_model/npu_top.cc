@@ -1,6 +1,7 @@
 #include "sim/sc_model/npu_top.h"
 
 #include <algorithm>
+#include <bit>
 
 #include <fmt/format.h>
 
@@ -52,158 +53,29 @@ bool round_trips(const isa::Isa& isa, const isa::Instruction& x) {
   return !fields.empty() && x.raw[isa::kOpcodeSlot] == x.spec->opcode && isa.by_opcode(x.spec->opcode) == x.spec;
 }
 
+// The ROM bit that the model-fetch-bit-flip plant flips when instruction `index` is fetched:
+// in the first load's first SRAM address field, the bit worth one allocation unit (or the
+// field's lowest bit), so the load writes one unit off its buffer. None: no load has one.
+struct FetchFlip {
+  int64_t index = -1;
+  unsigned bit = 0;  // bit b of the word: byte b / 8, bit b % 8 (isa/instruction.cc put_bits)
+};
+
+FetchFlip fetch_flip(const Program& program) {
+  const uint64_t unit = std::max<uint64_t>(program.config.alignment.value, 1);
+  const auto unit_bit = static_cast<unsigned>(std::countr_zero(unit));
+  for (size_t i = 0; i < program.instrs.size(); ++i) {
+    const isa::InstrSpec& spec = *program.instrs[i].spec;
+    if (spec.queue != isa::Queue::Load) continue;
+    for (const isa::FieldSpec& f : spec.fields) {
+      if (f.kind != isa::FieldKind::SramAddr) continue;
+      return {static_cast<int64_t>(i), f.lsb + (unit_bit < f.width ? unit_bit : 0)};
+    }
+  }
+  return {};
+}
+
 }  // namespace
-
-Engine::Engine(sc_core::sc_module_name name, isa::Queue q, Context& ctx)
-    : sc_module(name), sram("sram"), ddr("ddr"), queue("queue", kQueueDepth),
-      q_(static_cast<unsigned>(q)), ctx_(&ctx) {
-  SC_THREAD(run);
-}
-
-void Engine::run() {
-  for (;;) {
-    uint32_t i = 0;
-    queue.read(i);
-    instr_ = i;
-    const isa::Instruction& instr = ctx_->decoded[i];
-    take_tokens(instr);
-    if (planted(PlantId::ModelStaleRead) && q_ == 0) send_tokens(instr);  // before the write lands
-    execute(i, instr);
-    if (!(planted(PlantId::ModelStaleRead) && q_ == 0)) send_tokens(instr);
-    state_ = State::Idle;
-    instr_ = -1;
-    --ctx_->outstanding[q_];
-    ++ctx_->completed;
-    ++ctx_->result.instructions;
-    ctx_->completed_ev.notify(sc_core::SC_ZERO_TIME);
-  }
-}
-
-void Engine::take_tokens(const isa::Instruction& instr) {
-  if (planted(PlantId::ModelIgnoreWait) && q_ == 1) return;
-  for (unsigned p = 0; p < isa::kNumQueues; ++p) {
-    if (!(instr.wait_mask() >> p & 1)) continue;
-    if (planted(PlantId::ModelStoreEarly) && q_ == 2 && p == 1) continue;
-    while (ctx_->tokens[p][q_] == 0) {
-      state_ = State::WaitToken;
-      waits_for_ = p;
-      wait(ctx_->token_ev[q_]);
-    }
-    --ctx_->tokens[p][q_];
-  }
-}
-
-void Engine::send_tokens(const isa::Instruction& instr) {
-  for (unsigned p = 0; p < isa::kNumQueues; ++p) {
-    if (!(instr.signal_mask() >> p & 1)) continue;
-    ++ctx_->tokens[q_][p];
-    if (planted(PlantId::ModelDoubleSignal) && q_ == 1) ++ctx_->tokens[q_][p];
-    ctx_->token_ev[p].notify(sc_core::SC_ZERO_TIME);
-  }
-}
-
-void Engine::transport(isa::Space space, tlm::tlm_command cmd, uint64_t addr, std::span<uint8_t> data) {
-  tlm::tlm_generic_payload p;
-  p.set_command(cmd);
-  p.set_address(addr);
-  p.set_data_ptr(data.data());
-  p.set_data_length(static_cast<unsigned>(data.size()));
-  p.set_streaming_width(static_cast<unsigned>(data.size()));
-  p.set_byte_enable_ptr(nullptr);
-  p.set_dmi_allowed(false);
-  p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  sc_time delay = sc_core::SC_ZERO_TIME;
-  (space == isa::Space::Sram ? sram : ddr)->b_transport(p, delay);
-  if (delay != sc_core::SC_ZERO_TIME) wait(delay);
-  if (p.is_response_error())
-    throw Error(fmt::format("sc_model: {} of {}[{:#x}, +{}) failed: {}", cmd == tlm::TLM_READ_COMMAND ? "read" : "write",
-                            space == isa::Space::Sram ? "sram" : "ddr", addr, data.size(),
-                            p.get_response_string()));
-}
-
-void Engine::execute(uint32_t i, const isa::Instruction& instr) {
-  const Program& prog = *ctx_->program;
-  const Semantics& sem = *ctx_->sem;
-  Checkers& checkers = *ctx_->checkers;
-  const sc_time t0 = sc_time_stamp();
-  const uint64_t expected = instruction_cycles(sem, instr, prog.config);
-  state_ = State::Busy;
-  expected_end_ = to_cycles(t0) + expected;
-  if (ctx_->traced) {
-    busy.write(true);
-    current.write(i);
-  }
-  checkers.on_start(i, to_cycles(t0));
-
-  const isa::ExtentList ex = isa::extents(instr);
-  bool in_range = true;
-  for (const isa::Extent& e : ex) {
-    const uint64_t size = e.space == isa::Space::Sram ? prog.config.sram_bytes.value : prog.config.ddr_bytes.value;
-    if (e.bytes > 0 && (e.addr > size || e.bytes > size - e.addr)) {
-      checkers.report(out_of_range_finding(i, instr, AccessError(e.space, e.addr, e.bytes, size)));
-      in_range = false;
-      break;
-    }
-  }
-  if (in_range) {
-    // Reads happen when the instruction starts, the write when it completes, so that a
-    // missing token shows up as stale or clobbered data, as on hardware.
-    OperandBuffers ob;
-    for (unsigned k = 0; k < ex.count; ++k) {
-      const isa::Extent& e = ex.items[k];
-      if (e.bytes == 0 || e.access != isa::Access::Read) continue;
-      // No allocation once grown, and no clearing where the target fills every byte of a read
-      // (DDR and the TLM scratchpad, mem_target.h: a memset per operand was 2% of a
-      // regression seed). The RTL scratchpad's reads are cleared first, as a fresh vector
-      // was: a planted bug may leave bytes unwritten, and they must read as zeros, not as the
-      // last operand.
-      const bool fills = e.space == isa::Space::Ddr || ctx_->sram_reads_fill;
-      const std::span<uint8_t> in = fills ? in_[k].take(e.bytes) : in_[k].take_cleared(e.bytes);
-      const bool skew = planted(PlantId::ModelDmaOffByOne) && q_ == 0 && e.space == isa::Space::Ddr &&
-                        e.addr + e.bytes < prog.config.ddr_bytes.value;
-      transport(e.space, tlm::TLM_READ_COMMAND, e.addr + (skew ? 1 : 0), in);
-      checkers.on_access(i, e);
-      ob.in[k] = in;
-    }
-    const sc_time busy_for = kCycle * static_cast<double>(expected);
-    const auto w = sem.write_operand(instr);
-    if (ctx_->rtl_compute && RtlCompute::handles(sem.op(instr)) && w && ex.items[*w].bytes > 0) {
-      // The RTL computes while the instruction holds the queue (its cycles count there).
-      const isa::Extent& e = ex.items[*w];
-      const std::span<uint8_t> out = out_.take_cleared(e.bytes);  // the RTL may leave bytes unwritten
-      ob.out = out;
-      ctx_->rtl_compute->compute(sem, instr, ob);
-      if (sc_time_stamp() - t0 < busy_for) wait(busy_for - (sc_time_stamp() - t0));
-      transport(e.space, tlm::TLM_WRITE_COMMAND, e.addr, out);
-      checkers.on_access(i, e);
-    } else {
-    if (sc_time_stamp() - t0 < busy_for) wait(busy_for - (sc_time_stamp() - t0));
-    if (w && ex.items[*w].bytes > 0) {
-      const isa::Extent& e = ex.items[*w];
-      std::span<uint8_t> out;
-      if (sem.op(instr) == Op::Store) {
-        // A store reads its range first (the gaps between DDR rows are kept); a read that
-        // fills every byte needs no clearing.
-        const bool fills = e.space == isa::Space::Ddr || ctx_->sram_reads_fill;
-        out = fills ? out_.take(e.bytes) : out_.take_cleared(e.bytes);
-        transport(e.space, tlm::TLM_READ_COMMAND, e.addr, out);
-      } else {
-        out = out_.take(e.bytes);  // every other kernel overwrites its whole write extent (semantics.h)
-      }
-      ob.out = out;
-      sem.compute(instr, ob);
-      const bool short_store = planted(PlantId::ModelStoreShort) && q_ == 2 && e.space == isa::Space::Ddr && out.size() > 1;
-      transport(e.space, tlm::TLM_WRITE_COMMAND, e.addr, short_store ? out.first(out.size() - 1) : out);
-      checkers.on_access(i, e);
-    }
-    }
-  }
-  const sc_time t1 = sc_time_stamp();
-  checkers.on_finish(i, to_cycles(t1));
-  if (ctx_->traced) busy.write(false);
-  ctx_->result.busy_cycles[q_] += to_cycles(t1) - to_cycles(t0);
-  ctx_->last_finish = std::max(ctx_->last_finish, to_cycles(t1));
-}
 
 NpuTop::NpuTop(sc_core::sc_module_name name, const Program& program, const Semantics& sem,
                Checkers& checkers, const ScOptions& options, std::function<void()> on_done)
@@ -224,6 +96,15 @@ NpuTop::NpuTop(sc_core::sc_module_name name, const Program& program, const Seman
   ctx_.plant = options.plant;
   ctx_.traced = trace_ != nullptr;
   ctx_.decoded.resize(program.instrs.size());
+  // Which instructions decode back to themselves depends on the program alone: worked out
+  // once here, beside the ROM image, not per dispatched instruction.
+  round_trips_.resize(program.instrs.size());
+  for (size_t i = 0; i < program.instrs.size(); ++i) round_trips_[i] = round_trips(*program.isa, program.instrs[i]);
+  if (options.plant.is(PlantId::ModelFetchBitFlip)) {
+    const FetchFlip flip = fetch_flip(program);
+    flip_index_ = flip.index;
+    flip_bit_ = flip.bit;
+  }
   memory_.ddr.load_image(program.ddr_init);
 
   // A planted RTL variant implies --rtl and picks the block it lives in.
@@ -248,6 +129,7 @@ NpuTop::NpuTop(sc_core::sc_module_name name, const Program& program, const Seman
   } else {
     sram_target_ = std::make_unique<MemTarget<Sram>>("spad", memory_.sram);
     ctx_.sram_reads_fill = true;
+    ctx_.sram_dmi = true;
   }
   auto bind_sram = [this](auto& initiator) {
     if (rtl_sram_)
@@ -293,10 +175,11 @@ void NpuTop::dispatch() {
     p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     sc_time delay = sc_core::SC_ZERO_TIME;
     fetch_->b_transport(p, delay);
+    if (flip_index_ == int64_t{i}) word[flip_bit_ / 8] ^= static_cast<uint8_t>(1u << (flip_bit_ % 8));  // planted
     // What was fetched is executed: only a word equal to its encoding in the ROM image may
     // skip the decode (a corrupted fetch or ROM must still be decoded, and fail or misbehave).
     const bool as_encoded = std::equal(word.begin(), word.end(), rom_image_.begin() + ptrdiff_t{i} * width);
-    const isa::Instruction instr = as_encoded && round_trips(*prog.isa, prog.instrs[i])
+    const isa::Instruction instr = as_encoded && round_trips_[i]
                                        ? prog.instrs[i]
                                        : isa::decode(*prog.isa, word, prog.name);
     if (rtl_decoder_) check_rtl_decode(i, word, instr);

@@ -47,6 +47,10 @@ struct Context {
   // Scratchpad reads fill every byte (the TLM MemTarget<Sram>); false with the RTL
   // scratchpad, where a planted bug may leave bytes unwritten: they must read as zeros.
   bool sram_reads_fill = false;
+  // The scratchpad grants DMI (the TLM MemTarget<Sram>): engines move operands in place
+  // instead of through b_transport payloads. Never with the RTL scratchpad, whose port must
+  // see every access.
+  bool sram_dmi = false;
   sc_core::sc_event completed_ev;
   uint64_t completed = 0;
   uint64_t last_finish = 0;  // cycles
@@ -105,6 +109,15 @@ class Engine : public sc_core::sc_module {
   void take_tokens(const isa::Instruction& instr);
   void send_tokens(const isa::Instruction& instr);
   void execute(uint32_t index, const isa::Instruction& instr);
+  enum class Plan : uint8_t { AtStart, AtEndInPlace, AtEnd };  // where the kernel runs (engine.cc)
+  Plan plan(Op op, const isa::ExtentList& ex, const isa::Extent* write);
+  void run_operands(uint32_t index, const isa::Instruction& instr, const isa::ExtentList& ex, sc_core::sc_time t0,
+                    uint64_t expected);
+  std::span<const uint8_t> read_operand(unsigned k, const isa::Extent& e, bool in_place);
+  void write_result(const isa::Extent& e, std::span<uint8_t> out);
+  // The scratchpad bytes [addr, addr + bytes) by DMI, or null (no DMI granted, or out of it).
+  uint8_t* sram_direct(uint64_t addr, uint64_t bytes);
+  void invalidate_sram_dmi(sc_dt::uint64 start, sc_dt::uint64 end);
   void transport(isa::Space space, tlm::tlm_command cmd, uint64_t addr, std::span<uint8_t> data);
   bool planted(PlantId p) const { return ctx_->plant.any() && ctx_->plant.is(p); }
 
@@ -118,6 +131,10 @@ class Engine : public sc_core::sc_module {
   // fresh vector per operand cost an allocation each, and page faults for large ones.
   std::array<ByteBuffer, isa::kMaxOperands> in_;
   ByteBuffer out_;
+  // The scratchpad's DMI region (see sram_direct), asked for once.
+  bool dmi_asked_ = false;
+  uint8_t* dmi_ptr_ = nullptr;
+  uint64_t dmi_bytes_ = 0;
 };
 
 class NpuTop : public sc_core::sc_module {
@@ -150,6 +167,12 @@ class NpuTop : public sc_core::sc_module {
   // The program as encoded into the ROM, kept aside: a fetched word equal to its image is
   // known to decode to the program's own instruction (see dispatch()).
   std::vector<uint8_t> rom_image_;
+  // round_trips_[i]: decoding instruction i's encoding gives it back (npu_top.cc round_trips).
+  std::vector<bool> round_trips_;
+  // The model-fetch-bit-flip plant: instruction flip_index_'s fetched word has bit flip_bit_
+  // flipped (-1: no plant).
+  int64_t flip_index_ = -1;
+  unsigned flip_bit_ = 0;
   Rom rom_;
   std::function<void()> on_done_;
   bool done_ = false;

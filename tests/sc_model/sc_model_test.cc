@@ -305,6 +305,30 @@ TEST(ScModel, MissingTokenRacesAndTheHazardCheckerFires) {
   EXPECT_NE(out[1].result.ddr, golden_ddr(bad));
 }
 
+// The dispatcher executes the word it fetched, not the program's instruction: with one ROM
+// bit flipped (the first load's destination one allocation unit off), the run reports the
+// misplaced write and its DDR differs from the golden model's. A dispatcher that skipped the
+// decode for every instruction that round-trips (no fetched-word check) would pass it.
+TEST(ScModel, PlantedFetchBitFlipIsExecutedAsFetched) {
+  REQUIRE_FRESH_PROCESS();
+  const Program p = vector_program();
+  Checkers clean_checks(p, sem()), flip_checks(p, sem());
+  ScOptions flip;
+  flip.plant = parse_plant("model-fetch-bit-flip");
+  const std::vector<ScJob> jobs = {{&p, &clean_checks, {}}, {&p, &flip_checks, flip}};
+  const auto out = run_together(sem(), jobs);
+  EXPECT_TRUE(check_ddr(p, sem(), golden_ddr(p), out[0].result.ddr, "golden", clean_checks));
+  EXPECT_TRUE(clean_checks.clean()) << clean_checks.summary();
+  EXPECT_TRUE(out[1].result.completed);
+  EXPECT_FALSE(flip_checks.clean());
+  EXPECT_NE(out[1].result.ddr, out[0].result.ddr);
+  EXPECT_FALSE(check_ddr(p, sem(), golden_ddr(p), out[1].result.ddr, "golden", flip_checks));
+  // The first finding is the load's write past its buffer (instruction #0).
+  ASSERT_FALSE(flip_checks.findings().empty());
+  EXPECT_NE(format(flip_checks.findings().front()).find("#0"), std::string::npos)
+      << format(flip_checks.findings().front());
+}
+
 TEST(ScModel, UnsatisfiedWaitEndsTheRunIncompleteInBothModes) {
   REQUIRE_FRESH_PROCESS();
   const Program p = make_program(gemm_program(0x000, 0x080, 0x100, "wait=load, signal=store", "wait=compute",

@@ -1,0 +1,274 @@
+#include "sim/sc_model/npu_top.h"
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+
+#include <fmt/format.h>
+
+#include "util/error.h"
+#include "sim/golden.h"
+
+// The queue engines of NpuTop (npu_top.h): tokens, operand transfers and the instruction's
+// timing.
+namespace npuforge::sim::sc_model {
+
+using sc_core::sc_time;
+using sc_core::sc_time_stamp;
+
+Engine::Engine(sc_core::sc_module_name name, isa::Queue q, Context& ctx)
+    : sc_module(name), sram("sram"), ddr("ddr"), queue("queue", kQueueDepth),
+      q_(static_cast<unsigned>(q)), ctx_(&ctx) {
+  sram.register_invalidate_direct_mem_ptr(this, &Engine::invalidate_sram_dmi);
+  SC_THREAD(run);
+}
+
+// Asked once, at the first scratchpad operand (the sockets are bound by then), and again
+// after an invalidation. Only the TLM scratchpad is asked: the RTL one must see every access
+// on its port (planted RTL bugs live there).
+uint8_t* Engine::sram_direct(uint64_t addr, uint64_t bytes) {
+  if (!ctx_->sram_dmi) return nullptr;
+  if (!dmi_asked_) {
+    dmi_asked_ = true;
+    tlm::tlm_generic_payload p;
+    p.set_command(tlm::TLM_READ_COMMAND);
+    p.set_address(0);
+    tlm::tlm_dmi dmi;
+    // Reads and writes alike, zero latency (the engine times the whole instruction) and the
+    // whole scratchpad from address 0: anything less is not used.
+    if (sram->get_direct_mem_ptr(p, dmi) && dmi.is_read_write_allowed() && dmi.get_start_address() == 0 &&
+        dmi.get_read_latency() == sc_core::SC_ZERO_TIME && dmi.get_write_latency() == sc_core::SC_ZERO_TIME) {
+      dmi_ptr_ = dmi.get_dmi_ptr();
+      dmi_bytes_ = dmi.get_end_address() + 1;
+    }
+  }
+  if (!dmi_ptr_ || addr > dmi_bytes_ || bytes > dmi_bytes_ - addr) return nullptr;
+  return dmi_ptr_ + addr;
+}
+
+void Engine::invalidate_sram_dmi(sc_dt::uint64 /*start*/, sc_dt::uint64 /*end*/) {
+  dmi_ptr_ = nullptr;
+  dmi_bytes_ = 0;
+  dmi_asked_ = false;
+}
+
+void Engine::run() {
+  for (;;) {
+    uint32_t i = 0;
+    queue.read(i);
+    instr_ = i;
+    const isa::Instruction& instr = ctx_->decoded[i];
+    take_tokens(instr);
+    if (planted(PlantId::ModelStaleRead) && q_ == 0) send_tokens(instr);  // before the write lands
+    execute(i, instr);
+    if (!(planted(PlantId::ModelStaleRead) && q_ == 0)) send_tokens(instr);
+    state_ = State::Idle;
+    instr_ = -1;
+    --ctx_->outstanding[q_];
+    ++ctx_->completed;
+    ++ctx_->result.instructions;
+    ctx_->completed_ev.notify(sc_core::SC_ZERO_TIME);
+  }
+}
+
+void Engine::take_tokens(const isa::Instruction& instr) {
+  if (planted(PlantId::ModelIgnoreWait) && q_ == 1) return;
+  for (unsigned p = 0; p < isa::kNumQueues; ++p) {
+    if (!(instr.wait_mask() >> p & 1)) continue;
+    if (planted(PlantId::ModelStoreEarly) && q_ == 2 && p == 1) continue;
+    while (ctx_->tokens[p][q_] == 0) {
+      state_ = State::WaitToken;
+      waits_for_ = p;
+      wait(ctx_->token_ev[q_]);
+    }
+    --ctx_->tokens[p][q_];
+  }
+}
+
+void Engine::send_tokens(const isa::Instruction& instr) {
+  for (unsigned p = 0; p < isa::kNumQueues; ++p) {
+    if (!(instr.signal_mask() >> p & 1)) continue;
+    ++ctx_->tokens[q_][p];
+    if (planted(PlantId::ModelDoubleSignal) && q_ == 1) ++ctx_->tokens[q_][p];
+    ctx_->token_ev[p].notify(sc_core::SC_ZERO_TIME);
+  }
+}
+
+void Engine::transport(isa::Space space, tlm::tlm_command cmd, uint64_t addr, std::span<uint8_t> data) {
+  tlm::tlm_generic_payload p;
+  p.set_command(cmd);
+  p.set_address(addr);
+  p.set_data_ptr(data.data());
+  p.set_data_length(static_cast<unsigned>(data.size()));
+  p.set_streaming_width(static_cast<unsigned>(data.size()));
+  p.set_byte_enable_ptr(nullptr);
+  p.set_dmi_allowed(false);
+  p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_time delay = sc_core::SC_ZERO_TIME;
+  (space == isa::Space::Sram ? sram : ddr)->b_transport(p, delay);
+  if (delay != sc_core::SC_ZERO_TIME) wait(delay);
+  if (p.is_response_error())
+    throw Error(fmt::format("sc_model: {} of {}[{:#x}, +{}) failed: {}", cmd == tlm::TLM_READ_COMMAND ? "read" : "write",
+                            space == isa::Space::Sram ? "sram" : "ddr", addr, data.size(),
+                            p.get_response_string()));
+}
+
+// Reads one operand at the instruction's start. A scratchpad operand under DMI is either used
+// in place (`in_place`: the kernel runs now, before anything else can write there) or copied
+// out of the scratchpad; everything else goes through b_transport into in_[k].
+std::span<const uint8_t> Engine::read_operand(unsigned k, const isa::Extent& e, bool in_place) {
+  const Program& prog = *ctx_->program;
+  if (e.space == isa::Space::Sram) {
+    if (const uint8_t* direct = sram_direct(e.addr, e.bytes)) {
+      if (in_place) return {direct, e.bytes};
+      const std::span<uint8_t> in = in_[k].take(e.bytes);
+      std::memcpy(in.data(), direct, e.bytes);
+      return in;
+    }
+  }
+  // No allocation once grown, and no clearing where the target fills every byte of a read
+  // (DDR and the TLM scratchpad, mem_target.h: a memset per operand was 2% of a regression
+  // seed). The RTL scratchpad's reads are cleared first, as a fresh vector was: a planted bug
+  // may leave bytes unwritten, and they must read as zeros, not as the last operand.
+  const bool fills = e.space == isa::Space::Ddr || ctx_->sram_reads_fill;
+  const std::span<uint8_t> in = fills ? in_[k].take(e.bytes) : in_[k].take_cleared(e.bytes);
+  const bool skew = planted(PlantId::ModelDmaOffByOne) && q_ == 0 && e.space == isa::Space::Ddr &&
+                    e.addr + e.bytes < prog.config.ddr_bytes.value;
+  transport(e.space, tlm::TLM_READ_COMMAND, e.addr + (skew ? 1 : 0), in);
+  return in;
+}
+
+// Writes the result at the instruction's end: by DMI into the scratchpad, else b_transport.
+void Engine::write_result(const isa::Extent& e, std::span<uint8_t> out) {
+  if (e.space == isa::Space::Sram) {
+    if (uint8_t* direct = sram_direct(e.addr, out.size())) {
+      std::memcpy(direct, out.data(), out.size());
+      return;
+    }
+  }
+  const bool short_store = planted(PlantId::ModelStoreShort) && q_ == 2 && e.space == isa::Space::Ddr && out.size() > 1;
+  transport(e.space, tlm::TLM_WRITE_COMMAND, e.addr, short_store ? out.first(out.size() - 1) : out);
+}
+
+// Where an instruction's kernel runs under scratchpad DMI. The result is the same either way,
+// since the operands are what the scratchpad held at the start and every kernel but STORE
+// overwrites its whole write extent (semantics.h):
+//  - AtStart: scratchpad operands read in place, the result kept in out_ and copied in at the
+//    end (saves copying the inputs: GEMM, POOL, ELTWISE, ...);
+//  - AtEndInPlace: operands copied at the start, the result computed straight into the
+//    scratchpad at the end (saves copying the result when it is larger than the scratchpad
+//    inputs: LOAD, IM2COL);
+//  - AtEnd: operands copied at the start, the result computed into out_ at the end and written
+//    (STORE, whose DDR range is read at the end; no DMI, e.g. the RTL scratchpad).
+Engine::Plan Engine::plan(Op op, const isa::ExtentList& ex, const isa::Extent* we) {
+  if (!sram_direct(0, 0)) return Plan::AtEnd;  // no DMI: every operand is a copy
+  if (!we) return Plan::AtStart;                // nothing computed: the operands are only read
+  if (op == Op::Store) return Plan::AtEnd;
+  uint64_t sram_in = 0;
+  for (const isa::Extent& e : ex)
+    if (e.access == isa::Access::Read && e.space == isa::Space::Sram) sram_in += e.bytes;
+  if (we->space == isa::Space::Sram && sram_in < we->bytes && sram_direct(we->addr, we->bytes))
+    return Plan::AtEndInPlace;
+  return Plan::AtStart;
+}
+
+void Engine::execute(uint32_t i, const isa::Instruction& instr) {
+  const Program& prog = *ctx_->program;
+  const Semantics& sem = *ctx_->sem;
+  Checkers& checkers = *ctx_->checkers;
+  const sc_time t0 = sc_time_stamp();
+  const uint64_t expected = instruction_cycles(sem, instr, prog.config);
+  state_ = State::Busy;
+  expected_end_ = to_cycles(t0) + expected;
+  if (ctx_->traced) {
+    busy.write(true);
+    current.write(i);
+  }
+  checkers.on_start(i, to_cycles(t0));
+
+  const isa::ExtentList ex = isa::extents(instr);
+  bool in_range = true;
+  for (const isa::Extent& e : ex) {
+    const uint64_t size = e.space == isa::Space::Sram ? prog.config.sram_bytes.value : prog.config.ddr_bytes.value;
+    if (e.bytes > 0 && (e.addr > size || e.bytes > size - e.addr)) {
+      checkers.report(out_of_range_finding(i, instr, AccessError(e.space, e.addr, e.bytes, size)));
+      in_range = false;
+      break;
+    }
+  }
+  if (in_range) run_operands(i, instr, ex, t0, expected);
+  const sc_time t1 = sc_time_stamp();
+  checkers.on_finish(i, to_cycles(t1));
+  if (ctx_->traced) busy.write(false);
+  ctx_->result.busy_cycles[q_] += to_cycles(t1) - to_cycles(t0);
+  ctx_->last_finish = std::max(ctx_->last_finish, to_cycles(t1));
+}
+
+// Reads happen when the instruction starts, the write when it completes, so that a missing
+// token shows up as stale or clobbered data, as on hardware. The checkers see each read when
+// it happens and the write when it lands, whichever way the bytes move.
+void Engine::run_operands(uint32_t i, const isa::Instruction& instr, const isa::ExtentList& ex, sc_time t0,
+                          uint64_t expected) {
+  const Semantics& sem = *ctx_->sem;
+  Checkers& checkers = *ctx_->checkers;
+  const Op op = sem.op(instr);
+  const auto w = sem.write_operand(instr);
+  const isa::Extent* we = w && ex.items[*w].bytes > 0 ? &ex.items[*w] : nullptr;
+  const bool rtl = ctx_->rtl_compute && RtlCompute::handles(op) && we;
+  const Plan how = rtl ? Plan::AtEnd : plan(op, ex, we);
+  OperandBuffers ob;
+  for (unsigned k = 0; k < ex.count; ++k) {
+    const isa::Extent& e = ex.items[k];
+    if (e.bytes == 0 || e.access != isa::Access::Read) continue;
+    ob.in[k] = read_operand(k, e, how == Plan::AtStart);
+    checkers.on_access(i, e);
+  }
+  const sc_time busy_for = kCycle * static_cast<double>(expected);
+  auto wait_until_done = [&] {
+    if (sc_time_stamp() - t0 < busy_for) wait(busy_for - (sc_time_stamp() - t0));
+  };
+  if (!we) {
+    wait_until_done();
+    return;
+  }
+  if (rtl) {
+    // The RTL computes while the instruction holds the queue (its cycles count there).
+    const std::span<uint8_t> out = out_.take_cleared(we->bytes);  // the RTL may leave bytes unwritten
+    ob.out = out;
+    ctx_->rtl_compute->compute(sem, instr, ob);
+    wait_until_done();
+    transport(we->space, tlm::TLM_WRITE_COMMAND, we->addr, out);
+  } else if (how == Plan::AtStart) {
+    ob.out = out_.take(we->bytes);
+    // A kernel that throws does so at the instruction's end, as it did when it ran there.
+    std::exception_ptr failed;
+    try {
+      sem.compute(instr, ob);
+    } catch (...) {
+      failed = std::current_exception();
+    }
+    wait_until_done();
+    if (failed) std::rethrow_exception(failed);
+    write_result(*we, ob.out);
+  } else if (how == Plan::AtEndInPlace) {
+    wait_until_done();
+    ob.out = {sram_direct(we->addr, we->bytes), we->bytes};
+    sem.compute(instr, ob);
+  } else {
+    wait_until_done();
+    if (op == Op::Store) {
+      // A store reads its range first (the gaps between DDR rows are kept); a read that
+      // fills every byte needs no clearing.
+      const bool fills = we->space == isa::Space::Ddr || ctx_->sram_reads_fill;
+      ob.out = fills ? out_.take(we->bytes) : out_.take_cleared(we->bytes);
+      transport(we->space, tlm::TLM_READ_COMMAND, we->addr, ob.out);
+    } else {
+      ob.out = out_.take(we->bytes);  // every other kernel overwrites its whole write extent (semantics.h)
+    }
+    sem.compute(instr, ob);
+    write_result(*we, ob.out);
+  }
+  checkers.on_access(i, *we);
+}
+
+}  // namespace npuforge::sim::sc_model
