@@ -223,6 +223,7 @@ class IsaLoader {
       if (f.default_value) s.initial_raw[i] = static_cast<uint32_t>(*f.default_value) & mask;
     }
     s.initial_raw[kOpcodeSlot] = s.opcode;
+    plan_encoding(s);
     const auto resolver = [&s](std::string_view name) -> std::optional<Expr::FieldRef> {
       const auto slot = s.field_index(name);
       if (!slot) return std::nullopt;

@@ -61,6 +61,16 @@ struct OperandSpec {
   Expr bytes;  // byte extent as a function of the fields; 0 means "not used"
 };
 
+// Where one field's bits go in the word, worked out once by the loader (plan_encoding):
+// encode() ORs (raw & mask) << shift into 64-bit limb `limb` of the word, and the bits that
+// overflow it into the next limb.
+struct BitSlot {
+  uint16_t slot = 0;
+  uint16_t limb = 0;
+  uint32_t shift = 0;
+  uint32_t mask = 0;
+};
+
 struct InstrSpec {
   std::string mnemonic;
   uint32_t opcode = 0;
@@ -75,12 +85,19 @@ struct InstrSpec {
   // Raw field bits of a fresh instruction: the opcode and every default (set by the loader;
   // Instruction::make copies it).
   std::array<uint32_t, kMaxFields> initial_raw{};
+  // The encoder's per-instruction plan (set by the loader through plan_encoding, beside the
+  // code that reads it): field positions are worked out once per ISA, not once per word.
+  std::vector<BitSlot> layout;
 
   std::optional<unsigned> field_index(std::string_view name) const;
   // Like field_index, but throws npuforge::Error when the field does not exist. For code
   // that binds to a field by name once (semantics, generator) and then uses the slot.
   unsigned require_field(std::string_view name) const;
 };
+
+// Fills InstrSpec::layout (instruction.cc) from its fields; the loader calls it once per
+// instruction.
+void plan_encoding(InstrSpec& spec);
 
 // Slots of the common fields, identical in every instruction.
 inline constexpr unsigned kOpcodeSlot = 0;

@@ -1,5 +1,5 @@
-// gen::write_outputs' fast writers against the general paths they replace: the word encoder
-// against isa::encode on random fields, symbol names against their fmt spelling, the five
+// gen::write_outputs' writers against the whole-program paths: symbol names against their
+// fmt spelling, the five
 // files of programs longer than a writer buffer (and of the profile the golden digests do not
 // cover) against to_assembly / encode_program / to_readmemh / memmap().to_yaml(), and write
 // errors on either thread reported with the file's name.
@@ -25,30 +25,6 @@ namespace npuforge::gen {
 namespace {
 
 namespace fs = std::filesystem;
-
-void expect_same_words(const isa::Isa& isa, uint64_t seed) {
-  const WordEncoder fast(isa);
-  ASSERT_EQ(fast.bytes(), isa.width_bytes());
-  Rng rng(seed);
-  std::vector<uint8_t> expected(isa.width_bytes()), word(isa.width_bytes() + 8, 0xa5);
-  for (const isa::InstrSpec& spec : isa.instructions()) {
-    for (int n = 0; n < 2000; ++n) {
-      isa::Instruction in = isa::Instruction::make(spec);
-      // Any bits, also past a field's width: isa::encode masks them, and so must the tables.
-      for (unsigned i = 1; i < spec.fields.size(); ++i)
-        in.raw[i] = rng.chance(0.5) ? static_cast<uint32_t>(rng.next()) : static_cast<uint32_t>(rng.below(4));
-      isa::encode(in, expected);
-      fast.encode(in, word.data());
-      ASSERT_EQ(std::vector<uint8_t>(word.begin(), word.begin() + isa.width_bytes()), expected) << spec.mnemonic;
-      ASSERT_EQ(word[isa.width_bytes()], 0xa5) << "wrote past the word";
-    }
-  }
-}
-
-TEST(GenOutput, WordEncoderMatchesIsaEncode) {
-  expect_same_words(isa::builtin_isa(), 1);
-  expect_same_words(isa::Isa::load_file(std::string(NPUFORGE_SOURCE_DIR) + "/tests/data/isa_extra.yaml"), 2);
-}
 
 TEST(GenOutput, SymbolNamesAsFmtSpellsThem) {
   EXPECT_EQ(symbol_name(OpKind::Load, 0, 0), "ld0");
