@@ -133,7 +133,7 @@ void write_outputs(const isa::Isa& isa, const GeneratedProgram& p, const std::fi
   util::BufferedWriter m(base + ".memmap.yaml", "memory map");
   util::BufferedWriter d(base + ".ddr.bin", "DDR image");
   Task assembly([&] {
-    emit_assembly(isa, p, s);
+    emit_assembly(p, s);
     s.close();
   });
   std::exception_ptr error;  // this thread's, reported after the .s file's as before

@@ -25,24 +25,19 @@ char* write_symbol(char* out, OpKind origin_kind, uint32_t origin, uint32_t vers
   return util::write_dec(out, version);
 }
 
-void emit_assembly(const isa::Isa& isa, const GeneratedProgram& p, util::BufferedWriter& out) {
+void emit_assembly(const GeneratedProgram& p, util::BufferedWriter& out) {
   out.format("; {}\n; {} instructions; operand symbols are given in the comments\n", p.header, p.instrs.size());
-  const isa::LineDisassembler disasm(isa);
-  size_t name = 0;
-  for (const auto& s : isa.instructions())
-    for (const auto& f : s.fields) name = std::max(name, f.name.size());
-  const size_t ref_bytes = 4 + name + 2 + kMaxSymbolBytes + 1;  // "  ; name=%symbol" and the newline
-  const size_t line_bytes = disasm.max_line_bytes() + 1;
   size_t r = 0;  // walks the SymRefs, which are in instruction order
   for (size_t i = 0; i < p.instrs.size(); ++i) {
     const isa::Instruction& in = p.instrs[i];
-    char* o = disasm.write(in, out.reserve(line_bytes));
+    char* o = isa::write_disassembly(out.reserve(in.spec->max_line_bytes + 1), in);
     const char* separator = "  ; ";
     for (; r < p.refs.size() && p.refs[r].instr == i; ++r) {
       out.commit(o);  // a line may carry any number of references: room for each
-      o = util::write_text(out.reserve(ref_bytes), separator);
+      const std::string& name = in.spec->fields[p.refs[r].field].name;
+      o = util::write_text(out.reserve(4 + name.size() + 2 + kMaxSymbolBytes + 1), separator);  // "  ; name=%symbol\n"
       separator = " ";
-      o = util::write_text(o, in.spec->fields[p.refs[r].field].name);
+      o = util::write_text(o, name);
       *o++ = '=';
       *o++ = '%';
       const SymbolInfo& s = p.symbols[p.refs[r].symbol.value];

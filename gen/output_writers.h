@@ -1,7 +1,7 @@
 #pragma once
 // The writers behind gen::write_outputs: each file's text goes straight into its
-// util::BufferedWriter's buffer (one bounds check per line), words from isa::encode, lines
-// from isa::LineDisassembler. A million-instruction program writes ~270 MB.
+// util::BufferedWriter's buffer (one bounds check per line), words and lines from isa::encode
+// and isa::write_disassembly. A million-instruction program writes ~270 MB.
 #include <array>
 #include <cstdint>
 
@@ -17,7 +17,7 @@ inline constexpr size_t kMaxSymbolBytes = 4 + 10 + 1 + 10;
 char* write_symbol(char* out, OpKind origin_kind, uint32_t origin, uint32_t version);
 
 // <prefix>.s: the header and a line per instruction with its operand symbols as a comment.
-void emit_assembly(const isa::Isa& isa, const GeneratedProgram& p, util::BufferedWriter& out);
+void emit_assembly(const GeneratedProgram& p, util::BufferedWriter& out);
 // <prefix>.bin and <prefix>.hex in one pass: each word is encoded once.
 void emit_words(const isa::Isa& isa, const GeneratedProgram& p, util::BufferedWriter& bin, util::BufferedWriter& hex);
 // <prefix>.memmap.yaml: GeneratedProgram::memmap().to_yaml().

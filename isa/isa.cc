@@ -224,6 +224,7 @@ class IsaLoader {
     }
     s.initial_raw[kOpcodeSlot] = s.opcode;
     plan_encoding(s);
+    plan_disassembly(s);
     const auto resolver = [&s](std::string_view name) -> std::optional<Expr::FieldRef> {
       const auto slot = s.field_index(name);
       if (!slot) return std::nullopt;

@@ -1,4 +1,5 @@
-// The one encoder (isa::encode, reading InstrSpec::layout) against known words and lines, worked out
+// The one encoder (isa::encode, reading InstrSpec::layout) and the one disassembler
+// (isa::write_disassembly, reading InstrSpec::line) against known words and lines, worked out
 // by hand from isa/npu_isa.yaml (and equal to what `npuforge asm`/`disasm` wrote before the
 // per-ISA plans): a field straddling the 64-bit limb boundary (load's src, bits 71..40), a
 // negative signed field (eltwise's lo), enum, token and default-omission texts.
@@ -71,6 +72,24 @@ TEST(FormatGolden, DropsBitsPastTheWord) {
   EXPECT_EQ(word, std::vector<uint8_t>(kGolden[0].word.begin(), kGolden[0].word.begin() + 7));
 }
 
+TEST(FormatGolden, DisassemblesKnownLines) {
+  const Instruction program[] = {make_load(), make_eltwise()};
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(disassemble(program[i]), kGolden[i].text);
+    std::string line(program[i].spec->max_line_bytes, '#');
+    char* end = write_disassembly(line.data(), program[i]);
+    EXPECT_EQ(std::string(line.data(), end), kGolden[i].text);
+  }
+  EXPECT_EQ(disassemble_program(program), std::string(kGolden[0].text) + "\n" + kGolden[1].text + "\n");
+}
+
+TEST(FormatGolden, BareFlagsAndBothTokenFields) {
+  const std::string text =
+      "pool 0x10, 0x20, h=4, w=4, c=8, window_h=2, window_w=2, stride_h=2, stride_w=2, pad_top=1, mode=avg, "
+      "count_pad, wait=load, signal=store";
+  EXPECT_EQ(disassemble(assemble(builtin_isa(), text, "pool.s").instrs.at(0)), text);
+}
+
 TEST(FormatGolden, DecodesAndAssemblesKnownWords) {
   std::vector<uint8_t> bytes;
   std::string text;
@@ -80,6 +99,15 @@ TEST(FormatGolden, DecodesAndAssemblesKnownWords) {
   }
   EXPECT_EQ(disassemble_program(decode_program(builtin_isa(), bytes, "golden.bin")), text);
   EXPECT_EQ(encode_program(builtin_isa(), assemble(builtin_isa(), text, "golden.s").instrs), bytes);
+}
+
+TEST(FormatGolden, EveryLineFitsItsPlan) {
+  // All ones in every field: the longest numbers, unnamed enum codes, every token.
+  for (const InstrSpec& s : builtin_isa().instructions()) {
+    Instruction in = Instruction::make(s);
+    for (unsigned i = 1; i < s.fields.size(); ++i) in.set_value(i, -1);
+    EXPECT_LE(disassemble(in).size(), s.max_line_bytes) << s.mnemonic;
+  }
 }
 
 }  // namespace
