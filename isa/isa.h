@@ -140,6 +140,9 @@ class Isa {
   const InstrSpec* by_mnemonic(std::string_view mnemonic) const;
   // Like by_mnemonic, but throws npuforge::Error for an unknown one.
   const InstrSpec& require(std::string_view mnemonic) const;
+  // The position of `spec` in instructions(), or nullopt when it belongs to another ISA (the
+  // per-ISA tables beside an Isa are indexed by it).
+  std::optional<size_t> index_of(const InstrSpec& spec) const;
 
  private:
   std::string name_;

@@ -110,5 +110,14 @@ TEST(FormatGolden, EveryLineFitsItsPlan) {
   }
 }
 
+TEST(FormatGolden, IndexOfFindsOnlyItsOwnInstructions) {
+  const Isa& isa = builtin_isa();
+  for (size_t i = 0; i < isa.instructions().size(); ++i) EXPECT_EQ(isa.index_of(isa.instructions()[i]), i);
+  const Isa other = Isa::load_string(builtin_isa_yaml(), "copy.yaml");
+  EXPECT_FALSE(isa.index_of(other.instructions()[0]).has_value());
+  const InstrSpec copy = isa.instructions()[0];
+  EXPECT_FALSE(isa.index_of(copy).has_value());
+}
+
 }  // namespace
 }  // namespace npuforge::isa
