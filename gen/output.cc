@@ -2,8 +2,7 @@
 
 #include <algorithm>
 #include <exception>
-#include <system_error>
-#include <thread>
+#include <future>
 
 #include <fmt/format.h>
 
@@ -84,43 +83,6 @@ std::string summary_line(const GeneratedProgram& p) {
       s.reloads, s.skipped, s.directed);
 }
 
-namespace {
-
-// Runs `f` on a second thread (inline when none can be started); join() rethrows what it threw.
-class Task {
- public:
-  template <class F>
-  explicit Task(F f) {
-    auto run = [this, f = std::move(f)] {
-      try {
-        f();
-      } catch (...) {
-        error_ = std::current_exception();
-      }
-    };
-    try {
-      thread_ = std::thread(run);
-    } catch (const std::system_error&) {
-      run();
-    }
-  }
-  Task(const Task&) = delete;
-  Task& operator=(const Task&) = delete;
-  ~Task() {
-    if (thread_.joinable()) thread_.join();
-  }
-  void join() {
-    if (thread_.joinable()) thread_.join();
-    if (error_) std::rethrow_exception(error_);
-  }
-
- private:
-  std::thread thread_;
-  std::exception_ptr error_;
-};
-
-}  // namespace
-
 // The .s file (the largest, a third of the bytes and the most work per byte) is written on a
 // second thread, the other four on this one. Each file is written whole by one thread from
 // the finished program, so its bytes do not depend on the scheduling.
@@ -132,7 +94,9 @@ void write_outputs(const isa::Isa& isa, const GeneratedProgram& p, const std::fi
   util::BufferedWriter h(base + ".hex", "$readmemh image");
   util::BufferedWriter m(base + ".memmap.yaml", "memory map");
   util::BufferedWriter d(base + ".ddr.bin", "DDR image");
-  Task assembly([&] {
+  // std::launch::deferred as well: libstdc++ starts a thread, and runs the task at get() on
+  // this one only when no thread can be started.
+  std::future<void> assembly = std::async(std::launch::async | std::launch::deferred, [&] {
     emit_assembly(p, s);
     s.close();
   });
@@ -148,7 +112,7 @@ void write_outputs(const isa::Isa& isa, const GeneratedProgram& p, const std::fi
   } catch (...) {
     error = std::current_exception();
   }
-  assembly.join();
+  assembly.get();
   if (error) std::rethrow_exception(error);
 }
 
