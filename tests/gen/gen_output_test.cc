@@ -76,26 +76,66 @@ std::string error_of(const isa::Isa& isa, const GeneratedProgram& g, const fs::p
   return "no error";
 }
 
+// No file of this run is left behind, neither an output nor its temporary.
+void expect_no_output(const fs::path& dir, const std::string& stem) {
+  for (const char* suffix : {".s", ".bin", ".hex", ".memmap.yaml", ".ddr.bin"}) {
+    EXPECT_FALSE(fs::exists(fs::symlink_status(dir / (stem + suffix)))) << stem << suffix;
+    EXPECT_FALSE(fs::exists(fs::symlink_status(dir / (stem + suffix + ".tmp")))) << stem << suffix << ".tmp";
+  }
+}
+
 // The .s file is written on a second thread, the others on the caller's: a failure on either
 // reaches the caller, and when both fail the .s file's is reported (as when they were written
-// one after the other).
+// one after the other). Files are written under "<name>.tmp" and renamed when all five are:
+// /dev/full in a temporary's place is a full disk.
 TEST(GenOutput, WriteErrorsOnEitherThreadNameTheFile) {
   if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full on this system";
   const ScratchDir dir;
   const GeneratedProgram g = program("default", 3, 3000);
   const isa::Isa& isa = isa::builtin_isa();
-  fs::create_symlink("/dev/full", dir.path / "a.memmap.yaml");
+  fs::create_symlink("/dev/full", dir.path / "a.memmap.yaml.tmp");
   std::string what = error_of(isa, g, dir.path / "a");
-  EXPECT_NE(what.find("a.memmap.yaml: cannot write memory map: No space left on device"), std::string::npos) << what;
-  fs::create_symlink("/dev/full", dir.path / "b.s");
+  EXPECT_NE(what.find("a.memmap.yaml.tmp: cannot write memory map: No space left on device"), std::string::npos)
+      << what;
+  expect_no_output(dir.path, "a");
+  fs::create_symlink("/dev/full", dir.path / "b.s.tmp");
   what = error_of(isa, g, dir.path / "b");
-  EXPECT_NE(what.find("b.s: cannot write assembly: No space left on device"), std::string::npos) << what;
-  fs::create_symlink("/dev/full", dir.path / "c.s");
-  fs::create_symlink("/dev/full", dir.path / "c.hex");
+  EXPECT_NE(what.find("b.s.tmp: cannot write assembly: No space left on device"), std::string::npos) << what;
+  expect_no_output(dir.path, "b");
+  fs::create_symlink("/dev/full", dir.path / "c.s.tmp");
+  fs::create_symlink("/dev/full", dir.path / "c.hex.tmp");
   what = error_of(isa, g, dir.path / "c");
-  EXPECT_NE(what.find("c.s: cannot write assembly"), std::string::npos) << what;
+  EXPECT_NE(what.find("c.s.tmp: cannot write assembly"), std::string::npos) << what;
+  expect_no_output(dir.path, "c");
   what = error_of(isa, g, dir.path / "missing" / "p");
-  EXPECT_NE(what.find("p.s: cannot create assembly"), std::string::npos) << what;
+  EXPECT_NE(what.find("p.s.tmp: cannot create assembly"), std::string::npos) << what;
+}
+
+// A directory where an output should go: the four files renamed before it are taken back.
+TEST(GenOutput, AnOutputThatCannotBeReplacedLeavesNoFileOfTheRun) {
+  const ScratchDir dir;
+  const GeneratedProgram g = program("default", 3, 3000);
+  fs::create_directories(dir.path / "d.memmap.yaml" / "inside");
+  const std::string what = error_of(isa::builtin_isa(), g, dir.path / "d");
+  EXPECT_NE(what.find("d.memmap.yaml: cannot write memory map"), std::string::npos) << what;
+  for (const char* suffix : {".s", ".bin", ".hex", ".ddr.bin"}) {
+    EXPECT_FALSE(fs::exists(dir.path / (std::string("d") + suffix))) << suffix;
+    EXPECT_FALSE(fs::exists(dir.path / (std::string("d") + suffix + ".tmp"))) << suffix;
+  }
+  EXPECT_FALSE(fs::exists(dir.path / "d.memmap.yaml.tmp"));
+  EXPECT_TRUE(fs::exists(dir.path / "d.memmap.yaml" / "inside"));  // the directory is not ours: untouched
+}
+
+// A successful run leaves the five files and no temporary.
+TEST(GenOutput, ASuccessfulRunLeavesNoTemporary) {
+  const ScratchDir dir;
+  write_outputs(isa::builtin_isa(), program("default", 3, 3000), dir.path / "e");
+  size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(dir.path)) {
+    EXPECT_EQ(entry.path().string().find(".tmp"), std::string::npos) << entry.path();
+    ++files;
+  }
+  EXPECT_EQ(files, 5u);
 }
 
 }  // namespace
