@@ -54,8 +54,8 @@ allocator::MemMap GeneratedProgram::memmap() const {
   return map;
 }
 
-// The general path (isa::append_disassembly: no per-ISA tables, since a program does not name
-// its ISA); write_outputs' .s file must equal it byte for byte (tests/gen/gen_golden_test.cc).
+// The whole file as one string, through the same isa::write_disassembly as write_outputs' .s
+// file (tests/gen/gen_output_test.cc checks they are equal byte for byte).
 std::string to_assembly(const GeneratedProgram& p) {
   std::string out = fmt::format("; {}\n; {} instructions; operand symbols are given in the comments\n", p.header,
                                 p.instrs.size());
