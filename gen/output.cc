@@ -1,15 +1,18 @@
 #include "gen/output.h"
 
 #include <algorithm>
+#include <array>
 #include <exception>
+#include <future>
+#include <string_view>
 #include <system_error>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "gen/output_writers.h"
 #include "isa/assembler.h"
 #include "util/buffered_writer.h"
+#include "util/error.h"
 
 namespace npuforge::gen {
 
@@ -51,8 +54,8 @@ allocator::MemMap GeneratedProgram::memmap() const {
   return map;
 }
 
-// The general path (isa::append_disassembly: no per-ISA tables, since a program does not name
-// its ISA); write_outputs' .s file must equal it byte for byte (tests/gen/gen_golden_test.cc).
+// The whole file as one string, through the same isa::write_disassembly as write_outputs' .s
+// file (tests/gen/gen_output_test.cc checks they are equal byte for byte).
 std::string to_assembly(const GeneratedProgram& p) {
   std::string out = fmt::format("; {}\n; {} instructions; operand symbols are given in the comments\n", p.header,
                                 p.instrs.size());
@@ -86,57 +89,40 @@ std::string summary_line(const GeneratedProgram& p) {
 
 namespace {
 
-// Runs `f` on a second thread (inline when none can be started); join() rethrows what it threw.
-class Task {
- public:
-  template <class F>
-  explicit Task(F f) {
-    auto run = [this, f = std::move(f)] {
-      try {
-        f();
-      } catch (...) {
-        error_ = std::current_exception();
-      }
-    };
-    try {
-      thread_ = std::thread(run);
-    } catch (const std::system_error&) {
-      run();
-    }
-  }
-  Task(const Task&) = delete;
-  Task& operator=(const Task&) = delete;
-  ~Task() {
-    if (thread_.joinable()) thread_.join();
-  }
-  void join() {
-    if (thread_.joinable()) thread_.join();
-    if (error_) std::rethrow_exception(error_);
-  }
-
- private:
-  std::thread thread_;
-  std::exception_ptr error_;
+// The five files, in the order they are created (so the first that cannot be created is the
+// one reported) and renamed into place.
+struct OutputFile {
+  std::string_view suffix, what;
 };
-
-}  // namespace
+constexpr std::array<OutputFile, 5> kOutputs = {{{".s", "assembly"},
+                                                 {".bin", "program binary"},
+                                                 {".hex", "$readmemh image"},
+                                                 {".memmap.yaml", "memory map"},
+                                                 {".ddr.bin", "DDR image"}}};
+using Paths = std::array<std::string, kOutputs.size()>;
 
 // The .s file (the largest, a third of the bytes and the most work per byte) is written on a
 // second thread, the other four on this one. Each file is written whole by one thread from
-// the finished program, so its bytes do not depend on the scheduling.
-void write_outputs(const isa::Isa& isa, const GeneratedProgram& p, const std::filesystem::path& prefix) {
-  const std::string base = prefix.string();
-  // Created in this order, so the first file that cannot be created is the one reported.
-  util::BufferedWriter s(base + ".s", "assembly");
-  util::BufferedWriter b(base + ".bin", "program binary");
-  util::BufferedWriter h(base + ".hex", "$readmemh image");
-  util::BufferedWriter m(base + ".memmap.yaml", "memory map");
-  util::BufferedWriter d(base + ".ddr.bin", "DDR image");
-  Task assembly([&] {
-    emit_assembly(isa, p, s);
+// the finished program, so its bytes do not depend on the scheduling. `created` counts the
+// files opened, for the caller to remove on an error.
+void write_files(const isa::Isa& isa, const GeneratedProgram& p, const Paths& path, size_t& created) {
+  util::BufferedWriter s(path[0], kOutputs[0].what);
+  ++created;
+  util::BufferedWriter b(path[1], kOutputs[1].what);
+  ++created;
+  util::BufferedWriter h(path[2], kOutputs[2].what);
+  ++created;
+  util::BufferedWriter m(path[3], kOutputs[3].what);
+  ++created;
+  util::BufferedWriter d(path[4], kOutputs[4].what);
+  ++created;
+  // std::launch::deferred as well: libstdc++ starts a thread, and runs the task at get() on
+  // this one only when no thread can be started.
+  std::future<void> assembly = std::async(std::launch::async | std::launch::deferred, [&] {
+    emit_assembly(p, s);
     s.close();
   });
-  std::exception_ptr error;  // this thread's, reported after the .s file's as before
+  std::exception_ptr error;  // this thread's, reported after the .s file's
   try {
     emit_words(isa, p, b, h);
     b.close();
@@ -148,8 +134,43 @@ void write_outputs(const isa::Isa& isa, const GeneratedProgram& p, const std::fi
   } catch (...) {
     error = std::current_exception();
   }
-  assembly.join();
+  assembly.get();
   if (error) std::rethrow_exception(error);
+}
+
+// Renames each written file into place; when one cannot be, removes those already renamed:
+// the caller gets this run's five files or none.
+void publish(const Paths& temp, const Paths& path) {
+  for (size_t i = 0; i < path.size(); ++i) {
+    std::error_code ec;
+    std::filesystem::rename(temp[i], path[i], ec);
+    if (!ec) continue;
+    const std::string why = ec.message();
+    for (size_t j = 0; j < i; ++j) std::filesystem::remove(path[j], ec);
+    throw Error(fmt::format("{}: cannot write {}: {}", path[i], kOutputs[i].what, why));
+  }
+}
+
+}  // namespace
+
+// Each file is written under a temporary name beside it and renamed into place once all five
+// are written: a write error (a full disk, a directory in the way) leaves no half-written
+// output and no mix of this run's files with an earlier run's.
+void write_outputs(const isa::Isa& isa, const GeneratedProgram& p, const std::filesystem::path& prefix) {
+  Paths path, temp;
+  for (size_t i = 0; i < kOutputs.size(); ++i) {
+    path[i] = prefix.string() + std::string(kOutputs[i].suffix);
+    temp[i] = path[i] + ".tmp";
+  }
+  size_t created = 0;
+  try {
+    write_files(isa, p, temp, created);
+    publish(temp, path);
+  } catch (...) {
+    std::error_code ignored;  // the error being reported is the one that matters
+    for (size_t i = 0; i < created; ++i) std::filesystem::remove(temp[i], ignored);
+    throw;
+  }
 }
 
 }  // namespace npuforge::gen

@@ -1,7 +1,6 @@
 #include "gen/output_writers.h"
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 #include <span>
 #include <sstream>
@@ -26,60 +25,19 @@ char* write_symbol(char* out, OpKind origin_kind, uint32_t origin, uint32_t vers
   return util::write_dec(out, version);
 }
 
-WordEncoder::WordEncoder(const isa::Isa& isa) : first_(isa.instructions().data()), bytes_(isa.width_bytes()) {
-  for (const auto& s : isa.instructions()) {
-    Plan plan{static_cast<uint32_t>(fields_.size()), 0};
-    for (unsigned i = 0; i < s.fields.size(); ++i) {
-      const auto& f = s.fields[i];
-      if (f.lsb >= 8 * bytes_) continue;  // isa::encode drops bits past the word
-      fields_.push_back({i, f.lsb / 64, f.lsb % 64, f.width >= 32 ? ~0u : (1u << f.width) - 1});
-    }
-    plan.end = static_cast<uint32_t>(fields_.size());
-    plans_.push_back(plan);
-  }
-}
-
-void WordEncoder::encode(const isa::Instruction& in, uint8_t* word) const {
-  // Address arithmetic, not pointer subtraction: `in.spec` may point into another ISA's table.
-  const uintptr_t offset = reinterpret_cast<uintptr_t>(in.spec) - reinterpret_cast<uintptr_t>(first_);
-  const size_t index = offset / sizeof(isa::InstrSpec);
-  if (index >= plans_.size() || offset % sizeof(isa::InstrSpec) != 0 || bytes_ > kMaxBytes) {  // the general path
-    isa::encode(in, std::span<uint8_t>(word, bytes_));
-    return;
-  }
-  // The word as little-endian 64-bit limbs, one spare for a field past the last.
-  std::array<uint64_t, kMaxBytes / 8 + 1> limb{};
-  for (uint32_t k = plans_[index].begin; k < plans_[index].end; ++k) {
-    const Field& f = fields_[k];
-    const uint64_t v = in.raw[f.slot] & f.mask;
-    limb[f.limb] |= v << f.shift;
-    if (f.shift > 32) limb[f.limb + 1] |= v >> (64 - f.shift);  // straddles two limbs
-  }
-  if constexpr (std::endian::native == std::endian::little) {
-    std::memcpy(word, limb.data(), bytes_);
-  } else {
-    for (size_t b = 0; b < bytes_; ++b) word[b] = static_cast<uint8_t>(limb[b / 8] >> (8 * (b % 8)));
-  }
-}
-
-void emit_assembly(const isa::Isa& isa, const GeneratedProgram& p, util::BufferedWriter& out) {
+void emit_assembly(const GeneratedProgram& p, util::BufferedWriter& out) {
   out.format("; {}\n; {} instructions; operand symbols are given in the comments\n", p.header, p.instrs.size());
-  const isa::LineDisassembler disasm(isa);
-  size_t name = 0;
-  for (const auto& s : isa.instructions())
-    for (const auto& f : s.fields) name = std::max(name, f.name.size());
-  const size_t ref_bytes = 4 + name + 2 + kMaxSymbolBytes + 1;  // "  ; name=%symbol" and the newline
-  const size_t line_bytes = disasm.max_line_bytes() + 1;
   size_t r = 0;  // walks the SymRefs, which are in instruction order
   for (size_t i = 0; i < p.instrs.size(); ++i) {
     const isa::Instruction& in = p.instrs[i];
-    char* o = disasm.write(in, out.reserve(line_bytes));
+    char* o = isa::write_disassembly(out.reserve(in.spec->max_line_bytes + 1), in);
     const char* separator = "  ; ";
     for (; r < p.refs.size() && p.refs[r].instr == i; ++r) {
       out.commit(o);  // a line may carry any number of references: room for each
-      o = util::write_text(out.reserve(ref_bytes), separator);
+      const std::string& name = in.spec->fields[p.refs[r].field].name;
+      o = util::write_text(out.reserve(4 + name.size() + 2 + kMaxSymbolBytes + 1), separator);  // "  ; name=%symbol\n"
       separator = " ";
-      o = util::write_text(o, in.spec->fields[p.refs[r].field].name);
+      o = util::write_text(o, name);
       *o++ = '=';
       *o++ = '%';
       const SymbolInfo& s = p.symbols[p.refs[r].symbol.value];
@@ -91,22 +49,16 @@ void emit_assembly(const isa::Isa& isa, const GeneratedProgram& p, util::Buffere
 }
 
 void emit_words(const isa::Isa& isa, const GeneratedProgram& p, util::BufferedWriter& bin, util::BufferedWriter& hex) {
-  if (isa.width_bytes() > WordEncoder::kMaxBytes) {  // no such ISA (the loader refuses it): the whole-program paths
-    bin.put(isa::encode_program(isa, p.instrs));
-    hex.put(isa::to_readmemh(isa, p.instrs, p.header));
-    return;
-  }
   // The header isa::to_readmemh writes.
   if (!p.header.empty()) hex.format("// {}\n", p.header);
   hex.format("// {} instructions, {} bits each, most significant digit first\n", p.instrs.size(), isa.width_bits());
   // Both digits of a byte in one table entry: half the loads and stores of a digit at a time.
   std::array<std::array<char, 2>, 256> digits;
   for (unsigned v = 0; v < 256; ++v) digits[v] = {"0123456789abcdef"[v >> 4], "0123456789abcdef"[v & 15]};
-  const WordEncoder encoder(isa);
-  const size_t w = encoder.bytes();
+  const size_t w = isa.width_bytes();
   for (const isa::Instruction& in : p.instrs) {
     auto* word = reinterpret_cast<uint8_t*>(bin.reserve(w));
-    encoder.encode(in, word);
+    isa::encode(in, std::span<uint8_t>(word, w));
     bin.commit(reinterpret_cast<char*>(word + w));
     char* o = hex.reserve(2 * w + 1);  // most significant digit first
     for (size_t b = w; b-- > 0; o += 2) std::memcpy(o, digits[word[b]].data(), 2);

@@ -46,51 +46,10 @@ std::string disassemble(const Instruction& instr);
 // string instead of allocating one per line.
 void append_disassembly(std::string& out, const Instruction& instr);
 std::string disassemble_program(std::span<const Instruction> program);
-
-// append_disassembly's text written into a raw buffer, with each instruction's field order,
-// separators and "name=" texts laid out once per ISA: `npuforge gen` writes a line per
-// instruction, millions of them, and the per-field decisions of the generic path were most
-// of that. Holds pointers into `isa`, which must outlive it.
-class LineDisassembler {
- public:
-  explicit LineDisassembler(const Isa& isa);
-
-  // The most bytes write() puts for any instruction of the ISA.
-  size_t max_line_bytes() const { return max_line_bytes_; }
-  // Writes the line (no newline) at `out`, which has room for max_line_bytes(); returns its
-  // end. Throws npuforge::Error for an instruction of another ISA.
-  char* write(const Instruction& in, char* out) const;
-
- private:
-  enum class Text : uint8_t { Tokens, Enum, Hex, DdrHex, Decimal };
-  struct Step {
-    const FieldSpec* field = nullptr;
-    unsigned slot = 0;
-    Text text = Text::Decimal;
-    bool keyword = false;  // "name=value" (positional fields: the value alone)
-    bool flag = false;     // a bare name when set to 1
-    bool has_default = false;
-    bool is_signed = false;
-    unsigned width = 0;
-    int64_t default_value = 0;
-  };
-  // Instruction::value, inline: it is read for every field of every line.
-  static int64_t value_of(const Step& s, uint32_t raw) {
-    if (!s.is_signed) return raw;
-    if (s.width >= 32) return static_cast<int32_t>(raw);
-    const uint32_t sign = 1u << (s.width - 1);
-    return static_cast<int64_t>(raw ^ sign) - static_cast<int64_t>(sign);
-  }
-  struct Plan {
-    uint32_t begin = 0, end = 0;  // range of steps_
-  };
-  char* write_value(const Step& s, const Instruction& in, char* out) const;
-
-  const InstrSpec* first_ = nullptr;  // isa.instructions().data(): an InstrSpec's plan is plans_[spec - first_]
-  std::vector<Plan> plans_;
-  std::vector<Step> steps_;
-  std::array<std::string, size_t{1} << kNumQueues> tokens_;  // text of each token mask
-  size_t max_line_bytes_ = 0;
-};
+// The same line (no newline) written at `out`, which has room for instr.spec->max_line_bytes;
+// returns its end. The one disassembler: the calls above and `npuforge gen`'s writer use it.
+// It follows spec->line (plan_disassembly), the field order, separators and value texts laid
+// out once per ISA: gen writes a line per instruction, millions of them.
+char* write_disassembly(char* out, const Instruction& instr);
 
 }  // namespace npuforge::isa

@@ -1,5 +1,9 @@
 #include "isa/instruction.h"
 
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
 #include <fmt/core.h>
 
 #include "util/error.h"
@@ -18,11 +22,6 @@ uint32_t mask_of(unsigned width) { return width >= 32 ? 0xffffffffu : (1u << wid
 std::string format_value(const FieldSpec& f, int64_t v) {
   return f.kind == FieldKind::SramAddr || f.kind == FieldKind::DdrAddr ? fmt::format("{:#x}", v)
                                                                        : std::to_string(v);
-}
-
-void put_bits(std::span<uint8_t> out, unsigned lsb, unsigned width, uint32_t value) {
-  uint64_t v = static_cast<uint64_t>(value & mask_of(width)) << (lsb % 8);
-  for (size_t i = lsb / 8; v != 0 && i < out.size(); ++i, v >>= 8) out[i] |= static_cast<uint8_t>(v);
 }
 
 uint32_t get_bits(std::span<const uint8_t> in, unsigned lsb, unsigned width) {
@@ -100,10 +99,31 @@ std::string validate(const Instruction& instr) {
   return {};
 }
 
+void plan_encoding(InstrSpec& spec) {
+  spec.layout.clear();
+  for (unsigned i = 0; i < spec.fields.size(); ++i) {
+    const FieldSpec& f = spec.fields[i];
+    spec.layout.push_back({static_cast<uint16_t>(i), static_cast<uint16_t>(f.lsb / 64), f.lsb % 64, mask_of(f.width)});
+  }
+}
+
 void encode(const Instruction& instr, std::span<uint8_t> out) {
-  std::fill(out.begin(), out.end(), uint8_t{0});
-  const auto& fields = instr.spec->fields;
-  for (unsigned i = 0; i < fields.size(); ++i) put_bits(out, fields[i].lsb, fields[i].width, instr.raw[i]);
+  // The word as little-endian 64-bit limbs (the loader caps the width at 1024 bits), one
+  // spare for a field that straddles the last: a field is two ORs, not a loop over bytes.
+  std::array<uint64_t, kMaxWordBytes / 8 + 1> limb{};
+  for (const BitSlot& f : instr.spec->layout) {
+    const uint64_t v = instr.raw[f.slot] & f.mask;
+    limb[f.limb] |= v << f.shift;
+    if (f.shift > 32) limb[f.limb + 1] |= v >> (64 - f.shift);  // straddles two limbs
+  }
+  // Bits past `out` are dropped, bytes past the word are zero.
+  const size_t n = std::min(out.size(), kMaxWordBytes);
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(out.data(), limb.data(), n);
+  } else {
+    for (size_t b = 0; b < n; ++b) out[b] = static_cast<uint8_t>(limb[b / 8] >> (8 * (b % 8)));
+  }
+  std::fill(out.begin() + static_cast<std::ptrdiff_t>(n), out.end(), uint8_t{0});
 }
 
 Instruction decode(const Isa& isa, std::span<const uint8_t> word, std::string_view where) {
@@ -118,7 +138,7 @@ Instruction decode(const Isa& isa, std::span<const uint8_t> word, std::string_vi
   in.spec = spec;
   for (unsigned i = 0; i < spec->fields.size(); ++i) in.raw[i] = get_bits(word, spec->fields[i].lsb, spec->fields[i].width);
   // Bits outside every field would be dropped by a re-encode: refuse them instead.
-  std::array<uint8_t, 128> buffer;  // the loader caps the width at 1024 bits
+  std::array<uint8_t, kMaxWordBytes> buffer;
   const std::span<uint8_t> again(buffer.data(), word.size());
   encode(in, again);
   for (size_t b = 0; b < word.size(); ++b)

@@ -66,8 +66,13 @@ std::vector<Extent> writes(const Instruction& instr);  // used SRAM and DDR writ
 // when valid, else a message naming the field and the allowed range.
 std::string validate(const Instruction& instr);
 
-// Fixed-width little-endian encoding: byte 0 holds bits 7..0.
-void encode(const Instruction& instr, std::span<uint8_t> out);  // out.size() == width_bytes
+// The widest word the ISA loader accepts (1024 bits).
+inline constexpr size_t kMaxWordBytes = 128;
+
+// Fixed-width little-endian encoding: byte 0 holds bits 7..0. out.size() == width_bytes (bits
+// past `out` are dropped); the one encoder: encode_program, to_readmemh, decode's reserved-bit
+// check and gen's writers all call it. Reads spec->layout (plan_encoding).
+void encode(const Instruction& instr, std::span<uint8_t> out);
 // Throws npuforge::Error for an unknown opcode; `where` names the source in the message.
 Instruction decode(const Isa& isa, std::span<const uint8_t> word, std::string_view where = "");
 

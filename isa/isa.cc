@@ -64,6 +64,15 @@ const InstrSpec& Isa::require(std::string_view mnemonic) const {
   throw Error(fmt::format("unknown instruction '{}'", mnemonic));
 }
 
+std::optional<size_t> Isa::index_of(const InstrSpec& spec) const {
+  // Address arithmetic, not pointer subtraction: `spec` may point into another ISA's table,
+  // and subtracting pointers into different arrays is undefined.
+  const uintptr_t offset = reinterpret_cast<uintptr_t>(&spec) - reinterpret_cast<uintptr_t>(instrs_.data());
+  const size_t index = offset / sizeof(InstrSpec);
+  if (index >= instrs_.size() || offset % sizeof(InstrSpec) != 0) return std::nullopt;
+  return index;
+}
+
 // Builds and validates an Isa from its YAML; every error names the source line.
 class IsaLoader {
  public:
@@ -223,6 +232,8 @@ class IsaLoader {
       if (f.default_value) s.initial_raw[i] = static_cast<uint32_t>(*f.default_value) & mask;
     }
     s.initial_raw[kOpcodeSlot] = s.opcode;
+    plan_encoding(s);
+    plan_disassembly(s);
     const auto resolver = [&s](std::string_view name) -> std::optional<Expr::FieldRef> {
       const auto slot = s.field_index(name);
       if (!slot) return std::nullopt;

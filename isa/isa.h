@@ -61,6 +61,30 @@ struct OperandSpec {
   Expr bytes;  // byte extent as a function of the fields; 0 means "not used"
 };
 
+// Where one field's bits go in the word, worked out once by the loader (plan_encoding):
+// encode() ORs (raw & mask) << shift into 64-bit limb `limb` of the word, and the bits that
+// overflow it into the next limb.
+struct BitSlot {
+  uint16_t slot = 0;
+  uint16_t limb = 0;
+  uint32_t shift = 0;
+  uint32_t mask = 0;
+};
+
+// How the disassembler prints one field, worked out once by the loader (plan_disassembly),
+// in the order of the line: positional fields, keyword fields from slot 3, the token fields.
+struct LineStep {
+  enum class Text : uint8_t { Tokens, Enum, Hex, DdrHex, Decimal };
+  uint8_t slot = 0;
+  Text text = Text::Decimal;
+  bool keyword = false;      // "name=value" (positional fields: the value alone)
+  bool flag = false;         // a bare name when set to 1
+  bool has_default = false;  // omitted when equal to default_value
+  bool is_signed = false;
+  uint8_t width = 0;
+  int64_t default_value = 0;
+};
+
 struct InstrSpec {
   std::string mnemonic;
   uint32_t opcode = 0;
@@ -75,12 +99,23 @@ struct InstrSpec {
   // Raw field bits of a fresh instruction: the opcode and every default (set by the loader;
   // Instruction::make copies it).
   std::array<uint32_t, kMaxFields> initial_raw{};
+  // The encoder's and the disassembler's per-instruction plans (set by the loader through
+  // plan_encoding/plan_disassembly, beside the code that reads them): each format rule is
+  // applied once per ISA, not once per instruction written.
+  std::vector<BitSlot> layout;
+  std::vector<LineStep> line;
+  size_t max_line_bytes = 0;  // the most bytes write_disassembly puts for this instruction
 
   std::optional<unsigned> field_index(std::string_view name) const;
   // Like field_index, but throws npuforge::Error when the field does not exist. For code
   // that binds to a field by name once (semantics, generator) and then uses the slot.
   unsigned require_field(std::string_view name) const;
 };
+
+// Fill InstrSpec::layout (instruction.cc) and InstrSpec::line / max_line_bytes
+// (disassembler.cc) from its fields; the loader calls them once per instruction.
+void plan_encoding(InstrSpec& spec);
+void plan_disassembly(InstrSpec& spec);
 
 // Slots of the common fields, identical in every instruction.
 inline constexpr unsigned kOpcodeSlot = 0;
@@ -105,6 +140,9 @@ class Isa {
   const InstrSpec* by_mnemonic(std::string_view mnemonic) const;
   // Like by_mnemonic, but throws npuforge::Error for an unknown one.
   const InstrSpec& require(std::string_view mnemonic) const;
+  // The position of `spec` in instructions(), or nullopt when it belongs to another ISA (the
+  // per-ISA tables beside an Isa are indexed by it).
+  std::optional<size_t> index_of(const InstrSpec& spec) const;
 
  private:
   std::string name_;

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
+
 namespace npuforge::util {
 
 // A JSON string literal, quotes included. Control characters become \u00XX, bytes that are
@@ -43,36 +45,17 @@ inline std::string_view hex_digits(uint64_t v, std::array<char, 16>& buf) {
 // "{}" and "{:x}".
 inline constexpr size_t kMaxDecDigits = 20;  // UINT64_MAX
 
+// fmt::format_int: its digits-in-pairs conversion, without the format-string path.
 inline char* write_dec(char* out, uint64_t v) {
-  // Two digits per step from a 200-byte table: half the divisions of a digit-at-a-time loop.
-  static constexpr char kPairs[] =
-      "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-      "8081828384858687888990919293949596979899";
-  char tmp[kMaxDecDigits];
-  char* p = tmp + kMaxDecDigits;
-  while (v >= 100) {
-    const unsigned r = static_cast<unsigned>(v % 100) * 2;
-    v /= 100;
-    *--p = kPairs[r + 1];
-    *--p = kPairs[r];
-  }
-  if (v >= 10) {
-    const unsigned r = static_cast<unsigned>(v) * 2;
-    *--p = kPairs[r + 1];
-    *--p = kPairs[r];
-  } else {
-    *--p = static_cast<char>('0' + v);
-  }
-  const size_t n = static_cast<size_t>(tmp + kMaxDecDigits - p);
-  for (size_t i = 0; i < n; ++i) out[i] = p[i];
-  return out + n;
+  const fmt::format_int d(v);
+  std::memcpy(out, d.data(), d.size());
+  return out + d.size();
 }
 
 inline char* write_signed_dec(char* out, int64_t v) {
-  if (v >= 0) return write_dec(out, static_cast<uint64_t>(v));
-  *out++ = '-';
-  return write_dec(out, ~static_cast<uint64_t>(v) + 1);  // INT64_MIN included
+  const fmt::format_int d(v);  // INT64_MIN included
+  std::memcpy(out, d.data(), d.size());
+  return out + d.size();
 }
 
 inline char* write_hex(char* out, uint64_t v) {

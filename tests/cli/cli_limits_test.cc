@@ -24,11 +24,14 @@ TEST(CliLimits, GenRefusesAProgramOverTheMemoryLimitBeforeStarting) {
 TEST(CliLimits, GenOnAFullDiskExitsOneNamingTheFile) {
   if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full on this system";
   const ScratchDir d("limits_disk");
-  fs::create_symlink("/dev/full", d.path("p.s"));  // every write to p.s fails with ENOSPC
+  // gen writes p.s as p.s.tmp and renames it: every write to the temporary fails with ENOSPC.
+  fs::create_symlink("/dev/full", d.path("p.s.tmp"));
   const CliRun r = run_cli("gen --profile " + kProfile + " --seed 1 --length 50 -o " + d.path("p"));
   EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_NE(r.out.find(d.path("p.s") + ": cannot write"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(d.path("p.s.tmp") + ": cannot write"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("No space left on device"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(fs::symlink_status(d.path("p.s.tmp")))) << "a temporary left behind";
+  EXPECT_FALSE(fs::exists(d.path("p.s"))) << "a partial output left behind";
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// gen::write_outputs' fast writers against the general paths they replace: the word encoder
-// against isa::encode on random fields, symbol names against their fmt spelling, the five
+// gen::write_outputs' writers against the whole-program paths: symbol names against their
+// fmt spelling, the five
 // files of programs longer than a writer buffer (and of the profile the golden digests do not
 // cover) against to_assembly / encode_program / to_readmemh / memmap().to_yaml(), and write
 // errors on either thread reported with the file's name.
@@ -25,30 +25,6 @@ namespace npuforge::gen {
 namespace {
 
 namespace fs = std::filesystem;
-
-void expect_same_words(const isa::Isa& isa, uint64_t seed) {
-  const WordEncoder fast(isa);
-  ASSERT_EQ(fast.bytes(), isa.width_bytes());
-  Rng rng(seed);
-  std::vector<uint8_t> expected(isa.width_bytes()), word(isa.width_bytes() + 8, 0xa5);
-  for (const isa::InstrSpec& spec : isa.instructions()) {
-    for (int n = 0; n < 2000; ++n) {
-      isa::Instruction in = isa::Instruction::make(spec);
-      // Any bits, also past a field's width: isa::encode masks them, and so must the tables.
-      for (unsigned i = 1; i < spec.fields.size(); ++i)
-        in.raw[i] = rng.chance(0.5) ? static_cast<uint32_t>(rng.next()) : static_cast<uint32_t>(rng.below(4));
-      isa::encode(in, expected);
-      fast.encode(in, word.data());
-      ASSERT_EQ(std::vector<uint8_t>(word.begin(), word.begin() + isa.width_bytes()), expected) << spec.mnemonic;
-      ASSERT_EQ(word[isa.width_bytes()], 0xa5) << "wrote past the word";
-    }
-  }
-}
-
-TEST(GenOutput, WordEncoderMatchesIsaEncode) {
-  expect_same_words(isa::builtin_isa(), 1);
-  expect_same_words(isa::Isa::load_file(std::string(NPUFORGE_SOURCE_DIR) + "/tests/data/isa_extra.yaml"), 2);
-}
 
 TEST(GenOutput, SymbolNamesAsFmtSpellsThem) {
   EXPECT_EQ(symbol_name(OpKind::Load, 0, 0), "ld0");
@@ -100,26 +76,66 @@ std::string error_of(const isa::Isa& isa, const GeneratedProgram& g, const fs::p
   return "no error";
 }
 
+// No file of this run is left behind, neither an output nor its temporary.
+void expect_no_output(const fs::path& dir, const std::string& stem) {
+  for (const char* suffix : {".s", ".bin", ".hex", ".memmap.yaml", ".ddr.bin"}) {
+    EXPECT_FALSE(fs::exists(fs::symlink_status(dir / (stem + suffix)))) << stem << suffix;
+    EXPECT_FALSE(fs::exists(fs::symlink_status(dir / (stem + suffix + ".tmp")))) << stem << suffix << ".tmp";
+  }
+}
+
 // The .s file is written on a second thread, the others on the caller's: a failure on either
 // reaches the caller, and when both fail the .s file's is reported (as when they were written
-// one after the other).
+// one after the other). Files are written under "<name>.tmp" and renamed when all five are:
+// /dev/full in a temporary's place is a full disk.
 TEST(GenOutput, WriteErrorsOnEitherThreadNameTheFile) {
   if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full on this system";
   const ScratchDir dir;
   const GeneratedProgram g = program("default", 3, 3000);
   const isa::Isa& isa = isa::builtin_isa();
-  fs::create_symlink("/dev/full", dir.path / "a.memmap.yaml");
+  fs::create_symlink("/dev/full", dir.path / "a.memmap.yaml.tmp");
   std::string what = error_of(isa, g, dir.path / "a");
-  EXPECT_NE(what.find("a.memmap.yaml: cannot write memory map: No space left on device"), std::string::npos) << what;
-  fs::create_symlink("/dev/full", dir.path / "b.s");
+  EXPECT_NE(what.find("a.memmap.yaml.tmp: cannot write memory map: No space left on device"), std::string::npos)
+      << what;
+  expect_no_output(dir.path, "a");
+  fs::create_symlink("/dev/full", dir.path / "b.s.tmp");
   what = error_of(isa, g, dir.path / "b");
-  EXPECT_NE(what.find("b.s: cannot write assembly: No space left on device"), std::string::npos) << what;
-  fs::create_symlink("/dev/full", dir.path / "c.s");
-  fs::create_symlink("/dev/full", dir.path / "c.hex");
+  EXPECT_NE(what.find("b.s.tmp: cannot write assembly: No space left on device"), std::string::npos) << what;
+  expect_no_output(dir.path, "b");
+  fs::create_symlink("/dev/full", dir.path / "c.s.tmp");
+  fs::create_symlink("/dev/full", dir.path / "c.hex.tmp");
   what = error_of(isa, g, dir.path / "c");
-  EXPECT_NE(what.find("c.s: cannot write assembly"), std::string::npos) << what;
+  EXPECT_NE(what.find("c.s.tmp: cannot write assembly"), std::string::npos) << what;
+  expect_no_output(dir.path, "c");
   what = error_of(isa, g, dir.path / "missing" / "p");
-  EXPECT_NE(what.find("p.s: cannot create assembly"), std::string::npos) << what;
+  EXPECT_NE(what.find("p.s.tmp: cannot create assembly"), std::string::npos) << what;
+}
+
+// A directory where an output should go: the four files renamed before it are taken back.
+TEST(GenOutput, AnOutputThatCannotBeReplacedLeavesNoFileOfTheRun) {
+  const ScratchDir dir;
+  const GeneratedProgram g = program("default", 3, 3000);
+  fs::create_directories(dir.path / "d.memmap.yaml" / "inside");
+  const std::string what = error_of(isa::builtin_isa(), g, dir.path / "d");
+  EXPECT_NE(what.find("d.memmap.yaml: cannot write memory map"), std::string::npos) << what;
+  for (const char* suffix : {".s", ".bin", ".hex", ".ddr.bin"}) {
+    EXPECT_FALSE(fs::exists(dir.path / (std::string("d") + suffix))) << suffix;
+    EXPECT_FALSE(fs::exists(dir.path / (std::string("d") + suffix + ".tmp"))) << suffix;
+  }
+  EXPECT_FALSE(fs::exists(dir.path / "d.memmap.yaml.tmp"));
+  EXPECT_TRUE(fs::exists(dir.path / "d.memmap.yaml" / "inside"));  // the directory is not ours: untouched
+}
+
+// A successful run leaves the five files and no temporary.
+TEST(GenOutput, ASuccessfulRunLeavesNoTemporary) {
+  const ScratchDir dir;
+  write_outputs(isa::builtin_isa(), program("default", 3, 3000), dir.path / "e");
+  size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(dir.path)) {
+    EXPECT_EQ(entry.path().string().find(".tmp"), std::string::npos) << entry.path();
+    ++files;
+  }
+  EXPECT_EQ(files, 5u);
 }
 
 }  // namespace
