@@ -19,6 +19,8 @@
 # (scripts/prepare-models.sh). Exit 1 when any model fails a segment, a checker or the cosine.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/lib/models.sh
+source "$root/scripts/lib/models.sh"
 npuforge=$root/build/tools/npuforge
 only=""
 rtl_model=""
@@ -55,21 +57,15 @@ report_model() {
   local name=$1 inputs=$3 options=$4
   local model=$cache/$name.onnx dir=$work/$name
   rm -rf "$dir" && mkdir -p "$dir"
-  local -a names=() compile_args=()
-  local lo=-1 hi=1 spec in_name in_shape
-  IFS=, read -ra specs <<< "$inputs"
-  for spec in "${specs[@]}"; do
-    IFS='|' read -r in_name _ in_shape lo hi <<< "$spec"
-    names+=("$in_name")
-    [[ ",$options," == *,dynamic,* ]] && compile_args+=(--input-shape "$in_name=$in_shape")
-  done
+  model_parse_inputs "$inputs" "$options"
+  local -a names=("${model_input_names[@]}") compile_args=("${model_shape_args[@]}")
   local -a calib=()
   local k=0
   while [ -e "$cache/inputs/$name/calibration/calib${k}_in0.npy" ]; do
     for i in "${!names[@]}"; do calib+=("$cache/inputs/$name/calibration/calib${k}_in$i.npy"); done
     k=$((k + 1))
   done
-  if [ ${#calib[@]} -gt 0 ]; then compile_args+=(--calibrate "${calib[@]}"); else compile_args+=(--seed 1000 --random-range "$lo" "$hi"); fi
+  if [ ${#calib[@]} -gt 0 ]; then compile_args+=(--calibrate "${calib[@]}"); else compile_args+=(--seed 1000 --random-range "$model_input_lo" "$model_input_hi"); fi
 
   local t0 compile_ms
   t0=$(now_ms)
@@ -94,10 +90,8 @@ report_model() {
     arena+="${arena:+ / }${peak:-?}"
   done
 
-  local sets=() f
-  for f in "$cache/inputs/$name"/seed*_in0.npy "$cache/inputs/$name"/sample_*_in0.npy; do
-    [ -e "$f" ] && sets+=("$(basename "$f" _in0.npy)")
-  done
+  model_input_sets "$cache" "$name"
+  local -a sets=("${model_sets[@]}")
   local floor min_cos="" max_rel="" rel max_steps="" steps cycles="" top1_same=0 top1_total=0 a b run_ms_total=0 ok=1 set out cos
   floor=$(floor_of "$name")
   for set in "${sets[@]}"; do

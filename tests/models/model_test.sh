@@ -19,6 +19,8 @@ name=${1:?usage: model_test.sh NAME NPUFORGE_BIN WORK_DIR}
 npuforge=${2:?usage: model_test.sh NAME NPUFORGE_BIN WORK_DIR}
 work=${3:?usage: model_test.sh NAME NPUFORGE_BIN WORK_DIR}
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=scripts/lib/models.sh
+source "$root/scripts/lib/models.sh"
 list=${NPUFORGE_MODEL_LIST:-$root/configs/models/models.txt}
 cache=${NPUFORGE_MODEL_CACHE:-$HOME/.cache/npuforge/models}
 seeds=${NPUFORGE_MODEL_SEEDS:-1,2}
@@ -55,32 +57,23 @@ step "write the inputs of $name" "$python" "$root/scripts/make-model-inputs.py" 
 
 model="$cache/$name.onnx"
 # Inputs in the list's order; dynamic models get their shapes fixed on npuforge's command line.
-IFS=, read -ra specs <<< "$inputs"
-input_names=()
-shape_args=()
-for spec in "${specs[@]}"; do
-  IFS='|' read -r in_name _ in_shape _ _ <<< "$spec"
-  input_names+=("$in_name")
-  [[ ",$options," == *,dynamic,* ]] && shape_args+=(--input-shape "$in_name=$in_shape")
-done
+model_parse_inputs "$inputs" "$options"
+input_names=("${model_input_names[@]}")
+shape_args=("${model_shape_args[@]}")
 
-atol=$(tr , '\n' <<< "$options" | sed -n 's/^atol=//p')
+atol=$(model_option "$options" atol)
 qdq=0
 [[ ",$options," == *,qdq,* ]] && qdq=1
 
-sets=()
-IFS=, read -ra seed_list <<< "$seeds"
-for s in "${seed_list[@]}"; do sets+=("seed$s"); done
-for f in "$cache/inputs/$name"/sample_*_in0.npy; do
-  [ -e "$f" ] && sets+=("$(basename "$f" _in0.npy)")
-done
+model_input_sets "$cache" "$name" "$seeds"
+sets=("${model_sets[@]}")
 
 rm -rf "${work:?}/$name"
 mkdir -p "$work/$name"
 
 # A model out of scope on purpose (e.g. an If sub-graph): onnxruntime runs it, npuforge must
 # refuse it cleanly: exit 1 (not a crash, not a wrong answer) with an error naming the op.
-unsupported=$(tr , '\n' <<< "$options" | sed -n 's/^unsupported=//p')
+unsupported=$(model_option "$options" unsupported)
 if [ -n "$unsupported" ]; then
   f="$cache/inputs/$name/${sets[0]}_in0.npy"
   node "$root/scripts/ort/run.js" "$model" --input "${input_names[0]}=$f" --output-dir "$work/$name/ort" \
