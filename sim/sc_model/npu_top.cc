@@ -179,12 +179,12 @@ void NpuTop::dispatch() {
     // What was fetched is executed: only a word equal to its encoding in the ROM image may
     // skip the decode (a corrupted fetch or ROM must still be decoded, and fail or misbehave).
     const bool as_encoded = std::equal(word.begin(), word.end(), rom_image_.begin() + ptrdiff_t{i} * width);
-    const isa::Instruction instr = as_encoded && round_trips_[i]
-                                       ? prog.instrs[i]
-                                       : isa::decode(*prog.isa, word, prog.name);
+    const isa::Instruction& instr = as_encoded && round_trips_[i]
+                                        ? prog.instrs[i]
+                                        : ctx_.fetched.emplace_back(isa::decode(*prog.isa, word, prog.name));
     if (rtl_decoder_) check_rtl_decode(i, word, instr);
     if (sc_time_stamp() - t0 < latency) wait(latency - (sc_time_stamp() - t0));
-    ctx_.decoded[i] = instr;
+    ctx_.decoded[i] = &instr;
     if (ctx_.traced) pc_.write(i);
     if (instr.spec->queue == isa::Queue::Control) {
       control(i, instr);
@@ -207,7 +207,11 @@ void NpuTop::drain() {
   auto pending = [this] {
     return std::any_of(ctx_.outstanding.begin(), ctx_.outstanding.end(), [](uint64_t n) { return n > 0; });
   };
-  while (pending()) wait(ctx_.completed_ev);
+  while (pending()) {
+    ctx_.draining = true;
+    wait(ctx_.completed_ev);
+    ctx_.draining = false;
+  }
 }
 
 void NpuTop::control(uint32_t i, const isa::Instruction& instr) {
@@ -297,7 +301,7 @@ void NpuTop::watchdog() {
 std::string NpuTop::queue_states() const {
   const Program& prog = *ctx_.program;
   auto name_of = [&](int64_t i) {
-    return fmt::format("#{} {}", i, ctx_.decoded[static_cast<size_t>(i)].spec->mnemonic);
+    return fmt::format("#{} {}", i, ctx_.decoded[static_cast<size_t>(i)]->spec->mnemonic);
   };
   std::string s;
   for (unsigned q = 0; q < isa::kNumQueues; ++q) {
