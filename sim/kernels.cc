@@ -312,8 +312,11 @@ void Semantics::run(Op o, const isa::Instruction& instr, In in, std::span<uint8_
   }
 }
 
-uint64_t instruction_cycles(const Semantics& sem, const isa::Instruction& instr,
-                            const isa::NpuConfig& config) {
+namespace {
+
+// instruction_cycles with the extents when the caller has them (null: worked out if needed).
+uint64_t cycles_of(const Semantics& sem, const isa::Instruction& instr, const isa::NpuConfig& config,
+                   const isa::ExtentList* known) {
   auto ceil_div = [](uint64_t a, uint64_t b) { return (a + b - 1) / std::max<uint64_t>(b, 1); };
   switch (sem.op(instr)) {
     case Op::Load:
@@ -334,7 +337,7 @@ uint64_t instruction_cycles(const Semantics& sem, const isa::Instruction& instr,
     case Op::Lut:
     case Op::Move: {
       uint64_t written = 0;
-      for (const auto& e : isa::extents(instr)) {
+      for (const auto& e : known ? *known : isa::extents(instr)) {
         if (e.access == isa::Access::Write) written += e.bytes;
       }
       return config.compute_latency_cycles +
@@ -343,6 +346,17 @@ uint64_t instruction_cycles(const Semantics& sem, const isa::Instruction& instr,
     default:
       return 1;
   }
+}
+
+}  // namespace
+
+uint64_t instruction_cycles(const Semantics& sem, const isa::Instruction& instr, const isa::NpuConfig& config) {
+  return cycles_of(sem, instr, config, nullptr);
+}
+
+uint64_t instruction_cycles(const Semantics& sem, const isa::Instruction& instr, const isa::NpuConfig& config,
+                            const isa::ExtentList& extents) {
+  return cycles_of(sem, instr, config, &extents);
 }
 
 }  // namespace npuforge::sim

@@ -187,7 +187,8 @@ void Engine::execute(uint32_t i, const isa::Instruction& instr) {
   const Semantics& sem = *ctx_->sem;
   Checkers& checkers = *ctx_->checkers;
   const sc_time t0 = sc_time_stamp();
-  const uint64_t expected = instruction_cycles(sem, instr, prog.config);
+  const isa::ExtentList ex = isa::extents(instr);
+  const uint64_t expected = instruction_cycles(sem, instr, prog.config, ex);
   state_ = State::Busy;
   expected_end_ = to_cycles(t0) + expected;
   if (ctx_->traced) {
@@ -196,7 +197,6 @@ void Engine::execute(uint32_t i, const isa::Instruction& instr) {
   }
   checkers.on_start(i, to_cycles(t0));
 
-  const isa::ExtentList ex = isa::extents(instr);
   bool in_range = true;
   for (const isa::Extent& e : ex) {
     const uint64_t size = e.space == isa::Space::Sram ? prog.config.sram_bytes.value : prog.config.ddr_bytes.value;
