@@ -407,14 +407,17 @@ void Checkers::check_hazard(HazardMap& hz, size_t instr, const isa::Extent& e) {
     bool other_wrote;
   };
   std::vector<Conflict> conflicts;  // a handful at most: one per other queue and access kind
-  // Neighbouring runs mostly name the same other instruction: ask the order once for it.
-  int64_t known_ordered = -1;
-  auto consider = [&](int64_t other, bool other_write, uint64_t lo, uint64_t hi) {
-    if (other < 0 || other == known_ordered) return;
-    if (order_->ordered(static_cast<size_t>(other), instr)) {
-      known_ordered = other;
+  // Per other queue r, the latest instruction of r known to happen before this one: every
+  // earlier instruction of r does too (queues run in order), so most runs are settled by a
+  // comparison instead of a TokenOrder query (random loads of two instructions' clocks).
+  std::array<int64_t, isa::kNumQueues> before{-1, -1, -1};
+  auto consider = [&](unsigned r, int64_t other, bool other_write, uint64_t lo, uint64_t hi) {
+    if (other <= before[r]) return;  // also other < 0: no access
+    if (order_->happens_before(static_cast<size_t>(other), instr)) {
+      before[r] = other;
       return;
     }
+    if (order_->happens_before(instr, static_cast<size_t>(other))) return;
     for (auto& c : conflicts) {
       if (c.other == other) {
         c.lo = std::min(c.lo, lo), c.hi = std::max(c.hi, hi), c.other_wrote |= other_write;
@@ -427,8 +430,8 @@ void Checkers::check_hazard(HazardMap& hz, size_t instr, const isa::Extent& e) {
   auto check = [&](uint64_t run_lo, uint64_t run_hi, const HazardMap::Seg& seg) {
     for (unsigned r = 0; r < isa::kNumQueues; ++r) {
       if (r == q) continue;
-      consider(seg.last_write[r], true, run_lo, run_hi);
-      if (write) consider(seg.last_read[r], false, run_lo, run_hi);
+      consider(r, seg.last_write[r], true, run_lo, run_hi);
+      if (write) consider(r, seg.last_read[r], false, run_lo, run_hi);
     }
   };
   // Checked against the accesses before this one, then recorded, in one pass over the runs.

@@ -1,6 +1,7 @@
 // The per-instruction kernels behind Semantics::execute/compute, on operand buffers.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include <fmt/core.h>
@@ -61,7 +62,9 @@ void gemm_wide(uint64_t m, uint64_t n, uint64_t k, std::span<const uint8_t> a, s
 // adding them to the bias with uint32 wrap-around gives the reference result bit for bit.
 void gemm_dot(uint64_t m, uint64_t n, uint64_t k, std::span<const uint8_t> a, std::span<const uint8_t> b,
               std::vector<uint32_t>& acc) {
-  std::vector<int16_t> bt(n * k), arow(k);
+  // Written in full before they are read: no zero-fill (a memset of n * k int16 per GEMM).
+  const auto bt = std::make_unique_for_overwrite<int16_t[]>(n * k);
+  const auto arow = std::make_unique_for_overwrite<int16_t[]>(k);
   for (uint64_t p = 0; p < k; ++p) {
     const uint8_t* brow = b.data() + p * n;
     for (uint64_t j = 0; j < n; ++j) bt[j * k + p] = s8(brow[j]);
@@ -69,7 +72,7 @@ void gemm_dot(uint64_t m, uint64_t n, uint64_t k, std::span<const uint8_t> a, st
   for (uint64_t i = 0; i < m; ++i) {
     for (uint64_t p = 0; p < k; ++p) arow[p] = s8(a[i * k + p]);
     for (uint64_t j = 0; j < n; ++j) {
-      acc[i * n + j] += static_cast<uint32_t>(dot_i16(arow.data(), bt.data() + j * k, k));
+      acc[i * n + j] += static_cast<uint32_t>(dot_i16(arow.get(), bt.get() + j * k, k));
     }
   }
 }
@@ -309,8 +312,11 @@ void Semantics::run(Op o, const isa::Instruction& instr, In in, std::span<uint8_
   }
 }
 
-uint64_t instruction_cycles(const Semantics& sem, const isa::Instruction& instr,
-                            const isa::NpuConfig& config) {
+namespace {
+
+// instruction_cycles with the extents when the caller has them (null: worked out if needed).
+uint64_t cycles_of(const Semantics& sem, const isa::Instruction& instr, const isa::NpuConfig& config,
+                   const isa::ExtentList* known) {
   auto ceil_div = [](uint64_t a, uint64_t b) { return (a + b - 1) / std::max<uint64_t>(b, 1); };
   switch (sem.op(instr)) {
     case Op::Load:
@@ -331,7 +337,7 @@ uint64_t instruction_cycles(const Semantics& sem, const isa::Instruction& instr,
     case Op::Lut:
     case Op::Move: {
       uint64_t written = 0;
-      for (const auto& e : isa::extents(instr)) {
+      for (const auto& e : known ? *known : isa::extents(instr)) {
         if (e.access == isa::Access::Write) written += e.bytes;
       }
       return config.compute_latency_cycles +
@@ -340,6 +346,17 @@ uint64_t instruction_cycles(const Semantics& sem, const isa::Instruction& instr,
     default:
       return 1;
   }
+}
+
+}  // namespace
+
+uint64_t instruction_cycles(const Semantics& sem, const isa::Instruction& instr, const isa::NpuConfig& config) {
+  return cycles_of(sem, instr, config, nullptr);
+}
+
+uint64_t instruction_cycles(const Semantics& sem, const isa::Instruction& instr, const isa::NpuConfig& config,
+                            const isa::ExtentList& extents) {
+  return cycles_of(sem, instr, config, &extents);
 }
 
 }  // namespace npuforge::sim

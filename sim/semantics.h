@@ -153,5 +153,9 @@ class Semantics {
 // latency + ceil(bytes written / vector bytes per cycle); control = 1.
 uint64_t instruction_cycles(const Semantics& sem, const isa::Instruction& instr,
                             const isa::NpuConfig& config);
+// The same for a caller that has the instruction's extents (isa::extents(instr)) at hand: a
+// vector op's written bytes are not worked out a second time.
+uint64_t instruction_cycles(const Semantics& sem, const isa::Instruction& instr, const isa::NpuConfig& config,
+                            const isa::ExtentList& extents);
 
 }  // namespace npuforge::sim

@@ -57,7 +57,7 @@ void Engine::run() {
     uint32_t i = 0;
     queue.read(i);
     instr_ = i;
-    const isa::Instruction& instr = ctx_->decoded[i];
+    const isa::Instruction& instr = *ctx_->decoded[i];
     take_tokens(instr);
     if (planted(PlantId::ModelStaleRead) && q_ == 0) send_tokens(instr);  // before the write lands
     execute(i, instr);
@@ -67,7 +67,7 @@ void Engine::run() {
     --ctx_->outstanding[q_];
     ++ctx_->completed;
     ++ctx_->result.instructions;
-    ctx_->completed_ev.notify(sc_core::SC_ZERO_TIME);
+    if (ctx_->draining) ctx_->completed_ev.notify(sc_core::SC_ZERO_TIME);
   }
 }
 
@@ -95,7 +95,7 @@ void Engine::send_tokens(const isa::Instruction& instr) {
 }
 
 void Engine::transport(isa::Space space, tlm::tlm_command cmd, uint64_t addr, std::span<uint8_t> data) {
-  tlm::tlm_generic_payload p;
+  tlm::tlm_generic_payload& p = payload_;
   p.set_command(cmd);
   p.set_address(addr);
   p.set_data_ptr(data.data());
@@ -172,12 +172,23 @@ Engine::Plan Engine::plan(Op op, const isa::ExtentList& ex, const isa::Extent* w
   return Plan::AtStart;
 }
 
+// True when the store's rows cover its whole DDR extent of `bytes` (one row, or rows no
+// further apart than their length): nothing of the range survives, so it needs no reading
+// first (most stores; the read was a DDR copy of the whole range per store).
+bool Engine::store_covers(const isa::Instruction& instr, uint64_t bytes) const {
+  const auto& s = ctx_->sem->store_slots();
+  const uint64_t rows = instr.get(s.rows), row_bytes = instr.get(s.row_bytes), stride = instr.get(s.stride);
+  if (rows == 0 || (rows > 1 && stride > row_bytes)) return false;
+  return bytes == (rows - 1) * stride + row_bytes;
+}
+
 void Engine::execute(uint32_t i, const isa::Instruction& instr) {
   const Program& prog = *ctx_->program;
   const Semantics& sem = *ctx_->sem;
   Checkers& checkers = *ctx_->checkers;
   const sc_time t0 = sc_time_stamp();
-  const uint64_t expected = instruction_cycles(sem, instr, prog.config);
+  const isa::ExtentList ex = isa::extents(instr);
+  const uint64_t expected = instruction_cycles(sem, instr, prog.config, ex);
   state_ = State::Busy;
   expected_end_ = to_cycles(t0) + expected;
   if (ctx_->traced) {
@@ -186,7 +197,6 @@ void Engine::execute(uint32_t i, const isa::Instruction& instr) {
   }
   checkers.on_start(i, to_cycles(t0));
 
-  const isa::ExtentList ex = isa::extents(instr);
   bool in_range = true;
   for (const isa::Extent& e : ex) {
     const uint64_t size = e.space == isa::Space::Sram ? prog.config.sram_bytes.value : prog.config.ddr_bytes.value;
@@ -256,14 +266,16 @@ void Engine::run_operands(uint32_t i, const isa::Instruction& instr, const isa::
     sem.compute(instr, ob);
   } else {
     wait_until_done();
-    if (op == Op::Store) {
-      // A store reads its range first (the gaps between DDR rows are kept); a read that
-      // fills every byte needs no clearing.
+    if (op == Op::Store && !store_covers(instr, we->bytes)) {
+      // A store with gaps between its DDR rows reads its range first (the gaps are kept); a
+      // read that fills every byte needs no clearing.
       const bool fills = we->space == isa::Space::Ddr || ctx_->sram_reads_fill;
       ob.out = fills ? out_.take(we->bytes) : out_.take_cleared(we->bytes);
       transport(we->space, tlm::TLM_READ_COMMAND, we->addr, ob.out);
     } else {
-      ob.out = out_.take(we->bytes);  // every other kernel overwrites its whole write extent (semantics.h)
+      // Every other kernel, and a store whose rows cover its range, overwrites its whole
+      // write extent (semantics.h).
+      ob.out = out_.take(we->bytes);
     }
     sem.compute(instr, ob);
     write_result(*we, ob.out);

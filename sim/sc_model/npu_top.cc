@@ -39,19 +39,40 @@ sc_core::sc_trace_file* open_trace(const std::string& path) {
 // the spec's fields are zero and the opcode names x's own spec (what the assembler and the
 // generator produce; the ISA loader rejects overlapping fields). The dispatcher then takes x
 // as it is instead of decoding the ROM word that was encoded from it, a second decode per
-// instruction (5% of a TLM run).
-bool round_trips(const isa::Isa& isa, const isa::Instruction& x) {
-  const auto& fields = x.spec->fields;
-  for (size_t s = 0; s < x.raw.size(); ++s) {
-    const uint32_t v = x.raw[s];
-    if (s >= fields.size()) {
-      if (v != 0) return false;
-    } else if (fields[s].width < 32 && (v >> fields[s].width) != 0) {
-      return false;
-    }
+// instruction (5% of a TLM run). The per-slot checks are masks of the bits no field of the
+// spec holds, worked out once per spec: a branch per slot and instruction was 3% of a run.
+class RoundTrips {
+ public:
+  explicit RoundTrips(const isa::Isa& isa) : isa_(&isa) {}
+  bool operator()(const isa::Instruction& x) {
+    const Masks& m = masks(*x.spec);
+    uint32_t excess = 0;
+    for (size_t s = 0; s < x.raw.size(); ++s) excess |= x.raw[s] & m.excess[s];
+    return m.decodes_to_spec && excess == 0 && x.raw[isa::kOpcodeSlot] == x.spec->opcode;
   }
-  return !fields.empty() && x.raw[isa::kOpcodeSlot] == x.spec->opcode && isa.by_opcode(x.spec->opcode) == x.spec;
-}
+
+ private:
+  struct Masks {
+    const isa::InstrSpec* spec;
+    std::array<uint32_t, isa::kMaxFields> excess;  // per slot, the bits its field cannot hold
+    bool decodes_to_spec;                          // the spec has fields and owns its opcode
+  };
+  const Masks& masks(const isa::InstrSpec& spec) {
+    for (const Masks& m : specs_)
+      if (m.spec == &spec) return m;
+    Masks m{&spec, {}, !spec.fields.empty() && isa_->by_opcode(spec.opcode) == &spec};
+    for (size_t s = 0; s < m.excess.size(); ++s) {
+      if (s >= spec.fields.size())
+        m.excess[s] = ~0u;
+      else if (spec.fields[s].width < 32)
+        m.excess[s] = ~((1u << spec.fields[s].width) - 1);
+    }
+    return specs_.emplace_back(m);
+  }
+
+  const isa::Isa* isa_;
+  std::vector<Masks> specs_;  // one per spec met (a few dozen at most)
+};
 
 // The ROM bit that the model-fetch-bit-flip plant flips when instruction `index` is fetched:
 // in the first load's first SRAM address field, the bit worth one allocation unit (or the
@@ -99,7 +120,8 @@ NpuTop::NpuTop(sc_core::sc_module_name name, const Program& program, const Seman
   // Which instructions decode back to themselves depends on the program alone: worked out
   // once here, beside the ROM image, not per dispatched instruction.
   round_trips_.resize(program.instrs.size());
-  for (size_t i = 0; i < program.instrs.size(); ++i) round_trips_[i] = round_trips(*program.isa, program.instrs[i]);
+  RoundTrips round_trips(*program.isa);
+  for (size_t i = 0; i < program.instrs.size(); ++i) round_trips_[i] = round_trips(program.instrs[i]);
   if (options.plant.is(PlantId::ModelFetchBitFlip)) {
     const FetchFlip flip = fetch_flip(program);
     flip_index_ = flip.index;
@@ -179,12 +201,12 @@ void NpuTop::dispatch() {
     // What was fetched is executed: only a word equal to its encoding in the ROM image may
     // skip the decode (a corrupted fetch or ROM must still be decoded, and fail or misbehave).
     const bool as_encoded = std::equal(word.begin(), word.end(), rom_image_.begin() + ptrdiff_t{i} * width);
-    const isa::Instruction instr = as_encoded && round_trips_[i]
-                                       ? prog.instrs[i]
-                                       : isa::decode(*prog.isa, word, prog.name);
+    const isa::Instruction& instr = as_encoded && round_trips_[i]
+                                        ? prog.instrs[i]
+                                        : ctx_.fetched.emplace_back(isa::decode(*prog.isa, word, prog.name));
     if (rtl_decoder_) check_rtl_decode(i, word, instr);
     if (sc_time_stamp() - t0 < latency) wait(latency - (sc_time_stamp() - t0));
-    ctx_.decoded[i] = instr;
+    ctx_.decoded[i] = &instr;
     if (ctx_.traced) pc_.write(i);
     if (instr.spec->queue == isa::Queue::Control) {
       control(i, instr);
@@ -207,7 +229,11 @@ void NpuTop::drain() {
   auto pending = [this] {
     return std::any_of(ctx_.outstanding.begin(), ctx_.outstanding.end(), [](uint64_t n) { return n > 0; });
   };
-  while (pending()) wait(ctx_.completed_ev);
+  while (pending()) {
+    ctx_.draining = true;
+    wait(ctx_.completed_ev);
+    ctx_.draining = false;
+  }
 }
 
 void NpuTop::control(uint32_t i, const isa::Instruction& instr) {
@@ -297,7 +323,7 @@ void NpuTop::watchdog() {
 std::string NpuTop::queue_states() const {
   const Program& prog = *ctx_.program;
   auto name_of = [&](int64_t i) {
-    return fmt::format("#{} {}", i, ctx_.decoded[static_cast<size_t>(i)].spec->mnemonic);
+    return fmt::format("#{} {}", i, ctx_.decoded[static_cast<size_t>(i)]->spec->mnemonic);
   };
   std::string s;
   for (unsigned q = 0; q < isa::kNumQueues; ++q) {

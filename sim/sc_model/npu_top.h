@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -34,7 +35,11 @@ struct Context {
   const Program* program = nullptr;
   const Semantics* sem = nullptr;
   Checkers* checkers = nullptr;
-  std::vector<isa::Instruction> decoded;  // filled by dispatch before an engine sees index i
+  // Filled by dispatch before an engine sees index i: the program's own instruction when the
+  // fetched word is its encoding (no 100-byte copy per instruction, and no image of them all
+  // to zero-fill), else one decoded from the word, kept in `fetched`.
+  std::vector<const isa::Instruction*> decoded;
+  std::deque<isa::Instruction> fetched;  // a deque: pointers into it stay valid
   // tokens[from][to]: signals sent by queue `from` to queue `to` not yet consumed.
   std::array<std::array<uint32_t, isa::kNumQueues>, isa::kNumQueues> tokens{};
   std::array<sc_core::sc_event, isa::kNumQueues> token_ev;  // a token arrived for queue q
@@ -52,6 +57,9 @@ struct Context {
   // see every access.
   bool sram_dmi = false;
   sc_core::sc_event completed_ev;
+  // The dispatcher waits on completed_ev (drain): the only time a completion needs telling. A
+  // notification that wakes nobody was a delta event per instruction for nothing.
+  bool draining = false;
   uint64_t completed = 0;
   uint64_t last_finish = 0;  // cycles
   RunResult result;
@@ -111,6 +119,7 @@ class Engine : public sc_core::sc_module {
   void execute(uint32_t index, const isa::Instruction& instr);
   enum class Plan : uint8_t { AtStart, AtEndInPlace, AtEnd };  // where the kernel runs (engine.cc)
   Plan plan(Op op, const isa::ExtentList& ex, const isa::Extent* write);
+  bool store_covers(const isa::Instruction& instr, uint64_t bytes) const;
   void run_operands(uint32_t index, const isa::Instruction& instr, const isa::ExtentList& ex, sc_core::sc_time t0,
                     uint64_t expected);
   std::span<const uint8_t> read_operand(unsigned k, const isa::Extent& e, bool in_place);
@@ -131,6 +140,9 @@ class Engine : public sc_core::sc_module {
   // fresh vector per operand cost an allocation each, and page faults for large ones.
   std::array<ByteBuffer, isa::kMaxOperands> in_;
   ByteBuffer out_;
+  // One payload for all of the engine's transports (one at a time; transport() sets every
+  // field it uses): constructing and destroying one per transfer was ~90 instructions each.
+  tlm::tlm_generic_payload payload_;
   // The scratchpad's DMI region (see sram_direct), asked for once.
   bool dmi_asked_ = false;
   uint8_t* dmi_ptr_ = nullptr;
