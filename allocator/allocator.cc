@@ -90,7 +90,8 @@ void Allocator::reset() {
     pool_[i].size = 0;
     free_slots_.push_back(i);
   }
-  a_root_ = s_root_ = kNil;
+  by_addr_.clear();
+  by_size_.clear();
   cursor_ = base_;
   used_ = high_water_ = used_nodes_ = allocs_ = frees_ = failed_ = 0;
   high_end_ = base_;
@@ -150,24 +151,25 @@ uint32_t Allocator::choose(uint64_t padded, uint64_t* skipped) const {
   uint32_t n = kNil;
   switch (policy_) {
     case Policy::FirstFit:
-      n = a_first_fit(a_root_, padded);
-      if (n != kNil && skipped) *skipped = a_rank(pool_[n].start);
+      n = by_addr_.first_fit(static_cast<uint32_t>(padded));
+      if (n != kNil && skipped) *skipped = by_addr_.rank(pool_[n].start);
       break;
     case Policy::BestFit:
-      n = s_lower_bound(padded);  // the size index alone: best-fit keeps no address index
-      if (n != kNil && skipped) *skipped = s_rank(padded);
+      // The size index alone: best-fit keeps no address index.
+      n = by_size_.lower_bound(padded << 32);
+      if (n != kNil && skipped) *skipped = by_size_.rank(padded << 32);
       break;
     case Policy::NextFit: {
-      n = a_first_fit_from(a_root_, cursor_, padded);
+      n = by_addr_.first_fit_from(cursor_, static_cast<uint32_t>(padded));
       bool wrapped = false;
       if (n == kNil) {
-        n = a_first_fit(a_root_, padded);
+        n = by_addr_.first_fit(static_cast<uint32_t>(padded));
         wrapped = true;
       }
       if (n != kNil && skipped) {
         // Passed over: from the cursor to n, wrapping past the top when n lies below it.
-        const uint64_t total = agg_count(a_root_);
-        const uint64_t at_cursor = a_rank(cursor_), at_n = a_rank(pool_[n].start);
+        const uint64_t total = by_addr_.count();
+        const uint64_t at_cursor = by_addr_.rank(cursor_), at_n = by_addr_.rank(pool_[n].start);
         *skipped = wrapped ? total - at_cursor + at_n : at_n - at_cursor;
       }
       break;
