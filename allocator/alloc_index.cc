@@ -32,6 +32,22 @@ uint32_t FreeIndex::slot(size_t b, uint64_t key) const {
   return uint32_t(std::lower_bound(keys, keys + counts_[b], key) - keys);
 }
 
+void FreeIndex::locate(uint64_t key, size_t& b, uint32_t& i) const {
+  if (hint_.block < blocks_.size() && hint_.slot < counts_[hint_.block] &&
+      blocks_[hint_.block]->keys[hint_.slot] == key) {
+    b = hint_.block;
+    i = hint_.slot;
+    return;
+  }
+  b = block_for(key);
+  i = slot(b, key);
+}
+
+uint32_t FreeIndex::found(size_t b, uint32_t i) const {
+  hint_ = Hint{b, i};
+  return blocks_[b]->nodes[i];
+}
+
 uint32_t FreeIndex::fit_in(size_t b, uint32_t from, uint32_t size) const {
   const uint32_t* sizes = blocks_[b]->sizes;
   for (uint32_t i = from, n = counts_[b]; i < n; ++i) {
@@ -43,14 +59,16 @@ uint32_t FreeIndex::fit_in(size_t b, uint32_t from, uint32_t size) const {
 uint32_t FreeIndex::fit_after(size_t b, uint32_t size) const {
   for (const size_t n = blocks_.size(); b < n; ++b) {
     // The block's largest size guarantees the fit inside it.
-    if (max_[b] >= size) return blocks_[b]->nodes[fit_in(b, 0, size)];
+    if (max_[b] >= size) return found(b, fit_in(b, 0, size));
   }
   return kNone;
 }
 
 uint32_t FreeIndex::block_max(size_t b) const {
   const uint32_t* sizes = blocks_[b]->sizes;
-  return *std::max_element(sizes, sizes + counts_[b]);
+  uint32_t max = 0;
+  for (uint32_t i = 0; i < kBlock; ++i) max = std::max(max, sizes[i]);
+  return max;
 }
 
 // Block b is full: its upper half moves to a new block after it.
@@ -61,6 +79,7 @@ void FreeIndex::split(size_t b) {
   std::copy(from.keys + kHalf, from.keys + kBlock, fresh->keys);
   std::copy(from.sizes + kHalf, from.sizes + kBlock, fresh->sizes);
   std::copy(from.nodes + kHalf, from.nodes + kBlock, fresh->nodes);
+  std::fill(blocks_[b]->sizes + kHalf, blocks_[b]->sizes + kBlock, 0u);
   const uint64_t first = fresh->keys[0];
   blocks_.insert(blocks_.begin() + ptrdiff_t(b) + 1, std::move(fresh));
   first_.insert(first_.begin() + ptrdiff_t(b) + 1, first);
@@ -133,13 +152,16 @@ void FreeIndex::insert(uint64_t key, uint32_t size, uint32_t node) {
 }
 
 void FreeIndex::erase(uint64_t key) {
-  const size_t b = block_for(key);
+  size_t b;
+  uint32_t i;
+  locate(key, b, i);
   Block& k = *blocks_[b];
-  const uint32_t n = counts_[b], i = slot(b, key);
+  const uint32_t n = counts_[b];
   const uint32_t size = k.sizes[i];
   std::copy(k.keys + i + 1, k.keys + n, k.keys + i);
   std::copy(k.sizes + i + 1, k.sizes + n, k.sizes + i);
   std::copy(k.nodes + i + 1, k.nodes + n, k.nodes + i);
+  k.sizes[n - 1] = 0;
   counts_[b] = n - 1;
   total_--;
   if (n > 1) {
@@ -150,9 +172,10 @@ void FreeIndex::erase(uint64_t key) {
 }
 
 void FreeIndex::update(uint64_t key, uint64_t new_key, uint32_t new_size) {
-  const size_t b = block_for(key);
+  size_t b;
+  uint32_t i;
+  locate(key, b, i);
   Block& k = *blocks_[b];
-  const uint32_t i = slot(b, key);
   const uint32_t old = k.sizes[i];
   k.keys[i] = new_key;
   k.sizes[i] = new_size;
@@ -168,8 +191,8 @@ uint32_t FreeIndex::lower_bound(uint64_t key) const {
   if (blocks_.empty()) return kNone;
   const size_t b = block_for(key);
   const uint32_t i = slot(b, key);
-  if (i < counts_[b]) return blocks_[b]->nodes[i];
-  return b + 1 < blocks_.size() ? blocks_[b + 1]->nodes[0] : kNone;
+  if (i < counts_[b]) return found(b, i);
+  return b + 1 < blocks_.size() ? found(b + 1, 0) : kNone;
 }
 
 uint32_t FreeIndex::floor(uint64_t key) const {
@@ -177,7 +200,7 @@ uint32_t FreeIndex::floor(uint64_t key) const {
   const size_t b = block_for(key);
   const uint64_t* keys = blocks_[b]->keys;
   const auto i = std::upper_bound(keys, keys + counts_[b], key) - keys;  // >= 1: keys[0] <= key
-  return blocks_[b]->nodes[i - 1];
+  return found(b, uint32_t(i - 1));
 }
 
 uint64_t FreeIndex::rank(uint64_t key) const {
@@ -195,7 +218,7 @@ uint32_t FreeIndex::first_fit_from(uint64_t from, uint32_t size) const {
   const size_t b = block_for(from);
   if (max_[b] >= size) {
     const uint32_t i = fit_in(b, slot(b, from), size);
-    if (i != kNone) return blocks_[b]->nodes[i];
+    if (i != kNone) return found(b, i);
   }
   return fit_after(b + 1, size);
 }
@@ -219,6 +242,9 @@ std::string FreeIndex::check() const {
     if (counts_[b] == 0 || counts_[b] > kBlock) return fmt::format("block {} holds {} entries", b, counts_[b]);
     if (first_[b] != blocks_[b]->keys[0]) return fmt::format("block {}: first key wrong", b);
     if (max_[b] != block_max(b)) return fmt::format("block {}: largest-size aggregate wrong", b);
+    for (uint32_t i = counts_[b]; i < kBlock; ++i) {
+      if (blocks_[b]->sizes[i] != 0) return fmt::format("block {}: unused slot {} has a size", b, i);
+    }
     total += counts_[b];
   }
   if (total != total_) return fmt::format("{} entries in blocks, {} counted", total, total_);

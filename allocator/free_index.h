@@ -59,14 +59,26 @@ class FreeIndex {
   // 32 entries: a block is 512 bytes (8 cache lines), so shifting or scanning part of one
   // costs about as much as the bisection that finds it.
   static constexpr uint32_t kBlock = 32;
+  // Slots past the block's count keep size 0, which fits no request (sizes are >= 1): the
+  // largest-size and fit scans can then run over all kBlock slots with a fixed trip count,
+  // which the compiler turns into branch-free vector code.
   struct Block {
     uint64_t keys[kBlock];
-    uint32_t sizes[kBlock];
+    uint32_t sizes[kBlock] = {};
     uint32_t nodes[kBlock];
+  };
+  // Where the last query found its entry: the allocator erases or updates exactly that
+  // entry next (take() after choose()), so erase() and update() try it before searching.
+  // Checked by key before use (keys are unique), so a stale hint only costs the check.
+  struct Hint {
+    size_t block = 0;
+    uint32_t slot = UINT32_MAX;
   };
 
   size_t block_for(uint64_t key) const;             // last block whose first key <= key (or 0)
   uint32_t slot(size_t b, uint64_t key) const;      // first slot in b with a key >= key
+  void locate(uint64_t key, size_t& b, uint32_t& i) const;  // the present key's block and slot
+  uint32_t found(size_t b, uint32_t i) const;  // node at (b, i), remembered as the hint
   uint32_t fit_in(size_t b, uint32_t from, uint32_t size) const;  // slot or kNone
   uint32_t fit_after(size_t b, uint32_t size) const;  // first fit in blocks b.. (node)
   uint32_t block_max(size_t b) const;
@@ -80,6 +92,7 @@ class FreeIndex {
   std::vector<uint32_t> counts_;                // per block: its entries
   std::vector<uint32_t> max_;                   // per block: its largest size
   uint32_t total_ = 0;
+  mutable Hint hint_;  // a cache only: never changes what a query returns
 };
 
 }  // namespace npuforge::allocator
