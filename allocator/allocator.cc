@@ -198,8 +198,8 @@ uint32_t Allocator::take(uint32_t n, uint64_t padded) {
     if (callback_) emit(AllocEventKind::ExactFit, n, padded);
   } else {
     // Split: a new node a takes the front (in use) as n's predecessor; n keeps the
-    // remainder and its index slots (no free node lies between them), so the indexes
-    // change only in n's aggregates and no tree link moves.
+    // remainder and its place in the address order (no free node lies between them), so
+    // the address index updates n's entry in place and no entry moves.
     // Planted: the remainder starts one unit late, losing the unit between the parts.
     const uint64_t gap =
         plant_.any() && plant_.is(PlantId::AllocSplitOffByOne) && pool_[n].size - padded > align_ ? align_ : 0;
@@ -331,7 +331,7 @@ void Allocator::free(NodeId id) {
     release_node(n);
     if (callback_) emit(AllocEventKind::MergePrev, p, pool_[p].size);
   } else if (merge_next) {
-    // q absorbs n and keeps its index slots (no free node lies between them).
+    // q absorbs n and keeps its place in the address order (no free node lies between them).
     idx_resize(q, pool_[n].start, pool_[q].size + pool_[n].size);
     unlink(n);
     release_node(n);

@@ -157,7 +157,8 @@ class Allocator {
   // Empty when every invariant holds, else a description of the first broken one:
   // list ordered, contiguous, covering [base, base+capacity) exactly, prev/next
   // consistent, no two adjacent free nodes, in-use starts aligned, the index holding
-  // exactly the free nodes with correct order, heap and subtree aggregates, counters, and
+  // exactly the free nodes with their keys and sizes, in order, with correct block
+  // summaries (first key, count, largest size), counters, and
   // the node pool holding exactly the listed nodes plus the recycled slots (no leak).
   // O(n); for tests and debug builds.
   std::string check_invariants() const;
@@ -194,8 +195,9 @@ class Allocator {
   uint64_t s_key(uint32_t n) const;  // size << 32 | start: the size index key of node n
   void index_insert(uint32_t n);
   void index_erase(uint32_t n);
-  // Free node n becomes [start, start + size), keeping its order among the free nodes: it
-  // stays in its index slots, so no other node's links change.
+  // Free node n becomes [start, start + size), keeping its order among the free nodes:
+  // the address index updates its entry in place (the size index moves it). Called on
+  // every split and every merge, i.e. on most allocs and frees.
   void idx_resize(uint32_t n, uint64_t start, uint64_t size);
   uint64_t largest_free() const;
   uint64_t free_count() const;
