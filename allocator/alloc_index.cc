@@ -187,6 +187,42 @@ void FreeIndex::update(uint64_t key, uint64_t new_key, uint32_t new_size) {
   }
 }
 
+void FreeIndex::move(uint64_t key, uint64_t new_key, uint32_t new_size) {
+  size_t b;
+  uint32_t i;
+  locate(key, b, i);
+  const bool after_previous = b == 0 || new_key > blocks_[b - 1]->keys[counts_[b - 1] - 1];
+  const bool before_next = b + 1 == blocks_.size() || new_key < first_[b + 1];
+  if (!after_previous || !before_next) {
+    const uint32_t node = blocks_[b]->nodes[i];
+    erase(key);
+    insert(new_key, new_size, node);
+    return;
+  }
+  Block& k = *blocks_[b];
+  const uint32_t old = k.sizes[i], node = k.nodes[i];
+  uint32_t j = slot(b, new_key);  // counting the old entry, which is still at i
+  if (j > i) {  // moves up: the slots between shift down one
+    --j;
+    std::copy(k.keys + i + 1, k.keys + j + 1, k.keys + i);
+    std::copy(k.sizes + i + 1, k.sizes + j + 1, k.sizes + i);
+    std::copy(k.nodes + i + 1, k.nodes + j + 1, k.nodes + i);
+  } else {  // moves down (or stays): the slots between shift up one
+    std::copy_backward(k.keys + j, k.keys + i, k.keys + i + 1);
+    std::copy_backward(k.sizes + j, k.sizes + i, k.sizes + i + 1);
+    std::copy_backward(k.nodes + j, k.nodes + i, k.nodes + i + 1);
+  }
+  k.keys[j] = new_key;
+  k.sizes[j] = new_size;
+  k.nodes[j] = node;
+  first_[b] = k.keys[0];
+  if (new_size >= max_[b]) {
+    max_[b] = new_size;
+  } else if (old == max_[b]) {
+    max_[b] = block_max(b);
+  }
+}
+
 uint32_t FreeIndex::lower_bound(uint64_t key) const {
   if (blocks_.empty()) return kNone;
   const size_t b = block_for(key);
@@ -276,10 +312,10 @@ void Allocator::index_erase(uint32_t n) {
 // entry in place; the size order is not, so the size index moves it.
 void Allocator::idx_resize(uint32_t n, uint64_t start, uint64_t size) {
   if (addressed_) by_addr_.update(pool_[n].start, start, static_cast<uint32_t>(size));
-  if (sized_) by_size_.erase(s_key(n));
+  const uint64_t old_key = s_key(n);
   pool_[n].start = start;
   pool_[n].size = size;
-  if (sized_) by_size_.insert(s_key(n), static_cast<uint32_t>(size), n);
+  if (sized_) by_size_.move(old_key, s_key(n), static_cast<uint32_t>(size));
 }
 
 uint64_t Allocator::largest_free() const {

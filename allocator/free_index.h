@@ -45,6 +45,10 @@ class FreeIndex {
   // The entry at `key` becomes (new_key, new_size); new_key must keep its place in the
   // order (no other key between the two), so no entry moves.
   void update(uint64_t key, uint64_t new_key, uint32_t new_size);
+  // The entry at `key` becomes (new_key, new_size) wherever new_key belongs: erase and
+  // insert, but shifting only the slots between the two places when both are in one block
+  // (a best-fit split or merge mostly moves its node a few places).
+  void move(uint64_t key, uint64_t new_key, uint32_t new_size);
 
   uint32_t lower_bound(uint64_t key) const;  // node of the smallest key >= key, or kNone
   uint32_t floor(uint64_t key) const;        // node of the largest key <= key, or kNone
