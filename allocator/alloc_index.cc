@@ -10,6 +10,18 @@ namespace npuforge::allocator {
 
 // ---- FreeIndex ----
 
+FreeIndex::FreeIndex(const FreeIndex& other)
+    : first_(other.first_), counts_(other.counts_), max_(other.max_), total_(other.total_),
+      hint_(other.hint_) {
+  blocks_.reserve(other.blocks_.size());
+  for (const auto& block : other.blocks_) blocks_.push_back(std::make_unique<Block>(*block));
+}
+
+FreeIndex& FreeIndex::operator=(const FreeIndex& other) {
+  if (this != &other) *this = FreeIndex(other);
+  return *this;
+}
+
 void FreeIndex::clear() {
   blocks_.clear();
   first_.clear();

@@ -36,6 +36,14 @@ class FreeIndex {
     bool operator==(const Entry&) const = default;
   };
 
+  FreeIndex() = default;
+  // Copies deep (the blocks are owned), so that Allocator stays copyable as before.
+  FreeIndex(const FreeIndex& other);
+  FreeIndex& operator=(const FreeIndex& other);
+  FreeIndex(FreeIndex&&) noexcept = default;
+  FreeIndex& operator=(FreeIndex&&) noexcept = default;
+  ~FreeIndex() = default;
+
   void clear();
   uint32_t count() const { return total_; }
   uint32_t largest() const;  // largest size, 0 when empty
