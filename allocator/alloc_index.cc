@@ -1,11 +1,5 @@
-// The free-node indexes of Allocator, as treaps threaded through the node pool (no
-// allocation per node). Priorities only shape the trees; every query is by key, so the
-// allocator's results never depend on them.
-//
-// The address treap keeps, per node, the largest size and the node count of each subtree
-// side separately: a node's aggregates change only when one of its links changes, and
-// are refreshed from that child alone (which the operation has just visited), so no
-// level of a descent loads the sibling's cache line.
+// The free-node indexes of Allocator (FreeIndex, see free_index.h) and the allocator's
+// calls into them.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -14,369 +8,336 @@
 
 namespace npuforge::allocator {
 
-uint32_t Allocator::next_prio() { return static_cast<uint32_t>(prio_rng_.next() >> 32); }
+// ---- FreeIndex ----
 
-// ---- address index ----
+FreeIndex::FreeIndex(const FreeIndex& other)
+    : first_(other.first_), counts_(other.counts_), max_(other.max_), total_(other.total_),
+      hint_(other.hint_) {
+  blocks_.reserve(other.blocks_.size());
+  for (const auto& block : other.blocks_) blocks_.push_back(std::make_unique<Block>(*block));
+}
 
-void Allocator::a_split(uint32_t t, uint64_t start, uint32_t& l, uint32_t& r) {
-  if (t == kNil) {
-    l = r = kNil;
+FreeIndex& FreeIndex::operator=(const FreeIndex& other) {
+  if (this != &other) *this = FreeIndex(other);
+  return *this;
+}
+
+void FreeIndex::clear() {
+  blocks_.clear();
+  first_.clear();
+  counts_.clear();
+  max_.clear();
+  total_ = 0;
+}
+
+uint32_t FreeIndex::largest() const {
+  return max_.empty() ? 0 : *std::max_element(max_.begin(), max_.end());
+}
+
+size_t FreeIndex::block_for(uint64_t key) const {
+  const auto it = std::upper_bound(first_.begin(), first_.end(), key);
+  return it == first_.begin() ? 0 : size_t(it - first_.begin()) - 1;
+}
+
+uint32_t FreeIndex::slot(size_t b, uint64_t key) const {
+  const uint64_t* keys = blocks_[b]->keys;
+  return uint32_t(std::lower_bound(keys, keys + counts_[b], key) - keys);
+}
+
+void FreeIndex::locate(uint64_t key, size_t& b, uint32_t& i) const {
+  if (hint_.block < blocks_.size() && hint_.slot < counts_[hint_.block] &&
+      blocks_[hint_.block]->keys[hint_.slot] == key) {
+    b = hint_.block;
+    i = hint_.slot;
     return;
   }
-  if (pool_[t].start < start) {
-    uint32_t rl;
-    a_split(pool_[t].right, start, rl, r);
-    set_right(t, rl);
-    fix_right(t);
-    l = t;
-  } else {
-    uint32_t lr;
-    a_split(pool_[t].left, start, l, lr);
-    set_left(t, lr);
-    fix_left(t);
-    r = t;
-  }
+  b = block_for(key);
+  i = slot(b, key);
 }
 
-uint32_t Allocator::a_merge(uint32_t l, uint32_t r) {
-  if (l == kNil) return r;
-  if (r == kNil) return l;
-  if (pool_[l].prio > pool_[r].prio) {
-    set_right(l, a_merge(pool_[l].right, r));
-    fix_right(l);
-    return l;
-  }
-  set_left(r, a_merge(l, pool_[r].left));
-  fix_left(r);
-  return r;
+uint32_t FreeIndex::found(size_t b, uint32_t i) const {
+  hint_ = Hint{b, i};
+  return blocks_[b]->nodes[i];
 }
 
-// Top-down, without recursion: every node passed on the way gains x in the subtree on x's
-// side, so its count and largest size are updated as the descent passes; where x's priority
-// wins, the rest of the subtree is split around x's start.
-void Allocator::a_insert(uint32_t x) {
-  const uint64_t start = pool_[x].start;
-  const auto size = static_cast<uint32_t>(pool_[x].size);
-  const uint32_t prio = pool_[x].prio;
-  uint32_t parent = kNil, t = a_root_;
-  bool left_of_parent = false;
-  while (t != kNil && pool_[t].prio >= prio) {
-    Node& n = pool_[t];
-    parent = t;
-    left_of_parent = start < n.start;
-    if (left_of_parent) {
-      n.l_count++;
-      n.l_max = std::max(n.l_max, size);
-      t = n.left;
-    } else {
-      n.r_count++;
-      n.r_max = std::max(n.r_max, size);
-      t = n.right;
-    }
+uint32_t FreeIndex::fit_in(size_t b, uint32_t from, uint32_t size) const {
+  const uint32_t* sizes = blocks_[b]->sizes;
+  for (uint32_t i = from, n = counts_[b]; i < n; ++i) {
+    if (sizes[i] >= size) return i;
   }
-  uint32_t l, r;
-  a_split(t, start, l, r);
-  set_left(x, l);
-  set_right(x, r);
-  fix_left(x);
-  fix_right(x);
-  if (parent == kNil) {
-    set_a_root(x);
-  } else if (left_of_parent) {
-    set_left(parent, x);
-  } else {
-    set_right(parent, x);
-  }
+  return kNone;
 }
 
-void Allocator::a_add(uint32_t n) {
-  Node& x = pool_[n];
-  x.left = x.right = kNil;
-  x.l_max = x.r_max = x.l_count = x.r_count = 0;
-  x.prio = next_prio();
-  a_insert(n);
+uint32_t FreeIndex::fit_after(size_t b, uint32_t size) const {
+  for (const size_t n = blocks_.size(); b < n; ++b) {
+    // The block's largest size guarantees the fit inside it.
+    if (max_[b] >= size) return found(b, fit_in(b, 0, size));
+  }
+  return kNone;
 }
 
-// By the parent links: n's children merge into its place, then every ancestor loses one
-// node on n's side and refreshes that side's largest size.
-void Allocator::a_erase(uint32_t n) {
-  const uint32_t parent = pool_[n].parent;
-  const uint32_t c = a_merge(pool_[n].left, pool_[n].right);
-  if (parent == kNil) {
-    set_a_root(c);
+uint32_t FreeIndex::block_max(size_t b) const {
+  const uint32_t* sizes = blocks_[b]->sizes;
+  uint32_t max = 0;
+  for (uint32_t i = 0; i < kBlock; ++i) max = std::max(max, sizes[i]);
+  return max;
+}
+
+// Block b is full: its upper half moves to a new block after it.
+void FreeIndex::split(size_t b) {
+  constexpr uint32_t kHalf = kBlock / 2;
+  auto fresh = std::make_unique<Block>();
+  const Block& from = *blocks_[b];
+  std::copy(from.keys + kHalf, from.keys + kBlock, fresh->keys);
+  std::copy(from.sizes + kHalf, from.sizes + kBlock, fresh->sizes);
+  std::copy(from.nodes + kHalf, from.nodes + kBlock, fresh->nodes);
+  std::fill(blocks_[b]->sizes + kHalf, blocks_[b]->sizes + kBlock, 0u);
+  const uint64_t first = fresh->keys[0];
+  blocks_.insert(blocks_.begin() + ptrdiff_t(b) + 1, std::move(fresh));
+  first_.insert(first_.begin() + ptrdiff_t(b) + 1, first);
+  counts_.insert(counts_.begin() + ptrdiff_t(b) + 1, kBlock - kHalf);
+  max_.insert(max_.begin() + ptrdiff_t(b) + 1, 0);
+  counts_[b] = kHalf;
+  max_[b] = block_max(b);
+  max_[b + 1] = block_max(b + 1);
+}
+
+void FreeIndex::absorb(size_t b) {
+  Block& to = *blocks_[b];
+  const Block& from = *blocks_[b + 1];
+  const uint32_t at = counts_[b], n = counts_[b + 1];
+  std::copy(from.keys, from.keys + n, to.keys + at);
+  std::copy(from.sizes, from.sizes + n, to.sizes + at);
+  std::copy(from.nodes, from.nodes + n, to.nodes + at);
+  counts_[b] = at + n;
+  max_[b] = std::max(max_[b], max_[b + 1]);
+  remove_block(b + 1);
+}
+
+void FreeIndex::remove_block(size_t b) {
+  const auto at = ptrdiff_t(b);
+  blocks_.erase(blocks_.begin() + at);
+  first_.erase(first_.begin() + at);
+  counts_.erase(counts_.begin() + at);
+  max_.erase(max_.begin() + at);
+}
+
+// Block b shrank: an empty block goes; two neighbours that fit in half a block become one,
+// so that blocks stay at least a quarter full on average and the summaries stay short.
+// (Half, not full: a merged block can take kBlock / 2 inserts before it splits again.)
+void FreeIndex::rebalance(size_t b) {
+  if (counts_[b] == 0) {
+    remove_block(b);
     return;
   }
-  Node& pn = pool_[parent];
-  if (pn.left == n) {
-    set_left(parent, c);
-    pn.l_count--;
-    pn.l_max = static_cast<uint32_t>(agg_max(c));
-  } else {
-    set_right(parent, c);
-    pn.r_count--;
-    pn.r_max = static_cast<uint32_t>(agg_max(c));
-  }
-  for (uint32_t below = parent, p = pn.parent; p != kNil; below = p, p = pool_[p].parent) {
-    Node& a = pool_[p];
-    const auto max = static_cast<uint32_t>(agg_max(below));
-    if (a.left == below) {
-      a.l_count--;
-      a.l_max = max;
-    } else {
-      a.r_count--;
-      a.r_max = max;
-    }
+  if (b + 1 < blocks_.size() && counts_[b] + counts_[b + 1] <= kBlock / 2) {
+    absorb(b);
+  } else if (b > 0 && counts_[b - 1] + counts_[b] <= kBlock / 2) {
+    absorb(b - 1);
   }
 }
 
-// Upwards from n by the parent links, after n's size changed in place: the subtrees keep
-// their node counts, so only the largest-size aggregates can change, and they stop
-// changing after a few levels (most ancestors' maxima are set by other nodes).
-void Allocator::a_refresh(uint32_t n) {
-  for (uint32_t c = n, p = pool_[n].parent; p != kNil; c = p, p = pool_[p].parent) {
-    Node& pn = pool_[p];
-    const auto max = static_cast<uint32_t>(agg_max(c));
-    uint32_t& side = pn.left == c ? pn.l_max : pn.r_max;
-    if (side == max) break;  // nothing above changes either
-    side = max;
+void FreeIndex::insert(uint64_t key, uint32_t size, uint32_t node) {
+  if (blocks_.empty()) {
+    blocks_.push_back(std::make_unique<Block>());
+    first_.push_back(key);
+    counts_.push_back(0);
+    max_.push_back(0);
+  }
+  size_t b = block_for(key);
+  if (counts_[b] == kBlock) {
+    split(b);
+    if (key >= first_[b + 1]) ++b;
+  }
+  Block& k = *blocks_[b];
+  const uint32_t n = counts_[b], i = slot(b, key);
+  std::copy_backward(k.keys + i, k.keys + n, k.keys + n + 1);
+  std::copy_backward(k.sizes + i, k.sizes + n, k.sizes + n + 1);
+  std::copy_backward(k.nodes + i, k.nodes + n, k.nodes + n + 1);
+  k.keys[i] = key;
+  k.sizes[i] = size;
+  k.nodes[i] = node;
+  counts_[b] = n + 1;
+  max_[b] = std::max(max_[b], size);
+  if (i == 0) first_[b] = key;
+  total_++;
+}
+
+void FreeIndex::erase(uint64_t key) {
+  size_t b;
+  uint32_t i;
+  locate(key, b, i);
+  Block& k = *blocks_[b];
+  const uint32_t n = counts_[b];
+  const uint32_t size = k.sizes[i];
+  std::copy(k.keys + i + 1, k.keys + n, k.keys + i);
+  std::copy(k.sizes + i + 1, k.sizes + n, k.sizes + i);
+  std::copy(k.nodes + i + 1, k.nodes + n, k.nodes + i);
+  k.sizes[n - 1] = 0;
+  counts_[b] = n - 1;
+  total_--;
+  if (n > 1) {
+    if (i == 0) first_[b] = k.keys[0];
+    if (size == max_[b]) max_[b] = block_max(b);
+  }
+  rebalance(b);
+}
+
+void FreeIndex::update(uint64_t key, uint64_t new_key, uint32_t new_size) {
+  size_t b;
+  uint32_t i;
+  locate(key, b, i);
+  Block& k = *blocks_[b];
+  const uint32_t old = k.sizes[i];
+  k.keys[i] = new_key;
+  k.sizes[i] = new_size;
+  if (i == 0) first_[b] = new_key;
+  if (new_size >= max_[b]) {
+    max_[b] = new_size;
+  } else if (old == max_[b]) {
+    max_[b] = block_max(b);
   }
 }
 
-uint32_t Allocator::a_first_fit(uint32_t t, uint64_t size) const {
-  if (agg_max(t) < size) return kNil;
-  for (;;) {
-    const Node& n = pool_[t];
-    if (n.l_max >= size) {
-      t = n.left;
-    } else if (n.size >= size) {
-      return t;
-    } else {
-      t = n.right;  // the subtree's maximum guarantees a fit on the right
-    }
-  }
-}
-
-// Without recursion or a stack: the descent toward `from` ends below the lowest free node
-// at or after it; from there the in-order walk goes node, its right subtree, then up by the
-// parent links to the next ancestor entered from the left, and so on. A right subtree is
-// entered only when its largest size fits, so the first fit inside it is certain.
-uint32_t Allocator::a_first_fit_from(uint32_t t, uint64_t from, uint64_t size) const {
-  if (agg_max(t) < size) return kNil;
-  uint32_t at = kNil;
-  while (t != kNil) {
-    const Node& n = pool_[t];
-    if (n.start < from) {
-      t = n.right;
-    } else {
-      at = t;
-      t = n.left;
-    }
-  }
-  while (at != kNil) {
-    const Node& n = pool_[at];
-    if (n.size >= size) return at;
-    if (n.r_max >= size) return a_first_fit(n.right, size);
-    uint32_t c = at;
-    for (at = n.parent; at != kNil && pool_[at].left != c; at = pool_[at].parent) c = at;
-  }
-  return kNil;
-}
-
-uint32_t Allocator::a_floor(uint64_t addr) const {
-  uint32_t best = kNil;
-  for (uint32_t t = a_root_; t != kNil;) {
-    if (pool_[t].start <= addr) {
-      best = t;
-      t = pool_[t].right;
-    } else {
-      t = pool_[t].left;
-    }
-  }
-  return best;
-}
-
-uint64_t Allocator::a_rank(uint64_t start) const {
-  uint64_t count = 0;
-  for (uint32_t t = a_root_; t != kNil;) {
-    if (pool_[t].start < start) {
-      count += 1 + pool_[t].l_count;
-      t = pool_[t].right;
-    } else {
-      t = pool_[t].left;
-    }
-  }
-  return count;
-}
-
-// ---- size index: key (size, start) packed in SizeLink::key ----
-
-void Allocator::s_split(uint32_t t, uint64_t key, uint32_t& l, uint32_t& r) {
-  if (t == kNil) {
-    l = r = kNil;
+void FreeIndex::move(uint64_t key, uint64_t new_key, uint32_t new_size) {
+  size_t b;
+  uint32_t i;
+  locate(key, b, i);
+  const bool after_previous = b == 0 || new_key > blocks_[b - 1]->keys[counts_[b - 1] - 1];
+  const bool before_next = b + 1 == blocks_.size() || new_key < first_[b + 1];
+  if (!after_previous || !before_next) {
+    const uint32_t node = blocks_[b]->nodes[i];
+    erase(key);
+    insert(new_key, new_size, node);
     return;
   }
-  if (slinks_[t].key < key) {
-    uint32_t rl;
-    s_split(slinks_[t].right, key, rl, r);
-    s_set_right(t, rl);
-    l = t;
-  } else {
-    uint32_t lr;
-    s_split(slinks_[t].left, key, l, lr);
-    s_set_left(t, lr);
-    r = t;
+  Block& k = *blocks_[b];
+  const uint32_t old = k.sizes[i], node = k.nodes[i];
+  uint32_t j = slot(b, new_key);  // counting the old entry, which is still at i
+  if (j > i) {  // moves up: the slots between shift down one
+    --j;
+    std::copy(k.keys + i + 1, k.keys + j + 1, k.keys + i);
+    std::copy(k.sizes + i + 1, k.sizes + j + 1, k.sizes + i);
+    std::copy(k.nodes + i + 1, k.nodes + j + 1, k.nodes + i);
+  } else {  // moves down (or stays): the slots between shift up one
+    std::copy_backward(k.keys + j, k.keys + i, k.keys + i + 1);
+    std::copy_backward(k.sizes + j, k.sizes + i, k.sizes + i + 1);
+    std::copy_backward(k.nodes + j, k.nodes + i, k.nodes + i + 1);
+  }
+  k.keys[j] = new_key;
+  k.sizes[j] = new_size;
+  k.nodes[j] = node;
+  first_[b] = k.keys[0];
+  if (new_size >= max_[b]) {
+    max_[b] = new_size;
+  } else if (old == max_[b]) {
+    max_[b] = block_max(b);
   }
 }
 
-uint32_t Allocator::s_merge(uint32_t l, uint32_t r) {
-  if (l == kNil) return r;
-  if (r == kNil) return l;
-  if (slinks_[l].prio > slinks_[r].prio) {
-    s_set_right(l, s_merge(slinks_[l].right, r));
-    return l;
-  }
-  s_set_left(r, s_merge(l, slinks_[r].left));
-  return r;
+uint32_t FreeIndex::lower_bound(uint64_t key) const {
+  if (blocks_.empty()) return kNone;
+  const size_t b = block_for(key);
+  const uint32_t i = slot(b, key);
+  if (i < counts_[b]) return found(b, i);
+  return b + 1 < blocks_.size() ? found(b + 1, 0) : kNone;
 }
 
-// Top-down like a_insert: the nodes passed gain one on x's side.
-void Allocator::s_insert(uint32_t x) {
-  const uint64_t key = slinks_[x].key;
-  const uint32_t prio = slinks_[x].prio;
-  uint32_t parent = kNil, t = s_root_;
-  bool left_of_parent = false;
-  while (t != kNil && slinks_[t].prio >= prio) {
-    SizeLink& n = slinks_[t];
-    parent = t;
-    left_of_parent = key < n.key;
-    if (left_of_parent) {
-      n.l_count++;
-      t = n.left;
-    } else {
-      n.r_count++;
-      t = n.right;
+uint32_t FreeIndex::floor(uint64_t key) const {
+  if (blocks_.empty() || first_[0] > key) return kNone;
+  const size_t b = block_for(key);
+  const uint64_t* keys = blocks_[b]->keys;
+  const auto i = std::upper_bound(keys, keys + counts_[b], key) - keys;  // >= 1: keys[0] <= key
+  return found(b, uint32_t(i - 1));
+}
+
+uint64_t FreeIndex::rank(uint64_t key) const {
+  if (blocks_.empty()) return 0;
+  const size_t b = block_for(key);
+  uint64_t before = 0;
+  for (size_t j = 0; j < b; ++j) before += counts_[j];
+  return before + slot(b, key);
+}
+
+uint32_t FreeIndex::first_fit(uint32_t size) const { return fit_after(0, size); }
+
+uint32_t FreeIndex::first_fit_from(uint64_t from, uint32_t size) const {
+  if (blocks_.empty()) return kNone;
+  const size_t b = block_for(from);
+  if (max_[b] >= size) {
+    const uint32_t i = fit_in(b, slot(b, from), size);
+    if (i != kNone) return found(b, i);
+  }
+  return fit_after(b + 1, size);
+}
+
+std::vector<FreeIndex::Entry> FreeIndex::entries() const {
+  std::vector<Entry> out;
+  out.reserve(total_);
+  for (size_t b = 0; b < blocks_.size(); ++b) {
+    for (uint32_t i = 0; i < counts_[b] && i < kBlock; ++i) {
+      out.push_back(Entry{blocks_[b]->keys[i], blocks_[b]->sizes[i], blocks_[b]->nodes[i]});
     }
   }
-  uint32_t l, r;
-  s_split(t, key, l, r);
-  s_set_left(x, l);
-  s_set_right(x, r);
-  if (parent == kNil) {
-    s_root_ = x;
-    slinks_[x].parent = kNil;
-  } else if (left_of_parent) {
-    s_set_left(parent, x);
-  } else {
-    s_set_right(parent, x);
-  }
+  return out;
 }
 
-// Like a_erase: n's children merge into its place; every ancestor loses one on n's side.
-void Allocator::s_erase(uint32_t n) {
-  uint32_t below = n, p = slinks_[n].parent;
-  const uint32_t c = s_merge(slinks_[n].left, slinks_[n].right);
-  if (p == kNil) {
-    s_root_ = c;
-    if (c != kNil) slinks_[c].parent = kNil;
-    return;
-  }
-  if (slinks_[p].left == n) {
-    s_set_left(p, c);
-  } else {
-    s_set_right(p, c);
-  }
-  for (below = p, p = slinks_[p].parent; p != kNil; below = p, p = slinks_[p].parent) {
-    SizeLink& a = slinks_[p];
-    if (a.left == below) {
-      a.l_count--;
-    } else {
-      a.r_count--;
+std::string FreeIndex::check() const {
+  const size_t n = blocks_.size();
+  if (first_.size() != n || counts_.size() != n || max_.size() != n) return "summary sizes differ";
+  uint64_t total = 0;
+  for (size_t b = 0; b < n; ++b) {
+    if (counts_[b] == 0 || counts_[b] > kBlock) return fmt::format("block {} holds {} entries", b, counts_[b]);
+    if (first_[b] != blocks_[b]->keys[0]) return fmt::format("block {}: first key wrong", b);
+    if (max_[b] != block_max(b)) return fmt::format("block {}: largest-size aggregate wrong", b);
+    for (uint32_t i = counts_[b]; i < kBlock; ++i) {
+      if (blocks_[b]->sizes[i] != 0) return fmt::format("block {}: unused slot {} has a size", b, i);
     }
+    total += counts_[b];
   }
+  if (total != total_) return fmt::format("{} entries in blocks, {} counted", total, total_);
+  const std::vector<Entry> all = entries();
+  for (size_t i = 1; i < all.size(); ++i) {
+    if (all[i - 1].key >= all[i].key) return "keys out of order";
+  }
+  return "";
 }
 
-uint32_t Allocator::s_lower_bound(uint64_t size) const {
-  const uint64_t key = size << 32;
-  uint32_t best = kNil;
-  for (uint32_t t = s_root_; t != kNil;) {
-    if (slinks_[t].key >= key) {
-      best = t;
-      t = slinks_[t].left;
-    } else {
-      t = slinks_[t].right;
-    }
-  }
-  return best;
-}
-
-uint64_t Allocator::s_rank(uint64_t size) const {
-  const uint64_t key = size << 32;
-  uint64_t count = 0;
-  for (uint32_t t = s_root_; t != kNil;) {
-    const SizeLink& n = slinks_[t];
-    if (n.key < key) {
-      count += 1 + n.l_count;
-      t = n.right;
-    } else {
-      t = n.left;
-    }
-  }
-  return count;
-}
+// ---- the allocator's indexes ----
 
 uint64_t Allocator::s_key(uint32_t n) const {
   return pool_[n].size << 32 | static_cast<uint32_t>(pool_[n].start);
 }
 
-void Allocator::s_remove(uint32_t n) {
-  if (sized_) s_erase(n);
-}
-
-void Allocator::s_add(uint32_t n) {
-  if (!sized_) return;
-  if (slinks_.size() < pool_.size()) slinks_.resize(pool_.size());
-  SizeLink& x = slinks_[n];
-  x.key = s_key(n);
-  x.left = x.right = kNil;
-  x.prio = next_prio();
-  x.l_count = x.r_count = 0;
-  s_insert(n);
-}
-
-// ---- both ----
-
 void Allocator::index_insert(uint32_t n) {
-  if (addressed_) a_add(n);
-  s_add(n);
+  const auto size = static_cast<uint32_t>(pool_[n].size);
+  if (addressed_) by_addr_.insert(pool_[n].start, size, n);
+  if (sized_) by_size_.insert(s_key(n), size, n);
 }
 
 void Allocator::index_erase(uint32_t n) {
-  if (addressed_) a_erase(n);
-  s_remove(n);
+  if (addressed_) by_addr_.erase(pool_[n].start);
+  if (sized_) by_size_.erase(s_key(n));
 }
 
+// The address order is kept (callers guarantee it), so the address index updates the
+// entry in place; the size order is not, so the size index moves it.
 void Allocator::idx_resize(uint32_t n, uint64_t start, uint64_t size) {
-  s_remove(n);
+  if (addressed_) by_addr_.update(pool_[n].start, start, static_cast<uint32_t>(size));
+  const uint64_t old_key = s_key(n);
   pool_[n].start = start;
   pool_[n].size = size;
-  if (addressed_) a_refresh(n);
-  s_add(n);
+  if (sized_) by_size_.move(old_key, s_key(n), static_cast<uint32_t>(size));
 }
 
 uint64_t Allocator::largest_free() const {
-  if (addressed_) return agg_max(a_root_);
-  uint32_t t = s_root_;
-  if (t == kNil) return 0;
-  while (slinks_[t].right != kNil) t = slinks_[t].right;
-  return pool_[t].size;
+  return addressed_ ? by_addr_.largest() : by_size_.largest();
 }
 
-uint64_t Allocator::free_count() const {
-  return addressed_ ? agg_count(a_root_) : s_count(s_root_);
-}
+uint64_t Allocator::free_count() const { return addressed_ ? by_addr_.count() : by_size_.count(); }
 
 uint32_t Allocator::free_floor(uint64_t addr) const {
-  if (addressed_) return a_floor(addr);
+  if (addressed_) return by_addr_.floor(addr);
   // Best-fit keeps no address index: walk the list (alloc_at is rare).
   for (uint32_t t = head_; t != kNil; t = pool_[t].next) {
     if (pool_[t].start + pool_[t].size > addr) return pool_[t].in_use ? kNil : t;
@@ -384,68 +345,29 @@ uint32_t Allocator::free_floor(uint64_t addr) const {
   return kNil;
 }
 
-// In-order walks of both trees against the list's free nodes (in address order).
+// Each index against the list's free nodes (in address order): same nodes, keys and sizes
+// taken from the nodes, and its own block invariants.
 std::string Allocator::check_indexes(const std::vector<uint32_t>& free_list) const {
-  std::vector<uint32_t> order;
-  std::vector<uint32_t> stack;
-  auto left = [&](bool a, uint32_t t) { return a ? pool_[t].left : slinks_[t].left; };
-  auto right = [&](bool a, uint32_t t) { return a ? pool_[t].right : slinks_[t].right; };
-  auto prio = [&](bool a, uint32_t t) { return a ? pool_[t].prio : slinks_[t].prio; };
-  auto walk = [&](uint32_t root, bool a) -> std::string {
-    order.clear();
-    for (uint32_t t = root; t != kNil || !stack.empty();) {
-      if (order.size() > pool_.size()) return "index has a cycle";
-      if (t != kNil) {
-        stack.push_back(t);
-        t = left(a, t);
-        continue;
-      }
-      t = stack.back();
-      stack.pop_back();
-      order.push_back(t);
-      t = right(a, t);
+  auto compare = [&](const FreeIndex& index, const char* name, bool by_size) -> std::string {
+    if (auto err = index.check(); !err.empty()) return fmt::format("{} index: {}", name, err);
+    std::vector<FreeIndex::Entry> want;
+    for (uint32_t t : free_list) {
+      want.push_back(FreeIndex::Entry{by_size ? s_key(t) : pool_[t].start,
+                                      static_cast<uint32_t>(pool_[t].size), t});
     }
-    for (uint32_t t : order) {
-      for (uint32_t c : {left(a, t), right(a, t)}) {
-        if (c != kNil && prio(a, c) > prio(a, t)) return "heap order broken";
-        if (c != kNil && (a ? pool_[c].parent : slinks_[c].parent) != t) {
-          return fmt::format("parent link wrong at node #{}", c);
-        }
-      }
-      const Node& n = pool_[t];
-      if (a && (n.l_max != agg_max(n.left) || n.r_max != agg_max(n.right) ||
-                n.l_count != agg_count(n.left) || n.r_count != agg_count(n.right))) {
-        return fmt::format("aggregate wrong at node #{}", t);
-      }
-      if (!a && (slinks_[t].l_count != s_count(slinks_[t].left) ||
-                 slinks_[t].r_count != s_count(slinks_[t].right) || slinks_[t].key != s_key(t))) {
-        return fmt::format("count or key wrong at node #{}", t);
-      }
+    if (by_size) std::sort(want.begin(), want.end(), [](auto& a, auto& b) { return a.key < b.key; });
+    if (index.entries() != want) {
+      return fmt::format("{} index holds {} nodes, list has {} free nodes (or keys/sizes/order differ)",
+                         name, index.count(), free_list.size());
     }
     return "";
   };
-  if (!addressed_ && a_root_ != kNil) return "address index in use with best-fit";
-  if (a_root_ != kNil && pool_[a_root_].parent != kNil) return "address index: root has a parent";
-  if (auto err = walk(a_root_, true); !err.empty()) return "address index: " + err;
-  if (addressed_ && order != free_list) {
-    return fmt::format("address index holds {} nodes, list has {} free nodes (or order differs)",
-                       order.size(), free_list.size());
+  if (!addressed_ && by_addr_.count() != 0) return "address index in use with best-fit";
+  if (!sized_ && by_size_.count() != 0) return "size index in use without best-fit";
+  if (addressed_) {
+    if (auto err = compare(by_addr_, "address", false); !err.empty()) return err;
   }
-  if (!sized_) return s_root_ == kNil ? "" : "size index in use without best-fit";
-  if (s_root_ != kNil && slinks_[s_root_].parent != kNil) return "size index: root has a parent";
-  if (auto err = walk(s_root_, false); !err.empty()) return "size index: " + err;
-  if (order.size() != free_list.size()) {
-    return fmt::format("size index holds {} nodes, list has {} free", order.size(),
-                       free_list.size());
-  }
-  std::vector<char> is_free(pool_.size(), 0);
-  for (uint32_t t : free_list) is_free[t] = 1;
-  for (size_t i = 0; i < order.size(); ++i) {
-    if (!is_free[order[i]]) return fmt::format("size index holds non-free node #{}", order[i]);
-    if (i > 0 && slinks_[order[i - 1]].key >= slinks_[order[i]].key) {
-      return "size index out of (size, address) order";
-    }
-  }
+  if (sized_) return compare(by_size_, "size", true);
   return "";
 }
 

@@ -90,7 +90,8 @@ void Allocator::reset() {
     pool_[i].size = 0;
     free_slots_.push_back(i);
   }
-  a_root_ = s_root_ = kNil;
+  by_addr_.clear();
+  by_size_.clear();
   cursor_ = base_;
   used_ = high_water_ = used_nodes_ = allocs_ = frees_ = failed_ = 0;
   high_end_ = base_;
@@ -150,24 +151,25 @@ uint32_t Allocator::choose(uint64_t padded, uint64_t* skipped) const {
   uint32_t n = kNil;
   switch (policy_) {
     case Policy::FirstFit:
-      n = a_first_fit(a_root_, padded);
-      if (n != kNil && skipped) *skipped = a_rank(pool_[n].start);
+      n = by_addr_.first_fit(static_cast<uint32_t>(padded));
+      if (n != kNil && skipped) *skipped = by_addr_.rank(pool_[n].start);
       break;
     case Policy::BestFit:
-      n = s_lower_bound(padded);  // the size index alone: best-fit keeps no address index
-      if (n != kNil && skipped) *skipped = s_rank(padded);
+      // The size index alone: best-fit keeps no address index.
+      n = by_size_.lower_bound(padded << 32);
+      if (n != kNil && skipped) *skipped = by_size_.rank(padded << 32);
       break;
     case Policy::NextFit: {
-      n = a_first_fit_from(a_root_, cursor_, padded);
+      n = by_addr_.first_fit_from(cursor_, static_cast<uint32_t>(padded));
       bool wrapped = false;
       if (n == kNil) {
-        n = a_first_fit(a_root_, padded);
+        n = by_addr_.first_fit(static_cast<uint32_t>(padded));
         wrapped = true;
       }
       if (n != kNil && skipped) {
         // Passed over: from the cursor to n, wrapping past the top when n lies below it.
-        const uint64_t total = agg_count(a_root_);
-        const uint64_t at_cursor = a_rank(cursor_), at_n = a_rank(pool_[n].start);
+        const uint64_t total = by_addr_.count();
+        const uint64_t at_cursor = by_addr_.rank(cursor_), at_n = by_addr_.rank(pool_[n].start);
         *skipped = wrapped ? total - at_cursor + at_n : at_n - at_cursor;
       }
       break;
@@ -196,8 +198,8 @@ uint32_t Allocator::take(uint32_t n, uint64_t padded) {
     if (callback_) emit(AllocEventKind::ExactFit, n, padded);
   } else {
     // Split: a new node a takes the front (in use) as n's predecessor; n keeps the
-    // remainder and its index slots (no free node lies between them), so the indexes
-    // change only in n's aggregates and no tree link moves.
+    // remainder and its place in the address order (no free node lies between them), so
+    // the address index updates n's entry in place and no entry moves.
     // Planted: the remainder starts one unit late, losing the unit between the parts.
     const uint64_t gap =
         plant_.any() && plant_.is(PlantId::AllocSplitOffByOne) && pool_[n].size - padded > align_ ? align_ : 0;
@@ -329,7 +331,7 @@ void Allocator::free(NodeId id) {
     release_node(n);
     if (callback_) emit(AllocEventKind::MergePrev, p, pool_[p].size);
   } else if (merge_next) {
-    // q absorbs n and keeps its index slots (no free node lies between them).
+    // q absorbs n and keeps its place in the address order (no free node lies between them).
     idx_resize(q, pool_[n].start, pool_[q].size + pool_[n].size);
     unlink(n);
     release_node(n);

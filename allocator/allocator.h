@@ -3,11 +3,11 @@
 //
 // The SRAM range [base, base + capacity) is an address-ordered doubly linked list of nodes
 // {start, size, in_use, prev, next}; at start the whole range is one free node. The list is
-// the single truth. An index over the *free* nodes keeps alloc and free O(log n):
-//   - first-fit and next-fit: a treap by address, augmented with the largest free size
-//     per subtree side, so "lowest address that fits" and "first that fits at or after the
-//     cursor" descend it without visiting the smaller nodes one by one;
-//   - best-fit: a treap by (size, address); the choice is a lower_bound on (request, 0).
+// the single truth. An index over the *free* nodes (FreeIndex, free_index.h: sorted
+// blocks with per-block largest size) spares the walk:
+//   - first-fit and next-fit: by address; "lowest address that fits" and "first that fits
+//     at or after the cursor" skip every block whose largest size is too small;
+//   - best-fit: by (size, address); the choice is a lower_bound on (request, 0).
 // Each policy keeps only the index it queries.
 // Nodes live in an index-based pool (no new/delete per node); a NodeId carries a
 // generation so a stale id (its node was merged away and the slot reused) is detected.
@@ -27,8 +27,8 @@
 #include <string_view>
 #include <vector>
 
+#include "allocator/free_index.h"
 #include "util/plant.h"
-#include "util/rng.h"
 #include "util/types.h"
 
 namespace npuforge::allocator {
@@ -157,7 +157,8 @@ class Allocator {
   // Empty when every invariant holds, else a description of the first broken one:
   // list ordered, contiguous, covering [base, base+capacity) exactly, prev/next
   // consistent, no two adjacent free nodes, in-use starts aligned, the index holding
-  // exactly the free nodes with correct order, heap and subtree aggregates, counters, and
+  // exactly the free nodes with their keys and sizes, in order, with correct block
+  // summaries (first key, count, largest size), counters, and
   // the node pool holding exactly the listed nodes plus the recycled slots (no leak).
   // O(n); for tests and debug builds.
   std::string check_invariants() const;
@@ -170,28 +171,17 @@ class Allocator {
 
  private:
   friend struct AllocatorTestPeer;
-  static constexpr uint32_t kNil = UINT32_MAX;
-  // One cache line: a tree descent touches one line per level, and the per-side
-  // aggregates (l_max/r_max, l_count/r_count) spare loading the sibling at every level.
-  struct alignas(64) Node {
+  static constexpr uint32_t kNil = FreeIndex::kNone;
+  // Half a cache line: the list walk and the neighbour checks of free() touch the victim
+  // and its two neighbours, so small nodes keep more of the pool in cache.
+  struct Node {
     uint64_t start = 0;
     uint64_t size = 0;
     uint32_t prev = kNil, next = kNil;
     uint32_t generation = 0;
     bool in_use = false;
-    // Address treap links; meaningful only while the node is free. The parent link lets a
-    // resize or an erase walk up from the node instead of descending from the root again.
-    uint32_t left = kNil, right = kNil, parent = kNil, prio = 0;
-    uint32_t l_max = 0, r_max = 0;      // largest free size in the left/right subtree
-    uint32_t l_count = 0, r_count = 0;  // nodes in the left/right subtree
   };
-  static_assert(sizeof(Node) == 64, "Node must stay one cache line");
-  struct SizeLink {  // (size, address) treap node, best-fit only; beside pool_
-    uint64_t key = 0;  // size << 32 | start: one compare, no load from pool_
-    uint32_t left = kNil, right = kNil, parent = kNil, prio = 0;
-    uint32_t l_count = 0, r_count = 0;
-  };
-  static_assert(sizeof(SizeLink) == 32, "two SizeLinks per cache line");
+  static_assert(sizeof(Node) == 32, "two Nodes per cache line");
 
   uint32_t new_node(uint64_t start, uint64_t size);
   void release_node(uint32_t n);
@@ -202,81 +192,16 @@ class Allocator {
   AllocResult fail(Bytes request, uint64_t padded);
   const Node* live_node(NodeId id, const char* what) const;
 
-  // Address treap (key start, aggregates l/r_max and l/r_count).
-  uint64_t agg_max(uint32_t t) const {  // largest size in t's subtree, 0 for nil
-    if (t == kNil) return 0;
-    const Node& n = pool_[t];
-    return std::max<uint64_t>(n.size, std::max(n.l_max, n.r_max));
-  }
-  uint32_t agg_count(uint32_t t) const {  // nodes in t's subtree
-    return t == kNil ? 0 : 1 + pool_[t].l_count + pool_[t].r_count;
-  }
-  void fix_left(uint32_t t) {  // t's left link changed: refresh its aggregates
-    Node& n = pool_[t];
-    n.l_max = static_cast<uint32_t>(agg_max(n.left));
-    n.l_count = agg_count(n.left);
-  }
-  void fix_right(uint32_t t) {
-    Node& n = pool_[t];
-    n.r_max = static_cast<uint32_t>(agg_max(n.right));
-    n.r_count = agg_count(n.right);
-  }
-  void set_left(uint32_t t, uint32_t c) {  // t's left link becomes c (maybe nil)
-    pool_[t].left = c;
-    if (c != kNil) pool_[c].parent = t;
-  }
-  void set_right(uint32_t t, uint32_t c) {
-    pool_[t].right = c;
-    if (c != kNil) pool_[c].parent = t;
-  }
-  void set_a_root(uint32_t t) {
-    a_root_ = t;
-    if (t != kNil) pool_[t].parent = kNil;
-  }
-  void a_insert(uint32_t x);  // x (start, size, prio set; links cleared) enters the address index
-  void a_add(uint32_t n);  // n (not in the address index) enters it
-  void a_erase(uint32_t n);  // indexed node n leaves the address index
-  // Indexed node n changed size (and maybe start, keeping its order): refresh the aggregates above it.
-  void a_refresh(uint32_t n);
-  uint32_t a_merge(uint32_t l, uint32_t r);
-  void a_split(uint32_t t, uint64_t start, uint32_t& l, uint32_t& r);
-  uint32_t a_first_fit(uint32_t t, uint64_t size) const;
-  uint32_t a_first_fit_from(uint32_t t, uint64_t from, uint64_t size) const;
-  uint32_t a_floor(uint64_t addr) const;  // free node with the largest start <= addr
-  uint64_t a_rank(uint64_t start) const;  // free nodes with start < `start`
-  // Size treap (key (size, start), aggregate count).
-  uint32_t s_count(uint32_t t) const {
-    return t == kNil ? 0 : 1 + slinks_[t].l_count + slinks_[t].r_count;
-  }
-  uint64_t s_key(uint32_t n) const;  // from pool_[n]'s current size and start
-  void s_set_left(uint32_t t, uint32_t c) {  // t's left link becomes c; count refreshed
-    slinks_[t].left = c;
-    slinks_[t].l_count = s_count(c);
-    if (c != kNil) slinks_[c].parent = t;
-  }
-  void s_set_right(uint32_t t, uint32_t c) {
-    slinks_[t].right = c;
-    slinks_[t].r_count = s_count(c);
-    if (c != kNil) slinks_[c].parent = t;
-  }
-  void s_insert(uint32_t x);  // x (key set, links cleared) enters the size index
-  void s_erase(uint32_t n);   // indexed node n leaves it
-  uint32_t s_merge(uint32_t l, uint32_t r);
-  void s_split(uint32_t t, uint64_t key, uint32_t& l, uint32_t& r);
-  uint32_t s_lower_bound(uint64_t size) const;
-  uint64_t s_rank(uint64_t size) const;  // free nodes with size < `size`
-  // The size index exists only for best-fit (the others never query it).
-  void s_add(uint32_t n);     // n (not in the size index) enters it
-  void s_remove(uint32_t n);  // n leaves it (call before changing n's size)
+  uint64_t s_key(uint32_t n) const;  // size << 32 | start: the size index key of node n
   void index_insert(uint32_t n);
   void index_erase(uint32_t n);
-  // Free node n becomes [start, start + size), keeping its order among the free nodes: it
-  // stays in its index slots, so no other node's links change.
+  // Free node n becomes [start, start + size), keeping its order among the free nodes:
+  // the address index updates its entry in place (the size index moves it). Called on
+  // every split and every merge, i.e. on most allocs and frees.
   void idx_resize(uint32_t n, uint64_t start, uint64_t size);
   uint64_t largest_free() const;
   uint64_t free_count() const;
   uint32_t free_floor(uint64_t addr) const;  // the free node holding addr, or kNil
-  uint32_t next_prio();
   std::string check_indexes(const std::vector<uint32_t>& free_list) const;
 
   uint64_t base_, capacity_, align_;
@@ -284,14 +209,13 @@ class Allocator {
   bool sized_;      // keep the (size, address) index: best-fit
   bool addressed_;  // keep the address index: first-fit and next-fit
   std::vector<Node> pool_;
-  std::vector<SizeLink> slinks_;  // parallel to pool_ when sized_
+  FreeIndex by_addr_;  // key start (first-fit, next-fit)
+  FreeIndex by_size_;  // key size << 32 | start (best-fit)
   std::vector<uint32_t> free_slots_;  // recycled pool indexes
   uint32_t head_ = kNil;
-  uint32_t a_root_ = kNil, s_root_ = kNil;
   uint64_t cursor_ = 0;  // next-fit: end of the previous allocation
   uint64_t used_ = 0, high_water_ = 0, high_end_ = 0;
   uint64_t used_nodes_ = 0, allocs_ = 0, frees_ = 0, failed_ = 0;
-  Rng prio_rng_{0x7265617021ull};  // treap priorities: structure only, never output
   std::function<void(const AllocEvent&)> callback_;
   Plant plant_;
 };

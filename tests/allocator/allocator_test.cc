@@ -14,7 +14,7 @@ namespace npuforge::allocator {
 struct AllocatorTestPeer {
   static void set_size(Allocator& a, NodeId id, uint64_t size) { a.pool_[id.index].size = size; }
   static void set_in_use(Allocator& a, NodeId id, bool u) { a.pool_[id.index].in_use = u; }
-  static void set_aggregate(Allocator& a, uint64_t max) { a.pool_[a.a_root_].l_max = uint32_t(max); }
+  static void set_aggregate(Allocator& a, uint64_t max) { a.by_addr_.max_[0] = uint32_t(max); }
   static void set_start(Allocator& a, NodeId id, uint64_t s) { a.pool_[id.index].start = s; }
   static void drift_used_bytes(Allocator& a, uint64_t by) { a.used_ += by; }
   static void drift_used_nodes(Allocator& a, uint64_t by) { a.used_nodes_ += by; }
