@@ -184,108 +184,119 @@ void fix(std::span<isa::Instruction> instrs, const Refs& refs) {
 }
 
 // The generator's case, once per instruction it emits: the references of one instruction,
-// by id. The same checks as check_instruction, done in place and lean: the addresses are
-// written first (an address within its field's range reads back as itself, so the
-// extents then see the instruction as fixed up, with no patched copy), each operand of a
-// named field is evaluated once against its node, and any failure (a reference to another
-// instruction included) puts the old field values back and returns false, for the general
-// path to name the error. Offsets are 0 here, so an operand starts at its node's start and
-// only its end needs checking. The spec's vectors are read through their data pointers:
-// their sizes and indexing cost a division and a multiply each time.
-[[gnu::always_inline]] inline bool fix_one_fast(std::span<isa::Instruction> instrs, std::span<const SymbolField> fields,
-                                                const SymbolTable& table) {
+// by id, checked lean and only then written. Each reference's symbol is placed and its
+// address fits the field; then one flat pass over the spec's operands checks each operand
+// of a named field against its node. The extents are evaluated on the fields as they are
+// (offsets are 0 here, so an operand starts at its node's start and only its end needs
+// checking): those are their final values unless an extent reads an address being fixed
+// up. That case, a field named twice, a reference to another instruction and every failure
+// return false before anything is written, for the general path (same checks, same
+// messages) to redo it and name the error. (Checking in a loop per reference instead kept
+// so many values live that the compiler spilled them to the stack.)
+//
+// A View is the spec's side of the checks: ExtentChecks' flat per-spec table (the
+// generator's) or the spec itself, with the same members:
+//   bool bind(const isa::Instruction&)     false: not an instruction it knows
+//   unsigned fields()                      the spec's field count
+//   field(f)                               min, max and mask of field f
+//   bool fits(named, raw, room)            every operand of a field in `named` fits within
+//                                          room[its field] bytes
+//   bool reads_any(named)                  an extent reads a field in `named`
+template <class View>
+[[gnu::always_inline]] inline bool fix_one(std::span<isa::Instruction> instrs, std::span<const SymbolField> fields,
+                                           const SymbolTable& table, View& view) {
   const uint32_t i = fields[0].instr;
-  if (i >= instrs.size() || instrs[i].spec == nullptr) [[unlikely]]
+  if (i >= instrs.size() || !view.bind(instrs[i])) [[unlikely]]
     return false;
-  isa::Instruction& in = instrs[i];
-  const isa::InstrSpec& spec = *in.spec;
-  const isa::FieldSpec* const fspecs = spec.fields.data();
-  const size_t n = fields.size(), nf = spec.fields.size();
-  if (n > nf) [[unlikely]]
+  const size_t n = fields.size();
+  if (n > view.fields()) [[unlikely]]
     return false;
-  uint32_t* const raw = in.raw.data();
-  std::array<uint32_t, isa::kMaxFields> old;  // the raw bits each reference overwrote
-  std::array<uint64_t, isa::kMaxFields> room;  // its node's bytes (from its address on)
-  size_t done = 0;
-  const auto undo = [&] {
-    while (done-- > 0) raw[fields[done].field] = old[done];
-    return false;
-  };
-  for (; done < n; ++done) {
-    const SymbolField& r = fields[done];
+  // By field (each named once): its new bits and its node's bytes. Indexed by field, not
+  // by reference, so that no pointer into them needs a register of its own.
+  std::array<uint32_t, isa::kMaxFields> value;
+  std::array<uint64_t, isa::kMaxFields> room;
+  uint32_t named = 0;  // the fields being fixed up
+  for (size_t k = 0; k < n; ++k) {
+    const SymbolField& r = fields[k];
     const unsigned f = r.field;
-    if (r.instr != i || f >= nf) [[unlikely]]
-      return undo();
+    if (r.instr != i || f >= view.fields() || (named >> f & 1) != 0) [[unlikely]]
+      return false;
     const Placement* p = table.last_placement(r.symbol);
     if (p == nullptr) [[unlikely]]
-      return undo();
-    const isa::FieldSpec& fs = fspecs[f];
+      return false;
+    const auto& fs = view.field(f);
     const int64_t addr = p->addr.value;
     if (addr < fs.min || addr > fs.max) [[unlikely]]
-      return undo();
-    room[done] = p->padded.value;
-    old[done] = raw[f];
-    raw[f] = static_cast<uint32_t>(addr) & (fs.width >= 32 ? ~0u : (1u << fs.width) - 1);  // set_value
+      return false;
+    value[f] = static_cast<uint32_t>(addr) & fs.mask;  // set_value
+    room[f] = p->padded.value;
+    named |= 1u << f;
   }
-  const isa::OperandSpec* const operands = spec.operands.data();
-  for (size_t k = 0; k < n; ++k) {
-    for (uint32_t ops = spec.operands_of_field[fields[k].field]; ops != 0; ops &= ops - 1) {
-      const int64_t bytes = operands[static_cast<unsigned>(__builtin_ctz(ops))].bytes.eval(raw);
-      if (bytes > 0 && uint64_t(bytes) > room[k]) [[unlikely]]
-        return undo();
-    }
+  uint32_t* const raw = instrs[i].raw.data();
+  if (!view.fits(named, raw, room.data()) || view.reads_any(named)) [[unlikely]]
+    return false;
+  for (uint32_t left = named; left != 0; left &= left - 1) {
+    const auto f = static_cast<unsigned>(__builtin_ctz(left));
+    raw[f] = value[f];
   }
   return true;
 }
 
-// fix_one_fast through the ISA's tables (isa/extent_checks.h): each field's range, mask
-// and operands' extents come from one flat record per spec, the products of fields
-// evaluated inline, without going through the spec's vectors and each operand's Expr.
-[[gnu::always_inline]] inline bool fix_one_planned(std::span<isa::Instruction> instrs,
-                                                   std::span<const SymbolField> fields, const SymbolTable& table,
-                                                   const isa::ExtentChecks& checks) {
-  const uint32_t i = fields[0].instr;
-  if (i >= instrs.size()) [[unlikely]]
-    return false;
-  isa::Instruction& in = instrs[i];
-  const isa::ExtentChecks::Spec* const s = checks.find(in);
-  const size_t n = fields.size();
-  if (s == nullptr || n > s->fields) [[unlikely]]
-    return false;
-  uint32_t* const raw = in.raw.data();
-  std::array<uint32_t, isa::kMaxFields> old;   // the raw bits each reference overwrote
-  std::array<uint64_t, isa::kMaxFields> room;  // its node's bytes (from its address on)
-  size_t done = 0;
-  const auto undo = [&] {
-    while (done-- > 0) raw[fields[done].field] = old[done];
-    return false;
-  };
-  for (; done < n; ++done) {
-    const SymbolField& r = fields[done];
-    const unsigned f = r.field;
-    if (r.instr != i || f >= s->fields) [[unlikely]]
-      return undo();
-    const Placement* p = table.last_placement(r.symbol);
-    if (p == nullptr) [[unlikely]]
-      return undo();
-    const isa::ExtentChecks::Field& fs = s->field[f];
-    const int64_t addr = p->addr.value;
-    if (addr < fs.min || addr > fs.max) [[unlikely]]
-      return undo();
-    room[done] = p->padded.value;
-    old[done] = raw[f];
-    raw[f] = static_cast<uint32_t>(addr) & fs.mask;  // set_value
-  }
-  for (size_t k = 0; k < n; ++k) {
-    const isa::ExtentChecks::Field& fs = s->field[fields[k].field];
-    for (unsigned c = fs.first, end = fs.first + fs.count; c < end; ++c) {
-      const int64_t bytes = s->check[c].eval(raw);
-      if (bytes > 0 && uint64_t(bytes) > room[k]) [[unlikely]]
-        return undo();
+// The view through the ISA's tables (isa/extent_checks.h): each field's range and mask and
+// every operand's extent from one flat record per spec, the products of fields inline.
+struct PlannedView {
+  const isa::ExtentChecks& checks;
+  const isa::ExtentChecks::Spec* s = nullptr;
+  bool bind(const isa::Instruction& in) { return (s = checks.find(in)) != nullptr; }
+  unsigned fields() const { return s->fields; }
+  const isa::ExtentChecks::Field& field(unsigned f) const { return s->field[f]; }
+  bool fits(uint32_t named, const uint32_t* raw, const uint64_t* room) const {
+    const isa::ExtentChecks::Check* const check = s->check.data();
+    for (unsigned c = 0, end = s->checks; c < end; ++c) {
+      const unsigned f = check[c].field;
+      if ((named >> f & 1) == 0) continue;
+      const int64_t bytes = check[c].eval(raw);
+      if (bytes > 0 && uint64_t(bytes) > room[f]) return false;
     }
+    return true;
   }
-  return true;
-}
+  bool reads_any(uint32_t named) const { return (s->reads & named) != 0; }
+};
+
+// The view through the spec itself, for callers without tables. Its vectors are read
+// through their data pointers: their sizes and indexing cost a division and a multiply each.
+struct SpecView {
+  struct Field {
+    int64_t min, max;
+    uint32_t mask;
+  };
+  const isa::InstrSpec* spec = nullptr;
+  Field last{};  // field()'s answer
+  bool bind(const isa::Instruction& in) { return (spec = in.spec) != nullptr; }
+  unsigned fields() const { return static_cast<unsigned>(spec->fields.size()); }
+  const Field& field(unsigned f) {
+    const isa::FieldSpec& fs = spec->fields.data()[f];
+    last = {fs.min, fs.max, fs.width >= 32 ? ~0u : (1u << fs.width) - 1};
+    return last;
+  }
+  bool fits(uint32_t named, const uint32_t* raw, const uint64_t* room) const {
+    const isa::OperandSpec* const ops = spec->operands.data();
+    for (size_t o = 0, end = spec->operands.size(); o < end; ++o) {
+      const unsigned f = ops[o].field;
+      if (f >= 32 || (named >> f & 1) == 0) continue;
+      const int64_t bytes = ops[o].bytes.eval(raw);
+      if (bytes > 0 && uint64_t(bytes) > room[f]) return false;
+    }
+    return true;
+  }
+  bool reads_any(uint32_t named) const {
+    uint32_t reads = 0;
+    const isa::OperandSpec* const ops = spec->operands.data();
+    for (size_t o = 0, end = spec->operands.size(); o < end; ++o)
+      if (ops[o].field < 32 && (named >> ops[o].field & 1) != 0) reads |= ops[o].bytes.fields_used();
+    return (reads & named) != 0;
+  }
+};
 
 // Out of line: inlined, its frame (arrays, saved registers) was paid by every fast call.
 [[gnu::noinline]] void fix_by_id(std::span<isa::Instruction> instrs, std::span<const SymbolField> fields,
@@ -314,15 +325,17 @@ void fixup(isa::AsmProgram& program, const std::map<std::string, Placement>& pla
 
 void fixup(std::span<isa::Instruction> instrs, std::span<const SymbolField> fields, const SymbolTable& table) {
   // Several instructions, or more references than fields, go the general way.
-  if (!fields.empty() && fields.size() <= isa::kMaxFields && fix_one_fast(instrs, fields, table))
-    return;
+  SpecView view;
+  if (!fields.empty() && fields.size() <= isa::kMaxFields && fix_one(instrs, fields, table, view)) return;
   fix_by_id(instrs, fields, table);  // several instructions, or an error to name
 }
+
 
 void fixup(std::span<isa::Instruction> instrs, std::span<const SymbolField> fields, const SymbolTable& table,
            const isa::ExtentChecks& checks) {
   // Several instructions, or more references than fields, go the general way.
-  if (!fields.empty() && fields.size() <= isa::kMaxFields && fix_one_planned(instrs, fields, table, checks)) return;
+  PlannedView view{checks};
+  if (!fields.empty() && fields.size() <= isa::kMaxFields && fix_one(instrs, fields, table, view)) return;
   fix_by_id(instrs, fields, table);  // several instructions, or an error to name
 }
 

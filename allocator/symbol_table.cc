@@ -91,9 +91,12 @@ AllocResult SymbolTable::define_at(SymbolId id, SramAddr addr, Bytes size, uint3
 
 SymbolTable::Defined SymbolTable::create(const SymbolId* of, const SramAddr* at, Bytes size, uint32_t consumers) {
   const uint32_t origin = of ? entry(*of).origin : 0;  // checks `of` before allocating
-  const AllocResult r = at ? placer_->alloc_at(*at, size) : placer_->alloc(size);
-  if (!r.ok()) return Defined{SymbolId{}, r};
+  // The placer's result built in place in the one value returned: copied, its 64 bytes
+  // (the out-of-memory report included) cost as much again per placement.
+  Defined d{SymbolId{}, at ? placer_->alloc_at(*at, size) : placer_->alloc(size)};
+  if (!d.ok()) return d;
   const uint32_t id = count_;
+  d.id = SymbolId{id};
   Entry& e = add_entry();
   if (of) {
     e.origin = origin;
@@ -103,11 +106,11 @@ SymbolTable::Defined SymbolTable::create(const SymbolId* of, const SramAddr* at,
   } else {
     e.origin = id;
   }
-  commit(id, r, size, consumers);
+  commit(id, d.alloc, size, consumers);
   // The next symbol's record goes right after this one: ask for its cache line now (a hint;
   // one past the end is a valid address to name).
   __builtin_prefetch(entries_.data() + count_, 1);
-  return Defined{SymbolId{id}, r};
+  return d;
 }
 
 SymbolTable::Defined SymbolTable::define_new(Bytes size, uint32_t consumers) {

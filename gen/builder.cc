@@ -13,6 +13,8 @@
 // earlier token, already taken by q, would order X before q), so signals and waits pair
 // up one to one in program order and every wait's signal precedes it in the program.
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <memory>
 #include <filesystem>
 #include <fmt/core.h>
@@ -88,7 +90,7 @@ Builder::Builder(const isa::Isa& isa, const isa::NpuConfig& npu, const Profile& 
   shadow_ = ShadowClocks(sram / align_ + 1, align_);
 }
 
-uint32_t Builder::emit(isa::Instruction in, std::span<const Use> reads, std::span<const Use> writes,
+uint32_t Builder::emit(const isa::Instruction& in, std::span<const Use> reads, std::span<const Use> writes,
                        int64_t ddr_dep) {
   if (emitted_ >= limit_) throw LengthReached{};
   const auto q = static_cast<unsigned>(in.spec->queue);
@@ -118,6 +120,7 @@ uint32_t Builder::emit(isa::Instruction in, std::span<const Use> reads, std::spa
     const unsigned p = (q + 1 + static_cast<unsigned>(rng_.below(2))) % 3;
     need[p] = std::max(need[p], order_.count(p));
   }
+  uint32_t wait = 0;  // the instruction's wait bits, set once it is in instrs_
   for (unsigned p = 0; p < 3; ++p) {
     if (p == q || order_.follows(q, p, need[p])) continue;
     const size_t x = order_.instr(p, need[p]);
@@ -126,10 +129,11 @@ uint32_t Builder::emit(isa::Instruction in, std::span<const Use> reads, std::spa
     // Planted: every 4th token is believed in but never written into the program.
     if (opt_.plant.any() && opt_.plant.is(PlantId::GenDropToken) && sum_.tokens % 4 == 0) continue;
     instrs_[x].raw[isa::kSignalSlot] |= 1u << q;
-    in.raw[isa::kWaitSlot] |= 1u << p;
+    wait |= 1u << p;
   }
   const uint32_t seq = order_.append(in.spec->queue);
   instrs_.push_back(in);
+  instrs_.back().raw[isa::kWaitSlot] |= wait;
   ++emitted_;
   for (const Use& u : reads) {
     refs_.push_back({idx, SymbolId{u.sym}, static_cast<uint8_t>(u.slot), false});
@@ -215,7 +219,8 @@ void Builder::forget(uint32_t sym) {
 }
 
 bool Builder::pinned(uint32_t sym) const {
-  return std::find(pin_.begin(), pin_.end(), sym) != pin_.end();
+  // Four compares without branches: pick_input asks for every candidate it looks at.
+  return (pin_[0] == sym) | (pin_[1] == sym) | (pin_[2] == sym) | (pin_[3] == sym);
 }
 
 uint32_t Builder::pick_input(uint64_t min_written, bool compute) {
@@ -225,6 +230,7 @@ uint32_t Builder::pick_input(uint64_t min_written, bool compute) {
            refs(id) > 0;
   };
   // Lifetimes: a symbol past its due point is preferred, so buffers die near their due.
+  if (due_heap_.size() > 2 * live_.size() + kDueHeapSlack) drop_dead_dues();
   while (!due_heap_.empty() && !syms_[sym_of(due_heap_.front())].live) {
     std::pop_heap(due_heap_.begin(), due_heap_.end(), std::greater<>());
     due_heap_.pop_back();
@@ -236,6 +242,21 @@ uint32_t Builder::pick_input(uint64_t min_written, bool compute) {
     if (usable(id)) return id;
   }
   return kNone;
+}
+
+// The heap keeps the entries of symbols that died until they reach the front, and popping
+// each one there cost a sift-down through the whole heap (a quarter of pick_input). An
+// entry that died away from the front is never seen again: only pick_input's loop above
+// removes entries, always the front, and it pops dead ones until a live one leads, so
+// such an entry would be popped the moment it led. Dropping all of them at once (the
+// front stays, dead or not: step() looks at it) leaves every front, and with unique keys
+// every pick, as it was; done when they outnumber the live ones, it costs O(1) each.
+void Builder::drop_dead_dues() {
+  auto keep = due_heap_.begin() + 1;
+  for (auto it = keep; it != due_heap_.end(); ++it)
+    if (syms_[sym_of(*it)].live) *keep++ = *it;
+  due_heap_.erase(keep, due_heap_.end());
+  std::make_heap(due_heap_.begin(), due_heap_.end(), std::greater<>());
 }
 
 uint64_t Builder::sample_size(const SizeDist& d) {
@@ -300,8 +321,15 @@ GeneratedProgram Builder::run() {
   // The DDR input image: random bytes from the seed, on a stream of their own.
   Rng ddr_rng(opt_.seed ^ 0xdd2dd2dd2dd2ull);
   out.ddr_image.resize(ddr_.input_bytes);
+  // Each draw gives the next 8 bytes, least significant first: on a little-endian host,
+  // its own bytes in order (one store instead of eight, over megabytes per program).
+  const size_t whole = out.ddr_image.size() / 8 * 8;
   for (size_t i = 0; i < out.ddr_image.size(); i += 8) {
     const uint64_t v = ddr_rng.next();
+    if (std::endian::native == std::endian::little && i < whole) {
+      std::memcpy(out.ddr_image.data() + i, &v, 8);
+      continue;
+    }
     for (size_t b = 0; b < 8 && i + b < out.ddr_image.size(); ++b) out.ddr_image[i + b] = static_cast<uint8_t>(v >> (8 * b));
   }
   sum_.instructions = instrs_.size();

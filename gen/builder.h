@@ -62,7 +62,8 @@ class Builder {
   };
 
   // builder.cc
-  uint32_t emit(isa::Instruction in, std::span<const Use> reads, std::span<const Use> writes,
+  // `in` by reference: by value, every instruction was copied once more on the way in.
+  uint32_t emit(const isa::Instruction& in, std::span<const Use> reads, std::span<const Use> writes,
                 int64_t ddr_dep = -1);
   // Places a new symbol, or the next version of `from` (OOM policy on failure); kNone when
   // nothing can make room.
@@ -82,6 +83,7 @@ class Builder {
   void release(uint32_t sym);  // frees it now
   void forget(uint32_t sym);   // the table freed it: remember its accesses, drop it from live_
   uint32_t pick_input(uint64_t min_written, bool compute);
+  void drop_dead_dues();  // pick_input's bulk removal of dead entries from due_heap_
   bool pinned(uint32_t sym) const;
   uint32_t sample_refs() { return static_cast<uint32_t>(rng_.range(p_.fan_out.min, p_.fan_out.max)); }
   uint64_t sample_size(const SizeDist& d);
@@ -160,6 +162,7 @@ class Builder {
   static uint64_t due_entry(uint32_t due, uint32_t sym) { return uint64_t{due} << 32 | sym; }
   static uint32_t due_of(uint64_t entry) { return static_cast<uint32_t>(entry >> 32); }
   static uint32_t sym_of(uint64_t entry) { return static_cast<uint32_t>(entry); }
+  static constexpr size_t kDueHeapSlack = 64;  // dead entries beyond the live ones: a drop
   std::array<uint32_t, 4> pin_{kNone, kNone, kNone, kNone};
 
   // Tokens: the happens-before of the program so far (isa/token_order.h).

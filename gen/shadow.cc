@@ -30,41 +30,57 @@ void ShadowClocks::rescan(size_t b) {
   blocks_[b] = {m, State::Exact};
 }
 
-// Both walks go block by block over [first, end): `hi` ends the block's part of the range,
-// and a part that starts and ends on the block's bounds covers it whole. The last block,
-// when padded, is never covered whole (end <= size_), so its padding stays 0.
+// Both walks split [first, end) into a partly covered head block, the blocks covered
+// whole, and a partly covered tail block: the whole ones go through their summaries alone,
+// in a loop of their own (one block at a time with the bounds worked out for each cost
+// twice as much). The last block, when padded, is never covered whole (end <= size_), so
+// its padding stays 0.
+void ShadowClocks::assign_part(size_t first, size_t end, Lanes v) {
+  const size_t b = first / kBlock;
+  Block& k = blocks_[b];
+  if (k.state == State::Uniform) materialise(b);
+  std::fill(units_.begin() + static_cast<ptrdiff_t>(first), units_.begin() + static_cast<ptrdiff_t>(end), v);
+  k.state = State::Stale;
+}
+
 void ShadowClocks::assign_units(size_t first, size_t end, const Clock& c) {
   end = std::min(end, size_);
+  if (first >= end) return;
   const Lanes v = lanes(c);
-  while (first < end) {
-    const size_t b = first / kBlock, hi = std::min(end, (b + 1) * kBlock);
-    Block& k = blocks_[b];
-    if (first % kBlock == 0 && hi % kBlock == 0) {  // the whole block: its summary says it all
-      k = {v, State::Uniform};
-    } else {
-      if (k.state == State::Uniform) materialise(b);
-      std::fill(units_.begin() + static_cast<ptrdiff_t>(first), units_.begin() + static_cast<ptrdiff_t>(hi), v);
-      k.state = State::Stale;
-    }
-    first = hi;
+  const size_t head_end = std::min(end, (first / kBlock + 1) * kBlock);
+  if (first % kBlock != 0 || head_end % kBlock != 0) {  // the head block, in part
+    assign_part(first, head_end, v);
+    first = head_end;
   }
+  const size_t whole_end = end / kBlock * kBlock;
+  for (; first < whole_end; first += kBlock) blocks_[first / kBlock] = {v, State::Uniform};
+  if (first < end) assign_part(first, end, v);  // the tail block, in part
+}
+
+ShadowClocks::Lanes ShadowClocks::max_part(size_t first, size_t end) const {
+  const Block& k = blocks_[first / kBlock];
+  if (k.state == State::Uniform) return k.value;  // any part of it holds the same value
+  Lanes m{};
+  for (size_t u = first; u < end; ++u) m = max(m, units_[u]);
+  return m;
 }
 
 ShadowClocks::Clock ShadowClocks::max_over_units(size_t first, size_t end) {
   end = std::min(end, size_);
   Lanes m{};
-  while (first < end) {
-    const size_t b = first / kBlock, hi = std::min(end, (b + 1) * kBlock);
-    Block& k = blocks_[b];
-    if (k.state == State::Uniform) {  // any part of it holds the same value
-      m = max(m, k.value);
-    } else if (first % kBlock == 0 && hi % kBlock == 0) {
-      if (k.state == State::Stale) rescan(b);
-      m = max(m, k.value);
-    } else {
-      for (size_t u = first; u < hi; ++u) m = max(m, units_[u]);
+  if (first < end) {
+    const size_t head_end = std::min(end, (first / kBlock + 1) * kBlock);
+    if (first % kBlock != 0 || head_end % kBlock != 0) {  // the head block, in part
+      m = max_part(first, head_end);
+      first = head_end;
     }
-    first = hi;
+    const size_t whole_end = end / kBlock * kBlock;
+    for (; first < whole_end; first += kBlock) {
+      Block& k = blocks_[first / kBlock];
+      if (k.state == State::Stale) rescan(first / kBlock);
+      m = max(m, k.value);
+    }
+    if (first < end) m = max(m, max_part(first, end));  // the tail block, in part
   }
   return {m[0], m[1], m[2]};
 }

@@ -55,6 +55,9 @@ class ShadowClocks {
   };
   void assign_units(size_t first, size_t end, const Clock& c);
   Clock max_over_units(size_t first, size_t end);
+  // [first, end) within one block, not all of it.
+  void assign_part(size_t first, size_t end, Lanes v);
+  Lanes max_part(size_t first, size_t end) const;
   void materialise(size_t b);        // a Uniform block's units written out, now Stale
   void rescan(size_t b);             // a Stale block's value recomputed, now Exact
 

@@ -17,7 +17,7 @@ ExtentChecks::Check check_of(const Expr& e) {
     return c;
   }
   c.constant = p->constant;
-  c.count = p->count;
+  c.count = static_cast<uint8_t>(p->count);
   for (unsigned i = 0; i < p->count; ++i) {
     c.slot[i] = static_cast<uint8_t>(p->slot[i]);
     c.bias[i] = p->bias[i];
@@ -40,14 +40,21 @@ ExtentChecks::Spec spec_of(const InstrSpec& s) {
     to.max = fs.max;
     to.mask = fs.width >= 32 ? ~0u : (1u << fs.width) - 1;
     to.first = static_cast<uint8_t>(next);
-    for (uint32_t ops = s.operands_of_field[f]; ops != 0; ops &= ops - 1)
-      out.check[next++] = check_of(s.operands[static_cast<unsigned>(__builtin_ctz(ops))].bytes);
+    for (uint32_t ops = s.operands_of_field[f]; ops != 0; ops &= ops - 1) {
+      const Expr& bytes = s.operands[static_cast<unsigned>(__builtin_ctz(ops))].bytes;
+      out.check[next] = check_of(bytes);
+      out.check[next++].field = static_cast<uint8_t>(f);
+      out.reads |= bytes.fields_used();
+    }
     to.count = static_cast<uint8_t>(next - to.first);
   }
+  out.checks = next;
   return out;
 }
 
 }  // namespace
+
+int64_t ExtentChecks::Check::eval_expr(const Expr& e, const uint32_t* raw) { return e.eval(raw); }
 
 ExtentChecks::ExtentChecks(const Isa& isa) {
   specs_.reserve(isa.instructions().size());  // no reallocation: by_opcode_ points into it

@@ -22,16 +22,20 @@ class ExtentChecks {
   struct Check {
     int64_t constant = 1;
     const Expr* expr = nullptr;
-    uint32_t count = 0;
+    uint8_t count = 0;
+    uint8_t field = 0;  // the address field of its operand
     std::array<uint8_t, 3> slot{};
     std::array<uint32_t, 3> bias{};
+    // Out of line: inlined, an Expr's evaluation crowded the registers of every loop over
+    // the checks (the fix-up's spilled its state to the stack).
+    [[gnu::noinline]] static int64_t eval_expr(const Expr& e, const uint32_t* raw);
     static int64_t load(const uint32_t* raw, uint8_t slot, uint32_t bias) {
       return static_cast<int64_t>(raw[slot] ^ bias) - static_cast<int64_t>(bias);
     }
     // The same value as the operand's Expr::eval (tested over random fields).
     int64_t eval(const uint32_t* raw) const {
       if (expr != nullptr) [[unlikely]]
-        return expr->eval(raw);
+        return eval_expr(*expr, raw);
       auto v = static_cast<uint64_t>(constant);
       switch (count) {
         case 3: v *= static_cast<uint64_t>(load(raw, slot[2], bias[2])); [[fallthrough]];
@@ -52,6 +56,10 @@ class ExtentChecks {
   struct Spec {
     const InstrSpec* spec = nullptr;
     uint32_t fields = 0;  // spec->fields.size()
+    // The fields any of its extents reads (bit per slot): when none of them is an address
+    // being fixed up, every extent has its final value before the addresses are written.
+    uint32_t reads = 0;
+    uint32_t checks = 0;  // check[0 .. checks): every operand, grouped by field
     std::array<Field, kMaxFields> field{};
     std::array<Check, kMaxOperands> check{};
   };
