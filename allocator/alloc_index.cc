@@ -253,10 +253,13 @@ uint32_t FreeIndex::floor(uint64_t key) const {
 
 uint64_t FreeIndex::rank(uint64_t key) const {
   if (blocks_.empty()) return 0;
-  const size_t b = block_for(key);
+  // First-fit asks for the rank of the entry its query just found: the hint holds its place.
+  size_t b;
+  uint32_t i;
+  locate(key, b, i);
   uint64_t before = 0;
   for (size_t j = 0; j < b; ++j) before += counts_[j];
-  return before + slot(b, key);
+  return before + i;
 }
 
 uint32_t FreeIndex::first_fit(uint32_t size) const { return fit_after(0, size); }

@@ -92,7 +92,7 @@ class FreeIndex {
 
   size_t block_for(uint64_t key) const;             // last block whose first key <= key (or 0)
   uint32_t slot(size_t b, uint64_t key) const;      // first slot in b with a key >= key
-  void locate(uint64_t key, size_t& b, uint32_t& i) const;  // the present key's block and slot
+  void locate(uint64_t key, size_t& b, uint32_t& i) const;  // the key's block and slot (an absent key: where it would go)
   uint32_t found(size_t b, uint32_t i) const;  // node at (b, i), remembered as the hint
   uint32_t fit_in(size_t b, uint32_t from, uint32_t size) const;  // slot or kNone
   uint32_t fit_after(size_t b, uint32_t size) const;  // first fit in blocks b.. (node)
