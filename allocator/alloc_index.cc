@@ -151,12 +151,8 @@ void FreeIndex::insert(uint64_t key, uint32_t size, uint32_t node) {
   }
   Block& k = *blocks_[b];
   const uint32_t n = counts_[b], i = slot(b, key);
-  std::copy_backward(k.keys + i, k.keys + n, k.keys + n + 1);
-  std::copy_backward(k.sizes + i, k.sizes + n, k.sizes + n + 1);
-  std::copy_backward(k.nodes + i, k.nodes + n, k.nodes + n + 1);
-  k.keys[i] = key;
-  k.sizes[i] = size;
-  k.nodes[i] = node;
+  k.shift_up(i, n);
+  k.set(i, key, size, node);
   counts_[b] = n + 1;
   max_[b] = std::max(max_[b], size);
   if (i == 0) first_[b] = key;
@@ -170,9 +166,7 @@ void FreeIndex::erase(uint64_t key) {
   Block& k = *blocks_[b];
   const uint32_t n = counts_[b];
   const uint32_t size = k.sizes[i];
-  std::copy(k.keys + i + 1, k.keys + n, k.keys + i);
-  std::copy(k.sizes + i + 1, k.sizes + n, k.sizes + i);
-  std::copy(k.nodes + i + 1, k.nodes + n, k.nodes + i);
+  k.shift_down(i, n);
   k.sizes[n - 1] = 0;
   counts_[b] = n - 1;
   total_--;
@@ -216,17 +210,11 @@ void FreeIndex::move(uint64_t key, uint64_t new_key, uint32_t new_size) {
   uint32_t j = slot(b, new_key);  // counting the old entry, which is still at i
   if (j > i) {  // moves up: the slots between shift down one
     --j;
-    std::copy(k.keys + i + 1, k.keys + j + 1, k.keys + i);
-    std::copy(k.sizes + i + 1, k.sizes + j + 1, k.sizes + i);
-    std::copy(k.nodes + i + 1, k.nodes + j + 1, k.nodes + i);
+    k.shift_down(i, j + 1);
   } else {  // moves down (or stays): the slots between shift up one
-    std::copy_backward(k.keys + j, k.keys + i, k.keys + i + 1);
-    std::copy_backward(k.sizes + j, k.sizes + i, k.sizes + i + 1);
-    std::copy_backward(k.nodes + j, k.nodes + i, k.nodes + i + 1);
+    k.shift_up(j, i);
   }
-  k.keys[j] = new_key;
-  k.sizes[j] = new_size;
-  k.nodes[j] = node;
+  k.set(j, new_key, new_size, node);
   first_[b] = k.keys[0];
   if (new_size >= max_[b]) {
     max_[b] = new_size;

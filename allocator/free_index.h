@@ -18,6 +18,7 @@
 // Used twice by Allocator: by address (key = start, for first-fit, next-fit and alloc_at)
 // and by (size, address) (key = size << 32 | start, for best-fit). Every query is by key,
 // so results never depend on how entries happen to be spread over blocks.
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -81,6 +82,23 @@ class FreeIndex {
     uint64_t keys[kBlock];
     uint32_t sizes[kBlock] = {};
     uint32_t nodes[kBlock];
+    // Slots [from, to) move one place up (an entry goes in at `from`)...
+    void shift_up(uint32_t from, uint32_t to) {
+      std::copy_backward(keys + from, keys + to, keys + to + 1);
+      std::copy_backward(sizes + from, sizes + to, sizes + to + 1);
+      std::copy_backward(nodes + from, nodes + to, nodes + to + 1);
+    }
+    // ...or slots (at, to) one place down (the entry at `at` goes).
+    void shift_down(uint32_t at, uint32_t to) {
+      std::copy(keys + at + 1, keys + to, keys + at);
+      std::copy(sizes + at + 1, sizes + to, sizes + at);
+      std::copy(nodes + at + 1, nodes + to, nodes + at);
+    }
+    void set(uint32_t i, uint64_t key, uint32_t size, uint32_t node) {
+      keys[i] = key;
+      sizes[i] = size;
+      nodes[i] = node;
+    }
   };
   // Where the last query found its entry: the allocator erases or updates exactly that
   // entry next (take() after choose()), so erase() and update() try it before searching.
