@@ -118,7 +118,7 @@ class Engine : public sc_core::sc_module {
   void send_tokens(const isa::Instruction& instr);
   void execute(uint32_t index, const isa::Instruction& instr);
   enum class Plan : uint8_t { AtStart, AtEndInPlace, AtEnd };  // where the kernel runs (engine.cc)
-  Plan plan(Op op, const isa::ExtentList& ex, const isa::Extent* write);
+  Plan plan(Op op, const isa::Instruction& instr, const isa::ExtentList& ex, const isa::Extent* write);
   bool store_covers(const isa::Instruction& instr, uint64_t bytes) const;
   void run_operands(uint32_t index, const isa::Instruction& instr, const isa::ExtentList& ex, sc_core::sc_time t0,
                     uint64_t expected);
