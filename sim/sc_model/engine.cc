@@ -17,7 +17,7 @@ using sc_core::sc_time;
 using sc_core::sc_time_stamp;
 
 Engine::Engine(sc_core::sc_module_name name, isa::Queue q, Context& ctx)
-    : sc_module(name), sram("sram"), ddr("ddr"), queue("queue", kQueueDepth),
+    : sc_module(name), sram("sram"), ddr("ddr"), queue("queue", static_cast<int>(kQueueDepth)),
       q_(static_cast<unsigned>(q)), ctx_(&ctx) {
   sram.register_invalidate_direct_mem_ptr(this, &Engine::invalidate_sram_dmi);
   SC_THREAD(run);
