@@ -17,7 +17,7 @@ using sc_core::sc_time;
 using sc_core::sc_time_stamp;
 
 Engine::Engine(sc_core::sc_module_name name, isa::Queue q, Context& ctx)
-    : sc_module(name), sram("sram"), ddr("ddr"), queue("queue", kQueueDepth),
+    : sc_module(name), sram("sram"), ddr("ddr"), queue("queue", static_cast<int>(kQueueDepth)),
       q_(static_cast<unsigned>(q)), ctx_(&ctx) {
   sram.register_invalidate_direct_mem_ptr(this, &Engine::invalidate_sram_dmi);
   SC_THREAD(run);
@@ -159,11 +159,14 @@ void Engine::write_result(const isa::Extent& e, std::span<uint8_t> out) {
 //    scratchpad at the end (saves copying the result when it is larger than the scratchpad
 //    inputs: LOAD, IM2COL);
 //  - AtEnd: operands copied at the start, the result computed into out_ at the end and written
-//    (STORE, whose DDR range is read at the end; no DMI, e.g. the RTL scratchpad).
-Engine::Plan Engine::plan(Op op, const isa::ExtentList& ex, const isa::Extent* we) {
+//    (a STORE with gaps between its rows, whose DDR range is read at the end; no DMI, e.g. the
+//    RTL scratchpad).
+// A STORE whose rows cover its DDR range reads nothing of DDR, so it runs AtStart: its
+// scratchpad rows are packed into out_ straight from the scratchpad (one copy, not two).
+Engine::Plan Engine::plan(Op op, const isa::Instruction& instr, const isa::ExtentList& ex, const isa::Extent* we) {
   if (!sram_direct(0, 0)) return Plan::AtEnd;  // no DMI: every operand is a copy
   if (!we) return Plan::AtStart;                // nothing computed: the operands are only read
-  if (op == Op::Store) return Plan::AtEnd;
+  if (op == Op::Store) return store_covers(instr, we->bytes) ? Plan::AtStart : Plan::AtEnd;
   uint64_t sram_in = 0;
   for (const isa::Extent& e : ex)
     if (e.access == isa::Access::Read && e.space == isa::Space::Sram) sram_in += e.bytes;
@@ -225,7 +228,7 @@ void Engine::run_operands(uint32_t i, const isa::Instruction& instr, const isa::
   const auto w = sem.write_operand(instr);
   const isa::Extent* we = w && ex.items[*w].bytes > 0 ? &ex.items[*w] : nullptr;
   const bool rtl = ctx_->rtl_compute && RtlCompute::handles(op) && we;
-  const Plan how = rtl ? Plan::AtEnd : plan(op, ex, we);
+  const Plan how = rtl ? Plan::AtEnd : plan(op, instr, ex, we);
   OperandBuffers ob;
   for (unsigned k = 0; k < ex.count; ++k) {
     const isa::Extent& e = ex.items[k];

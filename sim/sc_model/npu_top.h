@@ -91,6 +91,48 @@ class ByteBuffer {
   size_t capacity_ = 0;
 };
 
+// An instruction queue between the dispatcher (its one writer) and an engine (its one
+// reader): an sc_fifo whose update phase notifies its data-read / data-written events only
+// when the writer / reader waits on them. sc_fifo notifies them after every delta that wrote
+// or read, a delta notification and trigger per instruction each, nearly always for nobody.
+// Equivalent: everything else (the update phase that makes writes and reads visible one delta
+// later, and the order of the notifications) is sc_fifo's own; a process can only start
+// waiting in an evaluation phase, and a notification made in update() triggers before the
+// next one, so an event skipped here would have woken nobody.
+class InstrQueue final : public sc_core::sc_fifo<uint32_t> {
+ public:
+  InstrQueue(const char* name, int size) : sc_core::sc_fifo<uint32_t>(name, size) {}
+  void read(uint32_t& value) override {
+    while (num_available() == 0) {
+      reader_waits_ = true;
+      sc_core::wait(m_data_written_event);
+      reader_waits_ = false;
+    }
+    sc_core::sc_fifo<uint32_t>::nb_read(value);
+  }
+  void write(const uint32_t& value) override {
+    while (num_free() == 0) {
+      writer_waits_ = true;
+      sc_core::wait(m_data_read_event);
+      writer_waits_ = false;
+    }
+    sc_core::sc_fifo<uint32_t>::nb_write(value);
+  }
+
+ protected:
+  void update() override {
+    if (m_num_read > 0 && writer_waits_) m_data_read_event.notify(sc_core::SC_ZERO_TIME);
+    if (m_num_written > 0 && reader_waits_) m_data_written_event.notify(sc_core::SC_ZERO_TIME);
+    m_num_readable = m_size - m_free;
+    m_num_read = 0;
+    m_num_written = 0;
+  }
+
+ private:
+  bool reader_waits_ = false;
+  bool writer_waits_ = false;
+};
+
 // One queue's execution unit: the load DMA, the compute engine or the store DMA. Reads its
 // operands over TLM when an instruction starts, holds the queue for instruction_cycles(),
 // then writes its result over TLM; checkers see each access when it happens.
@@ -99,7 +141,7 @@ class Engine : public sc_core::sc_module {
   SC_HAS_PROCESS(Engine);
   tlm_utils::simple_initiator_socket<Engine> sram;
   tlm_utils::simple_initiator_socket<Engine> ddr;
-  sc_core::sc_fifo<uint32_t> queue;
+  InstrQueue queue;
   sc_core::sc_signal<bool> busy{"busy"};
   sc_core::sc_signal<uint32_t> current{"current"};  // instruction index being executed
 
@@ -118,7 +160,7 @@ class Engine : public sc_core::sc_module {
   void send_tokens(const isa::Instruction& instr);
   void execute(uint32_t index, const isa::Instruction& instr);
   enum class Plan : uint8_t { AtStart, AtEndInPlace, AtEnd };  // where the kernel runs (engine.cc)
-  Plan plan(Op op, const isa::ExtentList& ex, const isa::Extent* write);
+  Plan plan(Op op, const isa::Instruction& instr, const isa::ExtentList& ex, const isa::Extent* write);
   bool store_covers(const isa::Instruction& instr, uint64_t bytes) const;
   void run_operands(uint32_t index, const isa::Instruction& instr, const isa::ExtentList& ex, sc_core::sc_time t0,
                     uint64_t expected);
