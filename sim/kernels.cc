@@ -1,5 +1,6 @@
 // The per-instruction kernels behind Semantics::execute/compute, on operand buffers.
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -8,6 +9,15 @@
 
 #include "util/error.h"
 #include "sim/semantics.h"
+
+// Hot integer loops are compiled twice, for AVX2 and the baseline x86-64, and the loader
+// picks one by CPU: integer results do not depend on the vector width, so every machine gives
+// the same bytes. GCC only (the fuzz build's clang takes the baseline).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define NPUFORGE_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define NPUFORGE_CLONES
+#endif
 
 namespace npuforge::sim {
 namespace {
@@ -30,11 +40,29 @@ int32_t load_i32(const uint8_t* p) {
   return static_cast<int32_t>(v);
 }
 
+// Scratch of `n` values of T, written before it is read (no zero fill): on the stack up to
+// kInline values, else on the heap. The kernels run per instruction, mostly on small shapes,
+// and the allocations of per-instruction vectors cost more than some of those kernels.
+template <typename T, size_t kInline>
+class Scratch {
+ public:
+  explicit Scratch(size_t n) {
+    if (n > kInline) heap_ = std::make_unique_for_overwrite<T[]>(n);
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  T* data() { return heap_ ? heap_.get() : local_; }
+
+ private:
+  T local_[kInline];  // uninitialized on purpose
+  std::unique_ptr<T[]> heap_;
+};
+
 // One output of a GEMM: the dot product of a row of A and a column of B, both widened to
-// int16 (column contiguous, see gemm). int32 cannot overflow: |a * b| <= 2^14 and k < 2^16
-// (a 16-bit field; gemm checks it), so |sum| < 2^30. A plain int32 reduction over int16
-// inputs is what the compiler turns into 16-bit multiply-adds (pmaddwd, 8 MACs at a time).
-int32_t dot_i16(const int16_t* x, const int16_t* y, uint64_t k) {
+// int16 (column contiguous, see gemm_dot). int32 cannot overflow: |a * b| <= 2^14 and
+// k <= kMaxDotK, so |sum| < 2^31. A plain int32 reduction over int16 inputs is what the
+// compiler turns into 16-bit multiply-adds (pmaddwd, 8 or 16 MACs at a time).
+NPUFORGE_CLONES int32_t dot_i16(const int16_t* x, const int16_t* y, uint64_t k) {
   int32_t sum = 0;
   for (uint64_t p = 0; p < k; ++p) sum += int32_t{x[p]} * int32_t{y[p]};
   return sum;
@@ -43,67 +71,111 @@ int32_t dot_i16(const int16_t* x, const int16_t* y, uint64_t k) {
 // The widest k for which dot_i16's int32 sum provably cannot overflow: k * 2^14 < 2^31.
 constexpr uint64_t kMaxDotK = (uint64_t{1} << 17) - 1;
 
-// Reference order: acc[m][n] = bias[n] + sum_k a[m][k] * b[k][n] with int32 wrap-around.
-// Used when k is too wide for the int32 dot product (not possible with the built-in ISA's
-// 16-bit k, but another ISA could have a wider field).
-void gemm_wide(uint64_t m, uint64_t n, uint64_t k, std::span<const uint8_t> a, std::span<const uint8_t> b,
-               std::vector<uint32_t>& acc) {
-  for (uint64_t i = 0; i < m; ++i) {
-    for (uint64_t p = 0; p < k; ++p) {
-      const int32_t av = s8(a[i * k + p]);
-      const uint8_t* brow = b.data() + p * n;
-      for (uint64_t j = 0; j < n; ++j) acc[i * n + j] += static_cast<uint32_t>(av * s8(brow[j]));
+// acc[j] += a0 * b0[j] + a1 * b1[j] over a row of n accumulators, with uint32 wrap-around
+// (the reference's int32 wrap). Each product of two int8 fits int16 (|.| <= 2^14), so the
+// compiler multiplies 16 lanes at a time; two rows per pass halve the accumulator traffic.
+NPUFORGE_CLONES void axpy2_i8(uint32_t* acc, const uint8_t* b0, const uint8_t* b1, int16_t a0, int16_t a1,
+                              uint64_t n) {
+  for (uint64_t j = 0; j < n; ++j) {
+    const auto p0 = static_cast<int16_t>(a0 * static_cast<int16_t>(s8(b0[j])));
+    const auto p1 = static_cast<int16_t>(a1 * static_cast<int16_t>(s8(b1[j])));
+    acc[j] += static_cast<uint32_t>(int32_t{p0} + int32_t{p1});
+  }
+}
+
+NPUFORGE_CLONES void axpy_i8(uint32_t* acc, const uint8_t* b0, int16_t a0, uint64_t n) {
+  for (uint64_t j = 0; j < n; ++j) acc[j] += static_cast<uint32_t>(int32_t{static_cast<int16_t>(a0 * static_cast<int16_t>(s8(b0[j])))});
+}
+
+// Widens n int8 to int16.
+NPUFORGE_CLONES void widen_i8(int16_t* to, const uint8_t* from, uint64_t n) {
+  for (uint64_t p = 0; p < n; ++p) to[p] = s8(from[p]);
+}
+
+// What a GEMM row's epilogue needs: the bias (or none), the requant parameters of each
+// column (per_channel: qp) and the output row.
+struct GemmRows {
+  uint64_t m, n, k;
+  std::span<const uint8_t> a, b, bias, qp;
+  RequantParams rq;
+  bool per_channel;
+  uint8_t* out;
+
+  uint32_t bias_of(uint64_t j) const { return bias.empty() ? 0 : static_cast<uint32_t>(load_i32(bias.data() + 4 * j)); }
+  RequantParams rq_of(uint64_t j) const {
+    if (!per_channel) return rq;
+    return RequantParams{static_cast<uint32_t>(load_i32(qp.data() + 8 * j)), qp[8 * j + 4], rq.relu};
+  }
+  void store(uint64_t i, uint64_t j, uint32_t acc) const {
+    out[i * n + j] = u8(requant_fast(static_cast<int32_t>(acc), rq_of(j)));
+  }
+};
+
+// Row-broadcast order: acc row i = bias + sum_p a[i][p] * B row p, B read as it lies (no
+// transpose). Cheapest when m is small: its cost is m * k passes over n values.
+void gemm_rows(const GemmRows& g) {
+  Scratch<uint32_t, 256> acc_buf(g.n);
+  uint32_t* acc = acc_buf.data();
+  for (uint64_t i = 0; i < g.m; ++i) {
+    for (uint64_t j = 0; j < g.n; ++j) acc[j] = g.bias_of(j);
+    const uint8_t* arow = g.a.data() + i * g.k;
+    uint64_t p = 0;
+    for (; p + 1 < g.k; p += 2) {
+      axpy2_i8(acc, g.b.data() + p * g.n, g.b.data() + (p + 1) * g.n, s8(arow[p]), s8(arow[p + 1]), g.n);
+    }
+    if (p < g.k) axpy_i8(acc, g.b.data() + p * g.n, s8(arow[p]), g.n);
+    for (uint64_t j = 0; j < g.n; ++j) g.store(i, j, acc[j]);
+  }
+}
+
+// Dot order: B (k x n, row-major) is transposed and widened once per instruction so that
+// every output is one contiguous dot product (dot_i16); the products and their int32 sum
+// are exact, so adding them to the bias with uint32 wrap-around gives the reference result
+// bit for bit. Cheapest when m is large: the transpose is paid once for m rows.
+void gemm_dot(const GemmRows& g) {
+  const uint64_t n = g.n, k = g.k;
+  Scratch<int16_t, 2048> bt_buf(n * k);
+  Scratch<int16_t, 256> arow_buf(k);
+  int16_t* bt = bt_buf.data();
+  int16_t* arow = arow_buf.data();
+  for (uint64_t p = 0; p < k; ++p) {
+    const uint8_t* brow = g.b.data() + p * n;
+    for (uint64_t j = 0; j < n; ++j) bt[j * k + p] = s8(brow[j]);
+  }
+  for (uint64_t i = 0; i < g.m; ++i) {
+    widen_i8(arow, g.a.data() + i * k, k);
+    for (uint64_t j = 0; j < n; ++j) {
+      g.store(i, j, g.bias_of(j) + static_cast<uint32_t>(dot_i16(arow, bt + j * k, k)));
     }
   }
 }
 
-// B (k x n, row-major) is transposed and widened once per instruction so that every output
-// is one contiguous dot product (dot_i16); the products and their int32 sum are exact, so
-// adding them to the bias with uint32 wrap-around gives the reference result bit for bit.
-void gemm_dot(uint64_t m, uint64_t n, uint64_t k, std::span<const uint8_t> a, std::span<const uint8_t> b,
-              std::vector<uint32_t>& acc) {
-  // Written in full before they are read: no zero-fill (a memset of n * k int16 per GEMM).
-  const auto bt = std::make_unique_for_overwrite<int16_t[]>(n * k);
-  const auto arow = std::make_unique_for_overwrite<int16_t[]>(k);
-  for (uint64_t p = 0; p < k; ++p) {
-    const uint8_t* brow = b.data() + p * n;
-    for (uint64_t j = 0; j < n; ++j) bt[j * k + p] = s8(brow[j]);
-  }
-  for (uint64_t i = 0; i < m; ++i) {
-    for (uint64_t p = 0; p < k; ++p) arow[p] = s8(a[i * k + p]);
-    for (uint64_t j = 0; j < n; ++j) {
-      acc[i * n + j] += static_cast<uint32_t>(dot_i16(arow.get(), bt.get() + j * k, k));
-    }
-  }
+// Estimated cost (instructions, x8) of each order, from the kernels' vector widths: gemm_rows
+// pays per (row, p) pass; gemm_dot per transposed B value and per output. Either order gives
+// the same bytes, so this only picks the faster one.
+bool rows_cheaper(uint64_t m, uint64_t n, uint64_t k) {
+  const uint64_t rows = m * k * (64 + 3 * n);
+  const uint64_t dot = 20 * n * k + m * n * (3 * k / 2 + 96);
+  return rows <= dot;
 }
 
 void gemm(const isa::Instruction& instr, const Semantics::GemmSlots& s, In in, std::span<uint8_t> out) {
-  const uint64_t m = instr.get(s.m), n = instr.get(s.n), k = instr.get(s.k);
-  const auto a = operand(instr, in, s.a);
-  const auto b = operand(instr, in, s.b);
-  const bool has_bias = instr.get(s.has_bias) != 0;
-  const auto bias = has_bias ? operand(instr, in, s.bias) : std::span<const uint8_t>{};
-  const RequantParams rq{instr.get(s.scale), instr.get(s.shift), instr.get(s.relu) != 0};
-  const bool per_channel = instr.get(s.per_channel) != 0;
-  const auto qp = per_channel ? operand(instr, in, s.qp) : std::span<const uint8_t>{};
-  auto rq_of = [&](uint64_t j) {
-    if (!per_channel) return rq;
-    return RequantParams{static_cast<uint32_t>(load_i32(qp.data() + 8 * j)), qp[8 * j + 4], rq.relu};
-  };
-  // uint32 accumulators: int32 two's complement wrap-around without signed overflow.
-  std::vector<uint32_t> acc(m * n);
-  if (has_bias) {
-    for (uint64_t i = 0; i < m; ++i) {
-      for (uint64_t j = 0; j < n; ++j) acc[i * n + j] = static_cast<uint32_t>(load_i32(bias.data() + 4 * j));
-    }
-  }
-  if (k <= kMaxDotK) {
-    gemm_dot(m, n, k, a, b, acc);
+  GemmRows g{};
+  g.m = instr.get(s.m);
+  g.n = instr.get(s.n);
+  g.k = instr.get(s.k);
+  g.a = operand(instr, in, s.a);
+  g.b = operand(instr, in, s.b);
+  if (instr.get(s.has_bias) != 0) g.bias = operand(instr, in, s.bias);
+  g.rq = RequantParams{instr.get(s.scale), instr.get(s.shift), instr.get(s.relu) != 0};
+  g.per_channel = instr.get(s.per_channel) != 0;
+  if (g.per_channel) g.qp = operand(instr, in, s.qp);
+  g.out = out.data();
+  if (g.m == 0 || g.n == 0) return;
+  if (g.k > kMaxDotK || rows_cheaper(g.m, g.n, g.k)) {
+    gemm_rows(g);
   } else {
-    gemm_wide(m, n, k, a, b, acc);
-  }
-  for (uint64_t i = 0; i < m; ++i) {
-    for (uint64_t j = 0; j < n; ++j) out[i * n + j] = u8(requant_fast(static_cast<int32_t>(acc[i * n + j]), rq_of(j)));
+    gemm_dot(g);
   }
 }
 
@@ -134,6 +206,36 @@ void im2col(const isa::Instruction& instr, const Semantics::Im2colSlots& s, In i
   }
 }
 
+// requant(a op b) over int32 lanes, for an instruction whose every x = a op b satisfies
+// |x| * scale + round < 2^31 with shift < 31 (eltwise_fits32): then the reference's exact
+// (x * scale + round) >> shift is this int32 expression bit for bit, and the loop vectorizes
+// (its int32 multiply is one instruction with AVX2, several without).
+template <bool kMul>
+NPUFORGE_CLONES void eltwise_rq32(const uint8_t* a, const uint8_t* b, uint8_t* out, size_t len, int32_t scale,
+                                  int32_t round, int32_t shift) {
+  for (size_t i = 0; i < len; ++i) {
+    const int32_t x = kMul ? int32_t{s8(a[i])} * s8(b[i]) : int32_t{s8(a[i])} + s8(b[i]);
+    int32_t v = (x * scale + round) >> shift;
+    v = v < -128 ? -128 : v > 127 ? 127 : v;
+    out[i] = static_cast<uint8_t>(v);
+  }
+}
+
+// True when eltwise_rq32 is exact for inputs of magnitude up to `max_abs` (256 for add,
+// 2^14 for mul): |x * scale| + round < 2^31 and shift < 31.
+bool eltwise_fits32(const RequantParams& rq, int64_t max_abs) {
+  if (rq.shift >= 31) return false;
+  const int64_t round = rq.shift > 0 ? int64_t{1} << (rq.shift - 1) : 0;
+  return max_abs * int64_t{rq.scale} + round <= INT32_MAX;
+}
+
+NPUFORGE_CLONES void clip_i32(const uint8_t* a, uint8_t* out, size_t len, int32_t lo, int32_t hi) {
+  for (size_t i = 0; i < len; ++i) {
+    const int32_t x = s8(a[i]);
+    out[i] = static_cast<uint8_t>(x < lo ? lo : x > hi ? hi : x);
+  }
+}
+
 void eltwise(const isa::Instruction& instr, const Semantics::EltwiseSlots& s, In in,
              std::span<uint8_t> out) {
   const uint64_t len = instr.get(s.len);
@@ -144,9 +246,20 @@ void eltwise(const isa::Instruction& instr, const Semantics::EltwiseSlots& s, In
     case EltwiseOp::Add:
     case EltwiseOp::Mul: {
       const auto b = operand(instr, in, s.b);
+      const bool mul = op == EltwiseOp::Mul;
+      if (eltwise_fits32(rq, mul ? 128 * 128 : 256)) {
+        const auto scale = static_cast<int32_t>(rq.scale), shift = static_cast<int32_t>(rq.shift);
+        const int32_t round = shift > 0 ? int32_t{1} << (shift - 1) : 0;
+        if (mul) {
+          eltwise_rq32<true>(a.data(), b.data(), out.data(), len, scale, round, shift);
+        } else {
+          eltwise_rq32<false>(a.data(), b.data(), out.data(), len, scale, round, shift);
+        }
+        return;
+      }
       for (uint64_t i = 0; i < len; ++i) {
         const int64_t x = s8(a[i]), y = s8(b[i]);
-        out[i] = u8(requant_fast(op == EltwiseOp::Add ? x + y : x * y, rq));
+        out[i] = u8(requant_fast(mul ? x * y : x + y, rq));
       }
       return;
     }
@@ -154,10 +267,14 @@ void eltwise(const isa::Instruction& instr, const Semantics::EltwiseSlots& s, In
       for (uint64_t i = 0; i < len; ++i) out[i] = u8(std::max<int8_t>(s8(a[i]), 0));
       return;
     case EltwiseOp::Clip: {
-      const int64_t lo = instr.value(s.lo), hi = instr.value(s.hi);
-      for (uint64_t i = 0; i < len; ++i) {
-        out[i] = u8(static_cast<int8_t>(std::clamp<int64_t>(s8(a[i]), lo, std::max(lo, hi))));
+      // clamp(x, lo, max(lo, hi)), then its low byte (the int8 cast): in int32 when the
+      // bounds fit, as the ISA's 8-bit fields always do.
+      const int64_t lo = instr.value(s.lo), hi = std::max(lo, instr.value(s.hi));
+      if (lo >= INT32_MIN && hi <= INT32_MAX) {
+        clip_i32(a.data(), out.data(), len, static_cast<int32_t>(lo), static_cast<int32_t>(hi));
+        return;
       }
+      for (uint64_t i = 0; i < len; ++i) out[i] = u8(static_cast<int8_t>(std::clamp<int64_t>(s8(a[i]), lo, hi)));
       return;
     }
   }
@@ -336,8 +453,14 @@ uint64_t cycles_of(const Semantics& sem, const isa::Instruction& instr, const is
     case Op::Pool:
     case Op::Lut:
     case Op::Move: {
+      // `known ? *known : isa::extents(instr)` would copy the list: take it by pointer.
+      isa::ExtentList computed;
+      if (known == nullptr) {
+        computed = isa::extents(instr);
+        known = &computed;
+      }
       uint64_t written = 0;
-      for (const auto& e : known ? *known : isa::extents(instr)) {
+      for (const auto& e : *known) {
         if (e.access == isa::Access::Write) written += e.bytes;
       }
       return config.compute_latency_cycles +
