@@ -3,6 +3,7 @@
 #include <climits>
 #include <cstring>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/core.h>
@@ -59,10 +60,11 @@ class Scratch {
 };
 
 // One output of a GEMM: the dot product of a row of A and a column of B, both widened to
-// int16 (column contiguous, see gemm_dot). int32 cannot overflow: |a * b| <= 2^14 and
+// int16 (column contiguous, see gemm_dot) and zero-padded to k a multiple of 16. int32 cannot overflow: |a * b| <= 2^14 and
 // k <= kMaxDotK, so |sum| < 2^31. A plain int32 reduction over int16 inputs is what the
 // compiler turns into 16-bit multiply-adds (pmaddwd, 8 or 16 MACs at a time).
 NPUFORGE_CLONES int32_t dot_i16(const int16_t* x, const int16_t* y, uint64_t k) {
+  if (k % 16 != 0) __builtin_unreachable();  // a precondition (gemm_dot pads): no scalar tail
   int32_t sum = 0;
   for (uint64_t p = 0; p < k; ++p) sum += int32_t{x[p]} * int32_t{y[p]};
   return sum;
@@ -71,21 +73,29 @@ NPUFORGE_CLONES int32_t dot_i16(const int16_t* x, const int16_t* y, uint64_t k) 
 // The widest k for which dot_i16's int32 sum provably cannot overflow: k * 2^14 < 2^31.
 constexpr uint64_t kMaxDotK = (uint64_t{1} << 17) - 1;
 
-// acc[j] += a0 * b0[j] + a1 * b1[j] over a row of n accumulators, with uint32 wrap-around
-// (the reference's int32 wrap). Each product of two int8 fits int16 (|.| <= 2^14), so the
-// compiler multiplies 16 lanes at a time; two rows per pass halve the accumulator traffic.
-NPUFORGE_CLONES void axpy2_i8(uint32_t* acc, const uint8_t* b0, const uint8_t* b1, int16_t a0, int16_t a1,
-                              uint64_t n) {
-  for (uint64_t j = 0; j < n; ++j) {
+// acc[j] += sum over the rows r < 4 of a[r] * b[r * stride + j] for j < len, with uint32
+// wrap-around (the reference's int32 wrap). Each product of two int8 fits int16 (|.| <=
+// 2^14), so the compiler multiplies 16 lanes at a time; four rows per pass quarter the
+// accumulator traffic.
+NPUFORGE_CLONES void axpy4_i8(uint32_t* acc, const uint8_t* b, uint64_t stride, const int16_t* a, uint64_t len) {
+  const int16_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+  const uint8_t *b0 = b, *b1 = b + stride, *b2 = b + 2 * stride, *b3 = b + 3 * stride;
+  for (uint64_t j = 0; j < len; ++j) {
     const auto p0 = static_cast<int16_t>(a0 * static_cast<int16_t>(s8(b0[j])));
     const auto p1 = static_cast<int16_t>(a1 * static_cast<int16_t>(s8(b1[j])));
-    acc[j] += static_cast<uint32_t>(int32_t{p0} + int32_t{p1});
+    const auto p2 = static_cast<int16_t>(a2 * static_cast<int16_t>(s8(b2[j])));
+    const auto p3 = static_cast<int16_t>(a3 * static_cast<int16_t>(s8(b3[j])));
+    acc[j] += static_cast<uint32_t>(int32_t{p0} + int32_t{p1} + int32_t{p2} + int32_t{p3});
   }
 }
 
-NPUFORGE_CLONES void axpy_i8(uint32_t* acc, const uint8_t* b0, int16_t a0, uint64_t n) {
-  for (uint64_t j = 0; j < n; ++j) acc[j] += static_cast<uint32_t>(int32_t{static_cast<int16_t>(a0 * static_cast<int16_t>(s8(b0[j])))});
+NPUFORGE_CLONES void axpy_i8(uint32_t* acc, const uint8_t* b0, int16_t a0, uint64_t len) {
+  for (uint64_t j = 0; j < len; ++j) acc[j] += static_cast<uint32_t>(int32_t{static_cast<int16_t>(a0 * static_cast<int16_t>(s8(b0[j])))});
 }
+
+// n rounded up to whole 16-lane vectors: the kernels run their loops over padded lengths
+// (zeros, or ignored lanes) so that no call ends in a scalar tail.
+uint64_t padded16(uint64_t n) { return (n + 15) & ~uint64_t{15}; }
 
 // Widens n int8 to int16.
 NPUFORGE_CLONES void widen_i8(int16_t* to, const uint8_t* from, uint64_t n) {
@@ -112,40 +122,50 @@ struct GemmRows {
 };
 
 // Row-broadcast order: acc row i = bias + sum_p a[i][p] * B row p, B read as it lies (no
-// transpose). Cheapest when m is small: its cost is m * k passes over n values.
+// transpose). Cheapest when m is small: its cost is m * k passes over n values. The passes
+// run over n rounded up to 16 lanes where B has the bytes (the extra lanes read the next
+// row and are never stored); the last rows, whose padding would pass B's end, run exact.
 void gemm_rows(const GemmRows& g) {
-  Scratch<uint32_t, 256> acc_buf(g.n);
+  const uint64_t n = g.n, k = g.k, np = padded16(n);
+  Scratch<uint32_t, 256> acc_buf(np);
   uint32_t* acc = acc_buf.data();
+  const uint8_t* b = g.b.data();
   for (uint64_t i = 0; i < g.m; ++i) {
-    for (uint64_t j = 0; j < g.n; ++j) acc[j] = g.bias_of(j);
-    const uint8_t* arow = g.a.data() + i * g.k;
+    for (uint64_t j = 0; j < n; ++j) acc[j] = g.bias_of(j);
+    std::fill(acc + n, acc + np, 0u);  // ignored, but never read uninitialized
+    const uint8_t* arow = g.a.data() + i * k;
     uint64_t p = 0;
-    for (; p + 1 < g.k; p += 2) {
-      axpy2_i8(acc, g.b.data() + p * g.n, g.b.data() + (p + 1) * g.n, s8(arow[p]), s8(arow[p + 1]), g.n);
+    for (; p + 4 <= k; p += 4) {
+      const int16_t a4[4] = {s8(arow[p]), s8(arow[p + 1]), s8(arow[p + 2]), s8(arow[p + 3])};
+      const bool pad = (p + 3) * n + np <= k * n;  // the padded lanes stay inside B
+      axpy4_i8(acc, b + p * n, n, a4, pad ? np : n);
     }
-    if (p < g.k) axpy_i8(acc, g.b.data() + p * g.n, s8(arow[p]), g.n);
-    for (uint64_t j = 0; j < g.n; ++j) g.store(i, j, acc[j]);
+    for (; p < k; ++p) axpy_i8(acc, b + p * n, s8(arow[p]), (p * n + np <= k * n) ? np : n);
+    for (uint64_t j = 0; j < n; ++j) g.store(i, j, acc[j]);
   }
 }
 
 // Dot order: B (k x n, row-major) is transposed and widened once per instruction so that
 // every output is one contiguous dot product (dot_i16); the products and their int32 sum
 // are exact, so adding them to the bias with uint32 wrap-around gives the reference result
-// bit for bit. Cheapest when m is large: the transpose is paid once for m rows.
+// bit for bit. Cheapest when m is large: the transpose is paid once for m rows. Rows are
+// zero-padded to whole 16-lane vectors (zeros add nothing): no dot ends in a scalar tail.
 void gemm_dot(const GemmRows& g) {
-  const uint64_t n = g.n, k = g.k;
-  Scratch<int16_t, 2048> bt_buf(n * k);
-  Scratch<int16_t, 256> arow_buf(k);
+  const uint64_t n = g.n, k = g.k, kp = padded16(k);
+  Scratch<int16_t, 2048> bt_buf(n * kp);
+  Scratch<int16_t, 256> arow_buf(kp);
   int16_t* bt = bt_buf.data();
   int16_t* arow = arow_buf.data();
   for (uint64_t p = 0; p < k; ++p) {
     const uint8_t* brow = g.b.data() + p * n;
-    for (uint64_t j = 0; j < n; ++j) bt[j * k + p] = s8(brow[j]);
+    for (uint64_t j = 0; j < n; ++j) bt[j * kp + p] = s8(brow[j]);
   }
+  for (uint64_t j = 0; j < n; ++j) std::fill(bt + j * kp + k, bt + (j + 1) * kp, int16_t{0});
+  std::fill(arow + k, arow + kp, int16_t{0});
   for (uint64_t i = 0; i < g.m; ++i) {
     widen_i8(arow, g.a.data() + i * k, k);
     for (uint64_t j = 0; j < n; ++j) {
-      g.store(i, j, g.bias_of(j) + static_cast<uint32_t>(dot_i16(arow, bt + j * k, k)));
+      g.store(i, j, g.bias_of(j) + static_cast<uint32_t>(dot_i16(arow, bt + j * kp, kp)));
     }
   }
 }
@@ -284,18 +304,30 @@ void eltwise(const isa::Instruction& instr, const Semantics::EltwiseSlots& s, In
 void lut(const isa::Instruction& instr, const Semantics::LutSlots& s, In in, std::span<uint8_t> out) {
   const auto src = operand(instr, in, s.src);
   const auto table = operand(instr, in, s.table);
-  for (size_t i = 0; i < out.size(); ++i) out[i] = table[src[i] ^ 0x80u];
+  // Eight lookups per pass: a byte-indexed gather does not vectorize, and the loop's own
+  // counting was about as costly as the lookups. Inputs never alias `out` (semantics.h).
+  const uint8_t* t = table.data();
+  const uint8_t* x = src.data();
+  uint8_t* o = out.data();
+  const size_t n = out.size();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (size_t u = 0; u < 8; ++u) o[i + u] = t[x[i + u] ^ 0x80u];
+  }
+  for (; i < n; ++i) o[i] = t[x[i] ^ 0x80u];
 }
 
 // |sum| / count rounded half away from zero: isa::round_div_away, inline and in 32 bits
 // when that is exact (|sum| < 2^29 and count < 2^29, so 2|sum| + count < 2^31).
-int8_t div_away_fast(int64_t sum, int64_t count) {
-  constexpr int64_t kLimit = int64_t{1} << 29;
-  if (sum <= -kLimit || sum >= kLimit || count >= kLimit) return round_div_away(sum, count);
-  const int32_t s = static_cast<int32_t>(sum), c = static_cast<int32_t>(count);
+int8_t div_away32(int32_t s, int32_t c) {
   const int32_t mag = (2 * (s < 0 ? -s : s) + c) / (2 * c);
   const int32_t v = s < 0 ? -mag : mag;
   return static_cast<int8_t>(v < -128 ? -128 : v > 127 ? 127 : v);
+}
+constexpr int64_t kDivLimit = int64_t{1} << 29;
+int8_t div_away_fast(int64_t sum, int64_t count) {
+  if (sum <= -kDivLimit || sum >= kDivLimit || count >= kDivLimit) return round_div_away(sum, count);
+  return div_away32(static_cast<int32_t>(sum), static_cast<int32_t>(count));
 }
 
 // Pooling is separable: a window's sum (or maximum) is the sum (maximum) over its rows of
@@ -306,22 +338,49 @@ int8_t div_away_fast(int64_t sum, int64_t count) {
 // both passes run over whole rows of ow * c values (the input is HWC, so for stride 1 a
 // window column's pixels of all output columns are one contiguous run of bytes) instead of
 // c bytes at a time. Acc is int32 when a window's sum provably fits (see pool), else int64.
+// The int32 folds out of line, cloned for AVX2: widening int8 to int32 and a 32-bit max
+// take several instructions each on the x86-64 baseline (they were most of POOL's cost).
+// Pass 1: runs of `c` values `step` bytes apart in `from`, packed in `into`.
+NPUFORGE_CLONES void fold_bytes_i32(bool avg, int32_t* into, const uint8_t* from, size_t runs, size_t c,
+                                    size_t step) {
+  for (size_t r = 0; r < runs; ++r, into += c, from += step) {
+    if (avg) {
+      for (size_t i = 0; i < c; ++i) into[i] += s8(from[i]);
+    } else {
+      for (size_t i = 0; i < c; ++i) into[i] = std::max<int32_t>(into[i], s8(from[i]));
+    }
+  }
+}
+
+NPUFORGE_CLONES void fold_i32(bool avg, int32_t* into, const int32_t* from, size_t n) {
+  if (avg) {
+    for (size_t i = 0; i < n; ++i) into[i] += from[i];
+  } else {
+    for (size_t i = 0; i < n; ++i) into[i] = std::max(into[i], from[i]);
+  }
+}
+
 template <typename Acc>
 struct PoolOp {
   bool avg;
   Acc identity() const { return avg ? Acc{0} : Acc{-128}; }
   void fold(Acc* into, const Acc* from, size_t n) const {
-    if (avg) {
+    if constexpr (std::is_same_v<Acc, int32_t>) {
+      fold_i32(avg, into, from, n);
+    } else if (avg) {
       for (size_t i = 0; i < n; ++i) into[i] += from[i];
     } else {
       for (size_t i = 0; i < n; ++i) into[i] = std::max(into[i], from[i]);
     }
   }
-  void fold(Acc* into, const uint8_t* from, size_t n) const {
-    if (avg) {
-      for (size_t i = 0; i < n; ++i) into[i] += s8(from[i]);
-    } else {
-      for (size_t i = 0; i < n; ++i) into[i] = std::max<Acc>(into[i], s8(from[i]));
+  // `runs` runs of c bytes, `step` apart in `from`, into consecutive runs of `into`.
+  void fold(Acc* into, const uint8_t* from, size_t runs, size_t c, size_t step) const {
+    if constexpr (std::is_same_v<Acc, int32_t>) {
+      fold_bytes_i32(avg, into, from, runs, c, step);
+      return;
+    }
+    for (size_t r = 0; r < runs; ++r, into += c, from += step) {
+      for (size_t i = 0; i < c; ++i) into[i] = avg ? into[i] + s8(from[i]) : std::max<Acc>(into[i], s8(from[i]));
     }
   }
 };
@@ -337,6 +396,9 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
   const int64_t oh = (h + pt + pb - wh) / sh + 1, ow = (w + pl + pr - ww) / sw + 1;
   if (oh <= 0 || ow <= 0 || h <= 0 || w <= 0 || c <= 0) return;
   const auto row = static_cast<size_t>(ow * c);  // values per output row
+  // Every sum is at most 128 * wh * ww in magnitude and every divisor at most wh * ww: under
+  // div_away32's limit (2^29) when wh * ww < 2^21.
+  const bool small = static_cast<uint64_t>(wh) * static_cast<uint64_t>(ww) < (uint64_t{1} << 21);
   std::vector<Acc> rows(static_cast<size_t>(h) * row, op.identity()), acc(row);
   for (int64_t iy = 0; iy < h; ++iy) {  // pass 1: window columns
     Acc* r = rows.data() + static_cast<size_t>(iy) * row;
@@ -346,10 +408,11 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
       const int64_t lo = std::max<int64_t>(0, (pl - kx + sw - 1) / sw);
       const int64_t hi = std::min<int64_t>(ow, pl - kx + w <= 0 ? 0 : (pl - kx + w - 1) / sw + 1);
       if (lo >= hi) continue;
-      if (sw == 1) {
-        op.fold(r + lo * c, in + (lo - pl + kx) * c, static_cast<size_t>((hi - lo) * c));
+      if (sw == 1) {  // one run
+        op.fold(r + lo * c, in + (lo - pl + kx) * c, 1, static_cast<size_t>((hi - lo) * c), 0);
       } else {
-        for (int64_t ox = lo; ox < hi; ++ox) op.fold(r + ox * c, in + (ox * sw - pl + kx) * c, static_cast<size_t>(c));
+        op.fold(r + lo * c, in + (lo * sw - pl + kx) * c, static_cast<size_t>(hi - lo), static_cast<size_t>(c),
+                static_cast<size_t>(sw * c));
       }
     }
   }
@@ -366,7 +429,12 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
       const int64_t x0 = std::max<int64_t>(ox * sw - pl, 0), x1 = std::min(ox * sw - pl + ww, w);
       const int64_t count = std::max<int64_t>(y1 - y0, 0) * std::max<int64_t>(x1 - x0, 0);
       const int64_t divisor = count_pad ? wh * ww : std::max<int64_t>(count, 1);
-      for (int64_t ci = 0; ci < c; ++ci) o[ox * c + ci] = u8(div_away_fast(acc[static_cast<size_t>(ox * c + ci)], divisor));
+      const Acc* a = acc.data() + ox * c;
+      if (small) {  // checked once per instruction instead of per output
+        for (int64_t ci = 0; ci < c; ++ci) o[ox * c + ci] = u8(div_away32(static_cast<int32_t>(a[ci]), static_cast<int32_t>(divisor)));
+      } else {
+        for (int64_t ci = 0; ci < c; ++ci) o[ox * c + ci] = u8(div_away_fast(a[ci], divisor));
+      }
     }
   }
 }
