@@ -110,6 +110,9 @@ class Semantics {
   // Runs `instr` on caller-provided operand buffers (see OperandBuffers). Throws
   // npuforge::Error when a buffer has the wrong size.
   void compute(const isa::Instruction& instr, const OperandBuffers& buffers) const;
+  // The same for a caller that has isa::extents(instr) at hand (a TLM model fetched the
+  // operands by them): the list is not worked out a second time.
+  void compute(const isa::Instruction& instr, const OperandBuffers& buffers, const isa::ExtentList& extents) const;
 
   // Index of the write operand (into extents()), if the instruction has one.
   std::optional<unsigned> write_operand(const isa::Instruction& instr) const;

@@ -27,7 +27,9 @@ Instruction make(std::string_view mnemonic, const std::map<std::string, int64_t>
   const auto& spec = the_isa().require(mnemonic);
   Instruction in = Instruction::make(spec);
   for (const auto& [name, v] : fields) in.set_value(spec.require_field(name), v);
-  if (valid) EXPECT_EQ(isa::validate(in), "") << isa::disassemble(in);
+  if (valid) {
+    EXPECT_EQ(isa::validate(in), "") << isa::disassemble(in);
+  }
   return in;
 }
 
@@ -162,6 +164,12 @@ TEST(GemmKernels, OverlappingOperandsReadAsBefore) {
       ASSERT_GE(*w, 3u);  // dst after a, b and bias
       buf.out = out;
       sem.compute(in, buf);
+      std::vector<uint8_t> out2(out.size());  // the overload given the extents: the same bytes
+      buf.out = out2;
+      sem.compute(in, buf, isa::extents(in));
+      EXPECT_EQ(out, out2);
+      buf.out = std::span<uint8_t>(out2).first(out2.size() - 1);
+      EXPECT_THROW(sem.compute(in, buf, isa::extents(in)), Error);
       sem.execute(in, mem);
       EXPECT_TRUE(std::equal(out.begin(), out.end(), mem.sram.view(dst, m * n).begin())) << dst << " m " << m;
     }
