@@ -1,111 +1,24 @@
 // The per-instruction kernels behind Semantics::execute/compute, on operand buffers.
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/core.h>
 
 #include "util/error.h"
+#include "sim/kernels_shared.h"
 #include "sim/semantics.h"
 
 namespace npuforge::sim {
 namespace {
 
-using In = std::span<const std::span<const uint8_t>>;
-
-std::span<const uint8_t> operand(const isa::Instruction& instr, In in, unsigned slot) {
-  const auto& ops = instr.spec->operands;
-  for (size_t i = 0; i < ops.size(); ++i) {
-    if (ops[i].field == slot) return in[i];
-  }
-  throw Error(fmt::format("{}: field slot {} is not an operand", instr.spec->mnemonic, slot));
-}
-
-int8_t s8(uint8_t b) { return static_cast<int8_t>(b); }
-uint8_t u8(int8_t v) { return static_cast<uint8_t>(v); }
-
-int32_t load_i32(const uint8_t* p) {
-  const uint32_t v = uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
-  return static_cast<int32_t>(v);
-}
-
-// One output of a GEMM: the dot product of a row of A and a column of B, both widened to
-// int16 (column contiguous, see gemm). int32 cannot overflow: |a * b| <= 2^14 and k < 2^16
-// (a 16-bit field; gemm checks it), so |sum| < 2^30. A plain int32 reduction over int16
-// inputs is what the compiler turns into 16-bit multiply-adds (pmaddwd, 8 MACs at a time).
-int32_t dot_i16(const int16_t* x, const int16_t* y, uint64_t k) {
-  int32_t sum = 0;
-  for (uint64_t p = 0; p < k; ++p) sum += int32_t{x[p]} * int32_t{y[p]};
-  return sum;
-}
-
-// The widest k for which dot_i16's int32 sum provably cannot overflow: k * 2^14 < 2^31.
-constexpr uint64_t kMaxDotK = (uint64_t{1} << 17) - 1;
-
-// Reference order: acc[m][n] = bias[n] + sum_k a[m][k] * b[k][n] with int32 wrap-around.
-// Used when k is too wide for the int32 dot product (not possible with the built-in ISA's
-// 16-bit k, but another ISA could have a wider field).
-void gemm_wide(uint64_t m, uint64_t n, uint64_t k, std::span<const uint8_t> a, std::span<const uint8_t> b,
-               std::vector<uint32_t>& acc) {
-  for (uint64_t i = 0; i < m; ++i) {
-    for (uint64_t p = 0; p < k; ++p) {
-      const int32_t av = s8(a[i * k + p]);
-      const uint8_t* brow = b.data() + p * n;
-      for (uint64_t j = 0; j < n; ++j) acc[i * n + j] += static_cast<uint32_t>(av * s8(brow[j]));
-    }
-  }
-}
-
-// B (k x n, row-major) is transposed and widened once per instruction so that every output
-// is one contiguous dot product (dot_i16); the products and their int32 sum are exact, so
-// adding them to the bias with uint32 wrap-around gives the reference result bit for bit.
-void gemm_dot(uint64_t m, uint64_t n, uint64_t k, std::span<const uint8_t> a, std::span<const uint8_t> b,
-              std::vector<uint32_t>& acc) {
-  // Written in full before they are read: no zero-fill (a memset of n * k int16 per GEMM).
-  const auto bt = std::make_unique_for_overwrite<int16_t[]>(n * k);
-  const auto arow = std::make_unique_for_overwrite<int16_t[]>(k);
-  for (uint64_t p = 0; p < k; ++p) {
-    const uint8_t* brow = b.data() + p * n;
-    for (uint64_t j = 0; j < n; ++j) bt[j * k + p] = s8(brow[j]);
-  }
-  for (uint64_t i = 0; i < m; ++i) {
-    for (uint64_t p = 0; p < k; ++p) arow[p] = s8(a[i * k + p]);
-    for (uint64_t j = 0; j < n; ++j) {
-      acc[i * n + j] += static_cast<uint32_t>(dot_i16(arow.get(), bt.get() + j * k, k));
-    }
-  }
-}
-
-void gemm(const isa::Instruction& instr, const Semantics::GemmSlots& s, In in, std::span<uint8_t> out) {
-  const uint64_t m = instr.get(s.m), n = instr.get(s.n), k = instr.get(s.k);
-  const auto a = operand(instr, in, s.a);
-  const auto b = operand(instr, in, s.b);
-  const bool has_bias = instr.get(s.has_bias) != 0;
-  const auto bias = has_bias ? operand(instr, in, s.bias) : std::span<const uint8_t>{};
-  const RequantParams rq{instr.get(s.scale), instr.get(s.shift), instr.get(s.relu) != 0};
-  const bool per_channel = instr.get(s.per_channel) != 0;
-  const auto qp = per_channel ? operand(instr, in, s.qp) : std::span<const uint8_t>{};
-  auto rq_of = [&](uint64_t j) {
-    if (!per_channel) return rq;
-    return RequantParams{static_cast<uint32_t>(load_i32(qp.data() + 8 * j)), qp[8 * j + 4], rq.relu};
-  };
-  // uint32 accumulators: int32 two's complement wrap-around without signed overflow.
-  std::vector<uint32_t> acc(m * n);
-  if (has_bias) {
-    for (uint64_t i = 0; i < m; ++i) {
-      for (uint64_t j = 0; j < n; ++j) acc[i * n + j] = static_cast<uint32_t>(load_i32(bias.data() + 4 * j));
-    }
-  }
-  if (k <= kMaxDotK) {
-    gemm_dot(m, n, k, a, b, acc);
-  } else {
-    gemm_wide(m, n, k, a, b, acc);
-  }
-  for (uint64_t i = 0; i < m; ++i) {
-    for (uint64_t j = 0; j < n; ++j) out[i * n + j] = u8(requant_fast(static_cast<int32_t>(acc[i * n + j]), rq_of(j)));
-  }
-}
+using kernels::In;
+using kernels::operand;
+using kernels::s8;
+using kernels::u8;
 
 void im2col(const isa::Instruction& instr, const Semantics::Im2colSlots& s, In in,
             std::span<uint8_t> out) {
@@ -134,6 +47,36 @@ void im2col(const isa::Instruction& instr, const Semantics::Im2colSlots& s, In i
   }
 }
 
+// requant(a op b) over int32 lanes, for an instruction whose every x = a op b satisfies
+// |x| * scale + round < 2^31 with shift < 31 (eltwise_fits32): then the reference's exact
+// (x * scale + round) >> shift is this int32 expression bit for bit, and the loop vectorizes
+// (its int32 multiply is one instruction with AVX2, several without).
+template <bool kMul>
+NPUFORGE_CLONES void eltwise_rq32(const uint8_t* a, const uint8_t* b, uint8_t* out, size_t len, int32_t scale,
+                                  int32_t round, int32_t shift) {
+  for (size_t i = 0; i < len; ++i) {
+    const int32_t x = kMul ? int32_t{s8(a[i])} * s8(b[i]) : int32_t{s8(a[i])} + s8(b[i]);
+    int32_t v = (x * scale + round) >> shift;
+    v = v < -128 ? -128 : v > 127 ? 127 : v;
+    out[i] = static_cast<uint8_t>(v);
+  }
+}
+
+// True when eltwise_rq32 is exact for inputs of magnitude up to `max_abs` (256 for add,
+// 2^14 for mul): |x * scale| + round < 2^31 and shift < 31.
+bool eltwise_fits32(const RequantParams& rq, int64_t max_abs) {
+  if (rq.shift >= 31) return false;
+  const int64_t round = rq.shift > 0 ? int64_t{1} << (rq.shift - 1) : 0;
+  return max_abs * int64_t{rq.scale} + round <= INT32_MAX;
+}
+
+NPUFORGE_CLONES void clip_i32(const uint8_t* a, uint8_t* out, size_t len, int32_t lo, int32_t hi) {
+  for (size_t i = 0; i < len; ++i) {
+    const int32_t x = s8(a[i]);
+    out[i] = static_cast<uint8_t>(x < lo ? lo : x > hi ? hi : x);
+  }
+}
+
 void eltwise(const isa::Instruction& instr, const Semantics::EltwiseSlots& s, In in,
              std::span<uint8_t> out) {
   const uint64_t len = instr.get(s.len);
@@ -144,9 +87,20 @@ void eltwise(const isa::Instruction& instr, const Semantics::EltwiseSlots& s, In
     case EltwiseOp::Add:
     case EltwiseOp::Mul: {
       const auto b = operand(instr, in, s.b);
+      const bool mul = op == EltwiseOp::Mul;
+      if (eltwise_fits32(rq, mul ? 128 * 128 : 256)) {
+        const auto scale = static_cast<int32_t>(rq.scale), shift = static_cast<int32_t>(rq.shift);
+        const int32_t round = shift > 0 ? int32_t{1} << (shift - 1) : 0;
+        if (mul) {
+          eltwise_rq32<true>(a.data(), b.data(), out.data(), len, scale, round, shift);
+        } else {
+          eltwise_rq32<false>(a.data(), b.data(), out.data(), len, scale, round, shift);
+        }
+        return;
+      }
       for (uint64_t i = 0; i < len; ++i) {
         const int64_t x = s8(a[i]), y = s8(b[i]);
-        out[i] = u8(requant_fast(op == EltwiseOp::Add ? x + y : x * y, rq));
+        out[i] = u8(requant_fast(mul ? x * y : x + y, rq));
       }
       return;
     }
@@ -154,10 +108,14 @@ void eltwise(const isa::Instruction& instr, const Semantics::EltwiseSlots& s, In
       for (uint64_t i = 0; i < len; ++i) out[i] = u8(std::max<int8_t>(s8(a[i]), 0));
       return;
     case EltwiseOp::Clip: {
-      const int64_t lo = instr.value(s.lo), hi = instr.value(s.hi);
-      for (uint64_t i = 0; i < len; ++i) {
-        out[i] = u8(static_cast<int8_t>(std::clamp<int64_t>(s8(a[i]), lo, std::max(lo, hi))));
+      // clamp(x, lo, max(lo, hi)), then its low byte (the int8 cast): in int32 when the
+      // bounds fit, as the ISA's 8-bit fields always do.
+      const int64_t lo = instr.value(s.lo), hi = std::max(lo, instr.value(s.hi));
+      if (lo >= INT32_MIN && hi <= INT32_MAX) {
+        clip_i32(a.data(), out.data(), len, static_cast<int32_t>(lo), static_cast<int32_t>(hi));
+        return;
       }
+      for (uint64_t i = 0; i < len; ++i) out[i] = u8(static_cast<int8_t>(std::clamp<int64_t>(s8(a[i]), lo, hi)));
       return;
     }
   }
@@ -167,18 +125,30 @@ void eltwise(const isa::Instruction& instr, const Semantics::EltwiseSlots& s, In
 void lut(const isa::Instruction& instr, const Semantics::LutSlots& s, In in, std::span<uint8_t> out) {
   const auto src = operand(instr, in, s.src);
   const auto table = operand(instr, in, s.table);
-  for (size_t i = 0; i < out.size(); ++i) out[i] = table[src[i] ^ 0x80u];
+  // Eight lookups per pass: a byte-indexed gather does not vectorize, and the loop's own
+  // counting was about as costly as the lookups. Inputs never alias `out` (semantics.h).
+  const uint8_t* t = table.data();
+  const uint8_t* x = src.data();
+  uint8_t* o = out.data();
+  const size_t n = out.size();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (size_t u = 0; u < 8; ++u) o[i + u] = t[x[i + u] ^ 0x80u];
+  }
+  for (; i < n; ++i) o[i] = t[x[i] ^ 0x80u];
 }
 
 // |sum| / count rounded half away from zero: isa::round_div_away, inline and in 32 bits
 // when that is exact (|sum| < 2^29 and count < 2^29, so 2|sum| + count < 2^31).
-int8_t div_away_fast(int64_t sum, int64_t count) {
-  constexpr int64_t kLimit = int64_t{1} << 29;
-  if (sum <= -kLimit || sum >= kLimit || count >= kLimit) return round_div_away(sum, count);
-  const int32_t s = static_cast<int32_t>(sum), c = static_cast<int32_t>(count);
+int8_t div_away32(int32_t s, int32_t c) {
   const int32_t mag = (2 * (s < 0 ? -s : s) + c) / (2 * c);
   const int32_t v = s < 0 ? -mag : mag;
   return static_cast<int8_t>(v < -128 ? -128 : v > 127 ? 127 : v);
+}
+constexpr int64_t kDivLimit = int64_t{1} << 29;
+int8_t div_away_fast(int64_t sum, int64_t count) {
+  if (sum <= -kDivLimit || sum >= kDivLimit || count >= kDivLimit) return round_div_away(sum, count);
+  return div_away32(static_cast<int32_t>(sum), static_cast<int32_t>(count));
 }
 
 // Pooling is separable: a window's sum (or maximum) is the sum (maximum) over its rows of
@@ -189,22 +159,49 @@ int8_t div_away_fast(int64_t sum, int64_t count) {
 // both passes run over whole rows of ow * c values (the input is HWC, so for stride 1 a
 // window column's pixels of all output columns are one contiguous run of bytes) instead of
 // c bytes at a time. Acc is int32 when a window's sum provably fits (see pool), else int64.
+// The int32 folds out of line, cloned for AVX2: widening int8 to int32 and a 32-bit max
+// take several instructions each on the x86-64 baseline (they were most of POOL's cost).
+// Pass 1: runs of `c` values `step` bytes apart in `from`, packed in `into`.
+NPUFORGE_CLONES void fold_bytes_i32(bool avg, int32_t* into, const uint8_t* from, size_t runs, size_t c,
+                                    size_t step) {
+  for (size_t r = 0; r < runs; ++r, into += c, from += step) {
+    if (avg) {
+      for (size_t i = 0; i < c; ++i) into[i] += s8(from[i]);
+    } else {
+      for (size_t i = 0; i < c; ++i) into[i] = std::max<int32_t>(into[i], s8(from[i]));
+    }
+  }
+}
+
+NPUFORGE_CLONES void fold_i32(bool avg, int32_t* into, const int32_t* from, size_t n) {
+  if (avg) {
+    for (size_t i = 0; i < n; ++i) into[i] += from[i];
+  } else {
+    for (size_t i = 0; i < n; ++i) into[i] = std::max(into[i], from[i]);
+  }
+}
+
 template <typename Acc>
 struct PoolOp {
   bool avg;
   Acc identity() const { return avg ? Acc{0} : Acc{-128}; }
   void fold(Acc* into, const Acc* from, size_t n) const {
-    if (avg) {
+    if constexpr (std::is_same_v<Acc, int32_t>) {
+      fold_i32(avg, into, from, n);
+    } else if (avg) {
       for (size_t i = 0; i < n; ++i) into[i] += from[i];
     } else {
       for (size_t i = 0; i < n; ++i) into[i] = std::max(into[i], from[i]);
     }
   }
-  void fold(Acc* into, const uint8_t* from, size_t n) const {
-    if (avg) {
-      for (size_t i = 0; i < n; ++i) into[i] += s8(from[i]);
-    } else {
-      for (size_t i = 0; i < n; ++i) into[i] = std::max<Acc>(into[i], s8(from[i]));
+  // `runs` runs of c bytes, `step` apart in `from`, into consecutive runs of `into`.
+  void fold(Acc* into, const uint8_t* from, size_t runs, size_t c, size_t step) const {
+    if constexpr (std::is_same_v<Acc, int32_t>) {
+      fold_bytes_i32(avg, into, from, runs, c, step);
+      return;
+    }
+    for (size_t r = 0; r < runs; ++r, into += c, from += step) {
+      for (size_t i = 0; i < c; ++i) into[i] = avg ? into[i] + s8(from[i]) : std::max<Acc>(into[i], s8(from[i]));
     }
   }
 };
@@ -220,6 +217,9 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
   const int64_t oh = (h + pt + pb - wh) / sh + 1, ow = (w + pl + pr - ww) / sw + 1;
   if (oh <= 0 || ow <= 0 || h <= 0 || w <= 0 || c <= 0) return;
   const auto row = static_cast<size_t>(ow * c);  // values per output row
+  // Every sum is at most 128 * wh * ww in magnitude and every divisor at most wh * ww: under
+  // div_away32's limit (2^29) when wh * ww < 2^21.
+  const bool small = static_cast<uint64_t>(wh) * static_cast<uint64_t>(ww) < (uint64_t{1} << 21);
   std::vector<Acc> rows(static_cast<size_t>(h) * row, op.identity()), acc(row);
   for (int64_t iy = 0; iy < h; ++iy) {  // pass 1: window columns
     Acc* r = rows.data() + static_cast<size_t>(iy) * row;
@@ -229,10 +229,11 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
       const int64_t lo = std::max<int64_t>(0, (pl - kx + sw - 1) / sw);
       const int64_t hi = std::min<int64_t>(ow, pl - kx + w <= 0 ? 0 : (pl - kx + w - 1) / sw + 1);
       if (lo >= hi) continue;
-      if (sw == 1) {
-        op.fold(r + lo * c, in + (lo - pl + kx) * c, static_cast<size_t>((hi - lo) * c));
+      if (sw == 1) {  // one run
+        op.fold(r + lo * c, in + (lo - pl + kx) * c, 1, static_cast<size_t>((hi - lo) * c), 0);
       } else {
-        for (int64_t ox = lo; ox < hi; ++ox) op.fold(r + ox * c, in + (ox * sw - pl + kx) * c, static_cast<size_t>(c));
+        op.fold(r + lo * c, in + (lo * sw - pl + kx) * c, static_cast<size_t>(hi - lo), static_cast<size_t>(c),
+                static_cast<size_t>(sw * c));
       }
     }
   }
@@ -249,7 +250,12 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
       const int64_t x0 = std::max<int64_t>(ox * sw - pl, 0), x1 = std::min(ox * sw - pl + ww, w);
       const int64_t count = std::max<int64_t>(y1 - y0, 0) * std::max<int64_t>(x1 - x0, 0);
       const int64_t divisor = count_pad ? wh * ww : std::max<int64_t>(count, 1);
-      for (int64_t ci = 0; ci < c; ++ci) o[ox * c + ci] = u8(div_away_fast(acc[static_cast<size_t>(ox * c + ci)], divisor));
+      const Acc* a = acc.data() + ox * c;
+      if (small) {  // checked once per instruction instead of per output
+        for (int64_t ci = 0; ci < c; ++ci) o[ox * c + ci] = u8(div_away32(static_cast<int32_t>(a[ci]), static_cast<int32_t>(divisor)));
+      } else {
+        for (int64_t ci = 0; ci < c; ++ci) o[ox * c + ci] = u8(div_away_fast(a[ci], divisor));
+      }
     }
   }
 }
@@ -300,7 +306,7 @@ void Semantics::run(Op o, const isa::Instruction& instr, In in, std::span<uint8_
       return;
     }
     case Op::Gemm:
-      return gemm(instr, gemm_, in, out);
+      return kernels::gemm(instr, gemm_, in, out);
     case Op::Im2col:
       return im2col(instr, im2col_, in, out);
     case Op::Eltwise:
@@ -336,8 +342,14 @@ uint64_t cycles_of(const Semantics& sem, const isa::Instruction& instr, const is
     case Op::Pool:
     case Op::Lut:
     case Op::Move: {
+      // `known ? *known : isa::extents(instr)` would copy the list: take it by pointer.
+      isa::ExtentList computed;
+      if (known == nullptr) {
+        computed = isa::extents(instr);
+        known = &computed;
+      }
       uint64_t written = 0;
-      for (const auto& e : known ? *known : isa::extents(instr)) {
+      for (const auto& e : *known) {
         if (e.access == isa::Access::Write) written += e.bytes;
       }
       return config.compute_latency_cycles +

@@ -163,8 +163,12 @@ void Semantics::execute(const isa::Instruction& instr, Memory& memory) const {
 }
 
 void Semantics::compute(const isa::Instruction& instr, const OperandBuffers& buffers) const {
+  compute(instr, buffers, isa::extents(instr));
+}
+
+void Semantics::compute(const isa::Instruction& instr, const OperandBuffers& buffers,
+                        const isa::ExtentList& list) const {
   const Op o = op(instr);
-  const auto list = isa::extents(instr);
   const auto w = write_operand(instr);
   for (unsigned i = 0; i < list.count; ++i) {
     const uint64_t have = (w && i == *w) ? buffers.out.size() : buffers.in[i].size();

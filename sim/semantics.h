@@ -58,14 +58,17 @@ using isa::RequantParams;
 using isa::requant;
 using isa::round_div_away;
 
-// isa::requant, inline and in 64-bit arithmetic when that is exact: for an int32 `x` and a
-// shift of at most 32, |x * scale| < 2^63 - 2^31 and the rounding term is at most 2^31, so
-// nothing overflows; anything else goes to isa::requant. The kernels call it per output
-// byte (an out-of-line 128-bit requant was a tenth of the simulator's time).
+// isa::requant, inline and in 64-bit arithmetic when that is exact: for an int32 `x`,
+// |x * scale| <= 2^31 * (2^32 - 1) < 2^63, and adding the rounding term (at most 2^62 for a
+// shift up to 63) is checked; anything else goes to isa::requant. The kernels call it per
+// output byte (an out-of-line 128-bit requant was a tenth of the simulator's time; shifts
+// 33..40, which the ISA allows, went there until they were checked instead of excluded).
 inline int8_t requant_fast(int64_t x, const isa::RequantParams& p) {
-  if (x < INT32_MIN || x > INT32_MAX || p.shift > 32) return requant(x, p);
+  if (x < INT32_MIN || x > INT32_MAX || p.shift > 63) return requant(x, p);
   const int64_t round = p.shift > 0 ? int64_t{1} << (p.shift - 1) : 0;
-  int64_t v = (x * int64_t{p.scale} + round) >> p.shift;  // arithmetic shift (C++20)
+  int64_t v = 0;
+  if (__builtin_add_overflow(x * int64_t{p.scale}, round, &v)) return requant(x, p);
+  v >>= p.shift;  // arithmetic shift (C++20)
   v = v < -128 ? -128 : v > 127 ? 127 : v;
   if (p.relu && v < 0) v = 0;
   return static_cast<int8_t>(v);
@@ -107,6 +110,9 @@ class Semantics {
   // Runs `instr` on caller-provided operand buffers (see OperandBuffers). Throws
   // npuforge::Error when a buffer has the wrong size.
   void compute(const isa::Instruction& instr, const OperandBuffers& buffers) const;
+  // The same for a caller that has isa::extents(instr) at hand (a TLM model fetched the
+  // operands by them): the list is not worked out a second time.
+  void compute(const isa::Instruction& instr, const OperandBuffers& buffers, const isa::ExtentList& extents) const;
 
   // Index of the write operand (into extents()), if the instruction has one.
   std::optional<unsigned> write_operand(const isa::Instruction& instr) const;

@@ -1,0 +1,170 @@
+// GEMM: row-broadcast or transposed-dot order, whichever is estimated cheaper.
+#include <algorithm>
+#include <memory>
+
+#include "sim/kernels_shared.h"
+
+namespace npuforge::sim::kernels {
+namespace {
+
+// Scratch of `n` values of T, written before it is read (no zero fill): on the stack up to
+// kInline values, else on the heap. The kernels run per instruction, mostly on small shapes,
+// and the allocations of per-instruction vectors cost more than some of those kernels.
+template <typename T, size_t kInline>
+class Scratch {
+ public:
+  explicit Scratch(size_t n) {
+    if (n > kInline) heap_ = std::make_unique_for_overwrite<T[]>(n);
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  T* data() { return heap_ ? heap_.get() : local_; }
+
+ private:
+  T local_[kInline];  // uninitialized on purpose
+  std::unique_ptr<T[]> heap_;
+};
+
+// One output of a GEMM: the dot product of a row of A and a column of B, both widened to
+// int16 (column contiguous, see gemm_dot) and zero-padded to k a multiple of 16. int32 cannot overflow: |a * b| <= 2^14 and
+// k <= kMaxDotK, so |sum| < 2^31. A plain int32 reduction over int16 inputs is what the
+// compiler turns into 16-bit multiply-adds (pmaddwd, 8 or 16 MACs at a time).
+NPUFORGE_CLONES int32_t dot_i16(const int16_t* x, const int16_t* y, uint64_t k) {
+  if (k % 16 != 0) __builtin_unreachable();  // a precondition (gemm_dot pads): no scalar tail
+  int32_t sum = 0;
+  for (uint64_t p = 0; p < k; ++p) sum += int32_t{x[p]} * int32_t{y[p]};
+  return sum;
+}
+
+// The widest k for which dot_i16's int32 sum provably cannot overflow: k * 2^14 < 2^31.
+constexpr uint64_t kMaxDotK = (uint64_t{1} << 17) - 1;
+
+// acc[j] += sum over the rows r < 4 of a[r] * b[r * stride + j] for j < len, with uint32
+// wrap-around (the reference's int32 wrap). Each product of two int8 fits int16 (|.| <=
+// 2^14), so the compiler multiplies 16 lanes at a time; four rows per pass quarter the
+// accumulator traffic.
+NPUFORGE_CLONES void axpy4_i8(uint32_t* acc, const uint8_t* b, uint64_t stride, const int16_t* a, uint64_t len) {
+  const int16_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+  const uint8_t *b0 = b, *b1 = b + stride, *b2 = b + 2 * stride, *b3 = b + 3 * stride;
+  for (uint64_t j = 0; j < len; ++j) {
+    const auto p0 = static_cast<int16_t>(a0 * static_cast<int16_t>(s8(b0[j])));
+    const auto p1 = static_cast<int16_t>(a1 * static_cast<int16_t>(s8(b1[j])));
+    const auto p2 = static_cast<int16_t>(a2 * static_cast<int16_t>(s8(b2[j])));
+    const auto p3 = static_cast<int16_t>(a3 * static_cast<int16_t>(s8(b3[j])));
+    acc[j] += static_cast<uint32_t>(int32_t{p0} + int32_t{p1} + int32_t{p2} + int32_t{p3});
+  }
+}
+
+NPUFORGE_CLONES void axpy_i8(uint32_t* acc, const uint8_t* b0, int16_t a0, uint64_t len) {
+  for (uint64_t j = 0; j < len; ++j) acc[j] += static_cast<uint32_t>(int32_t{static_cast<int16_t>(a0 * static_cast<int16_t>(s8(b0[j])))});
+}
+
+// n rounded up to whole 16-lane vectors: the kernels run their loops over padded lengths
+// (zeros, or ignored lanes) so that no call ends in a scalar tail.
+uint64_t padded16(uint64_t n) { return (n + 15) & ~uint64_t{15}; }
+
+// Widens n int8 to int16.
+NPUFORGE_CLONES void widen_i8(int16_t* to, const uint8_t* from, uint64_t n) {
+  for (uint64_t p = 0; p < n; ++p) to[p] = s8(from[p]);
+}
+
+// What a GEMM row's epilogue needs: the bias (or none), the requant parameters of each
+// column (per_channel: qp) and the output row.
+struct GemmRows {
+  uint64_t m, n, k;
+  std::span<const uint8_t> a, b, bias, qp;
+  RequantParams rq;
+  bool per_channel;
+  uint8_t* out;
+
+  uint32_t bias_of(uint64_t j) const { return bias.empty() ? 0 : static_cast<uint32_t>(load_i32(bias.data() + 4 * j)); }
+  RequantParams rq_of(uint64_t j) const {
+    if (!per_channel) return rq;
+    return RequantParams{static_cast<uint32_t>(load_i32(qp.data() + 8 * j)), qp[8 * j + 4], rq.relu};
+  }
+  void store(uint64_t i, uint64_t j, uint32_t acc) const {
+    out[i * n + j] = u8(requant_fast(static_cast<int32_t>(acc), rq_of(j)));
+  }
+};
+
+// Row-broadcast order: acc row i = bias + sum_p a[i][p] * B row p, B read as it lies (no
+// transpose). Cheapest when m is small: its cost is m * k passes over n values. The passes
+// run over n rounded up to 16 lanes where B has the bytes (the extra lanes read the next
+// row and are never stored); the last rows, whose padding would pass B's end, run exact.
+void gemm_rows(const GemmRows& g) {
+  const uint64_t n = g.n, k = g.k, np = padded16(n);
+  Scratch<uint32_t, 256> acc_buf(np);
+  uint32_t* acc = acc_buf.data();
+  const uint8_t* b = g.b.data();
+  for (uint64_t i = 0; i < g.m; ++i) {
+    for (uint64_t j = 0; j < n; ++j) acc[j] = g.bias_of(j);
+    std::fill(acc + n, acc + np, 0u);  // ignored, but never read uninitialized
+    const uint8_t* arow = g.a.data() + i * k;
+    uint64_t p = 0;
+    for (; p + 4 <= k; p += 4) {
+      const int16_t a4[4] = {s8(arow[p]), s8(arow[p + 1]), s8(arow[p + 2]), s8(arow[p + 3])};
+      const bool pad = (p + 3) * n + np <= k * n;  // the padded lanes stay inside B
+      axpy4_i8(acc, b + p * n, n, a4, pad ? np : n);
+    }
+    for (; p < k; ++p) axpy_i8(acc, b + p * n, s8(arow[p]), (p * n + np <= k * n) ? np : n);
+    for (uint64_t j = 0; j < n; ++j) g.store(i, j, acc[j]);
+  }
+}
+
+// Dot order: B (k x n, row-major) is transposed and widened once per instruction so that
+// every output is one contiguous dot product (dot_i16); the products and their int32 sum
+// are exact, so adding them to the bias with uint32 wrap-around gives the reference result
+// bit for bit. Cheapest when m is large: the transpose is paid once for m rows. Rows are
+// zero-padded to whole 16-lane vectors (zeros add nothing): no dot ends in a scalar tail.
+void gemm_dot(const GemmRows& g) {
+  const uint64_t n = g.n, k = g.k, kp = padded16(k);
+  Scratch<int16_t, 2048> bt_buf(n * kp);
+  Scratch<int16_t, 256> arow_buf(kp);
+  int16_t* bt = bt_buf.data();
+  int16_t* arow = arow_buf.data();
+  for (uint64_t p = 0; p < k; ++p) {
+    const uint8_t* brow = g.b.data() + p * n;
+    for (uint64_t j = 0; j < n; ++j) bt[j * kp + p] = s8(brow[j]);
+  }
+  for (uint64_t j = 0; j < n; ++j) std::fill(bt + j * kp + k, bt + (j + 1) * kp, int16_t{0});
+  std::fill(arow + k, arow + kp, int16_t{0});
+  for (uint64_t i = 0; i < g.m; ++i) {
+    widen_i8(arow, g.a.data() + i * k, k);
+    for (uint64_t j = 0; j < n; ++j) {
+      g.store(i, j, g.bias_of(j) + static_cast<uint32_t>(dot_i16(arow, bt + j * kp, kp)));
+    }
+  }
+}
+
+// Estimated cost (instructions, x8) of each order, from the kernels' vector widths: gemm_rows
+// pays per (row, p) pass; gemm_dot per transposed B value and per output. Either order gives
+// the same bytes, so this only picks the faster one.
+bool rows_cheaper(uint64_t m, uint64_t n, uint64_t k) {
+  const uint64_t rows = m * k * (64 + 3 * n);
+  const uint64_t dot = 20 * n * k + m * n * (3 * k / 2 + 96);
+  return rows <= dot;
+}
+
+}  // namespace
+
+void gemm(const isa::Instruction& instr, const Semantics::GemmSlots& s, In in, std::span<uint8_t> out) {
+  GemmRows g{};
+  g.m = instr.get(s.m);
+  g.n = instr.get(s.n);
+  g.k = instr.get(s.k);
+  g.a = operand(instr, in, s.a);
+  g.b = operand(instr, in, s.b);
+  if (instr.get(s.has_bias) != 0) g.bias = operand(instr, in, s.bias);
+  g.rq = RequantParams{instr.get(s.scale), instr.get(s.shift), instr.get(s.relu) != 0};
+  g.per_channel = instr.get(s.per_channel) != 0;
+  if (g.per_channel) g.qp = operand(instr, in, s.qp);
+  g.out = out.data();
+  if (g.m == 0 || g.n == 0) return;
+  if (g.k > kMaxDotK || rows_cheaper(g.m, g.n, g.k)) {
+    gemm_rows(g);
+  } else {
+    gemm_dot(g);
+  }
+}
+
+}  // namespace npuforge::sim::kernels

@@ -1,0 +1,241 @@
+// The kernels' fast paths (sim/kernels.cc) against naive models: GEMM in both of its orders
+// (row-broadcast for few rows, transposed dot products for many) over a sweep of shapes,
+// at the int32 accumulator limit and with overlapping operands; ELTWISE's int32 lanes at
+// and past the bounds where they stay exact; requant_fast over all shifts.
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "isa/assembler.h"
+#include "util/rng.h"
+#include "sim/semantics.h"
+
+namespace npuforge::sim {
+namespace {
+
+using isa::Instruction;
+
+const isa::Isa& the_isa() { return isa::builtin_isa(); }
+
+// `valid`: the instruction must pass isa::validate (crossed clip bounds do not, yet the
+// kernels define them).
+Instruction make(std::string_view mnemonic, const std::map<std::string, int64_t>& fields, bool valid = true) {
+  const auto& spec = the_isa().require(mnemonic);
+  Instruction in = Instruction::make(spec);
+  for (const auto& [name, v] : fields) in.set_value(spec.require_field(name), v);
+  if (valid) {
+    EXPECT_EQ(isa::validate(in), "") << isa::disassemble(in);
+  }
+  return in;
+}
+
+isa::NpuConfig config(uint64_t sram) {
+  isa::NpuConfig c;
+  c.sram_bytes = Bytes{sram};
+  c.ddr_bytes = Bytes{1 << 20};
+  return c;
+}
+
+void fill_random(std::span<uint8_t> s, Rng& rng) {
+  for (auto& b : s) b = static_cast<uint8_t>(rng.next());
+}
+int8_t s8(uint8_t b) { return static_cast<int8_t>(b); }
+
+// requant as floor division in 128 bits (no shift, no overflow).
+int8_t naive_requant(int64_t x, int64_t scale, int64_t shift, bool relu) {
+  const __int128 d = __int128{1} << shift;
+  const __int128 v = __int128{x} * scale + (shift > 0 ? d / 2 : 0);
+  __int128 q = v >= 0 ? v / d : -((-v + d - 1) / d);
+  q = q < -128 ? -128 : (q > 127 ? 127 : q);
+  if (relu && q < 0) q = 0;
+  return static_cast<int8_t>(q);
+}
+
+struct GemmCase {
+  int64_t m, n, k, scale, shift;
+  bool relu, has_bias;
+};
+
+// Triple loop, int64 sum wrapped to int32 at the end.
+std::vector<int8_t> naive_gemm(const GemmCase& g, std::span<const uint8_t> a, std::span<const uint8_t> b,
+                               std::span<const uint8_t> bias) {
+  std::vector<int8_t> out(static_cast<size_t>(g.m * g.n));
+  for (int64_t i = 0; i < g.m; ++i) {
+    for (int64_t j = 0; j < g.n; ++j) {
+      int64_t sum = 0;
+      if (g.has_bias) {
+        int32_t bv;
+        std::memcpy(&bv, bias.data() + 4 * j, 4);  // little-endian host
+        sum = bv;
+      }
+      for (int64_t p = 0; p < g.k; ++p) sum += int64_t{s8(a[i * g.k + p])} * s8(b[p * g.n + j]);
+      out[i * g.n + j] = naive_requant(static_cast<int32_t>(static_cast<uint32_t>(sum)), g.scale, g.shift, g.relu);
+    }
+  }
+  return out;
+}
+
+constexpr uint32_t kA = 0, kB = 0x10000, kBias = 0x20000, kDst = 0x30000;
+
+Instruction gemm_instr(const GemmCase& g) {
+  return make("gemm", {{"dst", kDst}, {"a", kA}, {"b", kB}, {"bias", kBias}, {"m", g.m}, {"n", g.n}, {"k", g.k},
+                       {"scale", g.scale}, {"shift", g.shift}, {"relu", g.relu}, {"has_bias", g.has_bias}});
+}
+
+void expect_gemm(const Semantics& sem, Memory& mem, const GemmCase& g) {
+  const auto expect = naive_gemm(g, mem.sram.view(kA, g.m * g.k), mem.sram.view(kB, g.k * g.n),
+                                 mem.sram.view(kBias, 4 * g.n));
+  sem.execute(gemm_instr(g), mem);
+  const auto got = mem.sram.view(kDst, g.m * g.n);
+  for (size_t i = 0; i < expect.size(); ++i)
+    ASSERT_EQ(s8(got[i]), expect[i]) << "m " << g.m << " n " << g.n << " k " << g.k << " byte " << i;
+}
+
+TEST(GemmKernels, ShapeSweepAgainstTripleLoop) {
+  // Odd and even n and k around the vector widths (8, 16, 32 lanes), few and many rows: both
+  // orders, their vector bodies and their scalar tails.
+  const Semantics sem(the_isa());
+  Rng rng(15);
+  Memory mem(config(1 << 18));
+  for (int64_t m : {1, 2, 3, 5, 8, 17, 64}) {
+    for (int64_t n : {1, 2, 7, 15, 16, 17, 31, 33, 64}) {
+      for (int64_t k : {1, 2, 3, 15, 16, 17, 33, 128}) {
+        fill_random(mem.sram.view(0, 0x30000), rng);
+        const GemmCase g{m, n, k, rng.range(0, 65535), rng.range(0, 40), rng.chance(0.5), rng.chance(0.5)};
+        ASSERT_NO_FATAL_FAILURE(expect_gemm(sem, mem, g));
+      }
+    }
+  }
+}
+
+TEST(GemmKernels, WidestKAtTheInt32Limit) {
+  // k = 65535 (the field's widest) of (-128) * (-128): the sum of products is 2^30 - 2^14, and
+  // a bias near INT32_MAX wraps the accumulator, in both orders (m = 1: rows; m = 4: dot).
+  const Semantics sem(the_isa());
+  Memory mem(config(1 << 20));
+  const int64_t k = 65535;
+  for (int64_t m : {1, 4}) {
+    const int64_t n = 4;
+    std::vector<uint8_t> a(static_cast<size_t>(m * k), 0x80), b(static_cast<size_t>(k * n), 0x80);
+    b[5] = 0x7f;  // one column a little different
+    const uint32_t A = 0, B = 0x40000, BIAS = 0x80000, D = 0x90000;
+    mem.sram.write(A, a);
+    mem.sram.write(B, b);
+    for (int64_t j = 0; j < n; ++j) {
+      const int32_t bias = INT32_MAX - static_cast<int32_t>(j) * (1 << 29);
+      std::memcpy(mem.sram.view(BIAS + 4 * j, 4).data(), &bias, 4);
+    }
+    const GemmCase g{m, n, k, 1, 24, false, true};
+    const auto expect = naive_gemm(g, mem.sram.view(A, m * k), mem.sram.view(B, k * n), mem.sram.view(BIAS, 4 * n));
+    sem.execute(make("gemm", {{"dst", D}, {"a", A}, {"b", B}, {"bias", BIAS}, {"m", m}, {"n", n}, {"k", k},
+                              {"scale", 1}, {"shift", 24}, {"has_bias", 1}}),
+                mem);
+    const auto got = mem.sram.view(D, m * n);
+    for (size_t i = 0; i < expect.size(); ++i) ASSERT_EQ(s8(got[i]), expect[i]) << "m " << m << " byte " << i;
+  }
+}
+
+TEST(GemmKernels, OverlappingOperandsReadAsBefore) {
+  // dst over a, over b, over the bias: execute reads every input as it was, like compute()
+  // on separate copies.
+  const Semantics sem(the_isa());
+  Rng rng(16);
+  for (uint32_t dst : {0x0u, 0x100u, 0x208u, 0x140u}) {
+    for (int64_t m : {1, 6}) {
+      Memory mem(config(1 << 16));
+      fill_random(mem.sram.view(0, 0x400), rng);
+      const int64_t n = 9, k = 13;
+      const auto in = make("gemm", {{"dst", dst}, {"a", 0}, {"b", 0x100}, {"bias", 0x200}, {"m", m}, {"n", n},
+                                    {"k", k}, {"scale", 300}, {"shift", 9}, {"has_bias", 1}});
+      std::vector<uint8_t> a(mem.sram.view(0, m * k).begin(), mem.sram.view(0, m * k).end());
+      std::vector<uint8_t> b(mem.sram.view(0x100, k * n).begin(), mem.sram.view(0x100, k * n).end());
+      std::vector<uint8_t> bias(mem.sram.view(0x200, 4 * n).begin(), mem.sram.view(0x200, 4 * n).end());
+      std::vector<uint8_t> out(static_cast<size_t>(m * n));
+      OperandBuffers buf;
+      buf.in[0] = a;
+      buf.in[1] = b;
+      buf.in[2] = bias;
+      const auto w = sem.write_operand(in);
+      ASSERT_TRUE(w.has_value());
+      ASSERT_GE(*w, 3u);  // dst after a, b and bias
+      buf.out = out;
+      sem.compute(in, buf);
+      std::vector<uint8_t> out2(out.size());  // the overload given the extents: the same bytes
+      buf.out = out2;
+      sem.compute(in, buf, isa::extents(in));
+      EXPECT_EQ(out, out2);
+      buf.out = std::span<uint8_t>(out2).first(out2.size() - 1);
+      EXPECT_THROW(sem.compute(in, buf, isa::extents(in)), Error);
+      sem.execute(in, mem);
+      EXPECT_TRUE(std::equal(out.begin(), out.end(), mem.sram.view(dst, m * n).begin())) << dst << " m " << m;
+    }
+  }
+}
+
+TEST(EltwiseKernels, AddMulOverEveryScaleAndShiftBound) {
+  // Scales up to the field's 65535 and shifts up to 40: the int32 lanes where they are exact,
+  // the 64-bit path past them; lengths past several vectors with tails.
+  const Semantics sem(the_isa());
+  Rng rng(17);
+  for (int op = 0; op < 2; ++op) {
+    for (int n = 0; n < 120; ++n) {
+      Memory mem(config(1 << 16));
+      const int64_t len = rng.range(1, 1000);
+      const int64_t scale = rng.chance(0.3) ? 65535 - rng.range(0, 3) : rng.range(0, 65535);
+      const int64_t shift = rng.chance(0.3) ? rng.range(28, 40) : rng.range(0, 40);
+      fill_random(mem.sram.view(0, 0x1000), rng);
+      if (n % 4 == 0) {  // the extremes: -128 * -128 and -128 + -128
+        std::memset(mem.sram.view(0, len).data(), 0x80, static_cast<size_t>(len));
+        std::memset(mem.sram.view(0x400, len).data(), n % 8 == 0 ? 0x80 : 0x7f, static_cast<size_t>(len));
+      }
+      sem.execute(make("eltwise", {{"dst", 0x800}, {"a", 0}, {"b", 0x400}, {"len", len}, {"op", op},
+                                   {"scale", scale}, {"shift", shift}}),
+                  mem);
+      for (int64_t i = 0; i < len; ++i) {
+        const int64_t a = s8(mem.sram.view(i, 1)[0]), b = s8(mem.sram.view(0x400 + i, 1)[0]);
+        const int8_t want = naive_requant(op == 0 ? a + b : a * b, scale, shift, false);
+        ASSERT_EQ(s8(mem.sram.view(0x800 + i, 1)[0]), want)
+            << "op " << op << " scale " << scale << " shift " << shift << " i " << i;
+      }
+    }
+  }
+}
+
+TEST(EltwiseKernels, ClipWithCrossedBounds) {
+  // clamp(a, lo, max(lo, hi)): hi below lo (which validate rejects) clamps everything to lo.
+  const Semantics sem(the_isa());
+  Rng rng(18);
+  for (int n = 0; n < 60; ++n) {
+    Memory mem(config(1 << 16));
+    const int64_t len = rng.range(1, 700), lo = rng.range(-128, 127), hi = rng.range(-128, 127);
+    fill_random(mem.sram.view(0, 0x400), rng);
+    sem.execute(make("eltwise", {{"dst", 0x800}, {"a", 0}, {"len", len}, {"op", 3}, {"lo", lo}, {"hi", hi}}, lo <= hi), mem);
+    for (int64_t i = 0; i < len; ++i) {
+      const int64_t a = s8(mem.sram.view(i, 1)[0]);
+      const int64_t want = std::clamp<int64_t>(a, lo, std::max(lo, hi));
+      ASSERT_EQ(s8(mem.sram.view(0x800 + i, 1)[0]), want) << lo << " " << hi << " i " << i;
+    }
+  }
+}
+
+TEST(RequantKernels, FastPathOverEveryShift) {
+  // Shifts 33..63 now stay inline (checked addition of the rounding term): equal to the
+  // 128-bit reference over random int32 values and 32-bit scales.
+  Rng rng(19);
+  for (int n = 0; n < 300000; ++n) {
+    const int64_t x = rng.range(INT32_MIN, INT32_MAX) >> rng.below(32);
+    const uint32_t scale = static_cast<uint32_t>(rng.next()) >> rng.below(32);
+    const uint32_t shift = static_cast<uint32_t>(rng.below(66));
+    const bool relu = rng.chance(0.5);
+    ASSERT_EQ(requant_fast(x, {scale, shift, relu}), requant(x, {scale, shift, relu})) << x << " " << scale << " " << shift;
+    ASSERT_EQ(requant_fast(x, {scale, shift, relu}), naive_requant(x, scale, std::min(shift, 63u), relu))
+        << x << " " << scale << " " << shift;
+  }
+}
+
+}  // namespace
+}  // namespace npuforge::sim
