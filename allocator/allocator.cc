@@ -151,27 +151,19 @@ uint32_t Allocator::choose(uint64_t padded, uint64_t* skipped) const {
   uint32_t n = kNil;
   switch (policy_) {
     case Policy::FirstFit:
-      n = by_addr_.first_fit(static_cast<uint32_t>(padded));
-      if (n != kNil && skipped) *skipped = by_addr_.rank(pool_[n].start);
+      n = by_addr_.first_fit(static_cast<uint32_t>(padded), skipped);  // passed: below n
       break;
     case Policy::BestFit:
       // The size index alone: best-fit keeps no address index.
-      n = by_size_.lower_bound(padded << 32);
-      if (n != kNil && skipped) *skipped = by_size_.rank(padded << 32);
+      n = by_size_.lower_bound(padded << 32, skipped);
       break;
     case Policy::NextFit: {
-      n = by_addr_.first_fit_from(cursor_, static_cast<uint32_t>(padded));
-      bool wrapped = false;
-      if (n == kNil) {
-        n = by_addr_.first_fit(static_cast<uint32_t>(padded));
-        wrapped = true;
-      }
-      if (n != kNil && skipped) {
-        // Passed over: from the cursor to n, wrapping past the top when n lies below it.
-        const uint64_t total = by_addr_.count();
-        const uint64_t at_cursor = by_addr_.rank(cursor_), at_n = by_addr_.rank(pool_[n].start);
-        *skipped = wrapped ? total - at_cursor + at_n : at_n - at_cursor;
-      }
+      // Passed over: from the cursor to n, wrapping past the top when n lies below it
+      // (then every free node at or above the cursor, and those below n).
+      uint64_t above = 0, below = 0;
+      n = by_addr_.first_fit_from(cursor_, static_cast<uint32_t>(padded), skipped ? &above : nullptr);
+      if (n == kNil) n = by_addr_.first_fit(static_cast<uint32_t>(padded), skipped ? &below : nullptr);
+      if (n != kNil && skipped) *skipped = above + below;
       break;
     }
   }
