@@ -68,9 +68,9 @@ uint32_t FreeIndex::fit_in(size_t b, uint32_t from, uint32_t size) const {
   return kNone;
 }
 
-uint32_t FreeIndex::fit_after(size_t b, uint32_t size, uint64_t* passed) const {
+uint32_t FreeIndex::fit_after(size_t b, uint32_t size, uint64_t* passed, size_t end) const {
   uint64_t skipped = 0;
-  for (const size_t n = blocks_.size(); b < n; ++b) {
+  for (const size_t n = std::min(blocks_.size(), end); b < n; ++b) {
     // The block's largest size guarantees the fit inside it.
     if (max_[b] >= size) {
       const uint32_t i = fit_in(b, 0, size);
@@ -282,6 +282,14 @@ uint32_t FreeIndex::first_fit_from(uint64_t from, uint32_t size, uint64_t* passe
     if (passed) *passed = counts_[b] - at;
   }
   return fit_after(b + 1, size, passed);
+}
+
+uint32_t FreeIndex::next_fit(uint64_t from, uint32_t size, uint64_t* passed) const {
+  const uint32_t n = first_fit_from(from, size, passed);
+  if (n != kNone || blocks_.empty()) return n;
+  // Nothing at or above `from` fits, so neither do the blocks after from's: the fit, if
+  // any, lies below `from`, in its block or before.
+  return fit_after(0, size, passed, block_for(from) + 1);
 }
 
 std::vector<FreeIndex::Entry> FreeIndex::entries() const {

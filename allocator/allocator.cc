@@ -160,10 +160,7 @@ uint32_t Allocator::choose(uint64_t padded, uint64_t* skipped) const {
     case Policy::NextFit: {
       // Passed over: from the cursor to n, wrapping past the top when n lies below it
       // (then every free node at or above the cursor, and those below n).
-      uint64_t above = 0, below = 0;
-      n = by_addr_.first_fit_from(cursor_, static_cast<uint32_t>(padded), skipped ? &above : nullptr);
-      if (n == kNil) n = by_addr_.first_fit(static_cast<uint32_t>(padded), skipped ? &below : nullptr);
-      if (n != kNil && skipped) *skipped = above + below;
+      n = by_addr_.next_fit(cursor_, static_cast<uint32_t>(padded), skipped);
       break;
     }
   }

@@ -71,6 +71,10 @@ class FreeIndex {
   // Node of the smallest key >= from with size >= size, or kNone. `passed`, when given,
   // receives the entries with a key >= from before it (all of them when none fits).
   uint32_t first_fit_from(uint64_t from, uint32_t size, uint64_t* passed = nullptr) const;
+  // Next-fit: first_fit_from, else (wrapping around) first_fit, whose scan then stops at
+  // from's block: the entries from there on were just found too small. `passed` counts
+  // both parts.
+  uint32_t next_fit(uint64_t from, uint32_t size, uint64_t* passed = nullptr) const;
 
   std::vector<Entry> entries() const;  // in key order, for the invariant check
   // Empty when the block summaries, order and bounds hold, else the first broken one.
@@ -108,7 +112,7 @@ class FreeIndex {
   uint32_t found(size_t b, uint32_t i) const;  // node at (b, i), remembered as the hint
   uint32_t fit_in(size_t b, uint32_t from, uint32_t size) const;  // slot or kNone
   // First fit in blocks b.. (node); adds the entries it passes over to *passed if given.
-  uint32_t fit_after(size_t b, uint32_t size, uint64_t* passed) const;
+  uint32_t fit_after(size_t b, uint32_t size, uint64_t* passed, size_t end = SIZE_MAX) const;  // blocks [b, end)
   uint32_t block_max(size_t b) const;
   void split(size_t b);
   void absorb(size_t b);  // block b takes in block b + 1, which goes away
