@@ -31,7 +31,11 @@ void FreeIndex::clear() {
 }
 
 uint32_t FreeIndex::largest() const {
-  return max_.empty() ? 0 : *std::max_element(max_.begin(), max_.end());
+  // A plain max, not max_element: no position to track, so the compiler vectorises it
+  // (out of memory, the generator asks this once per failed placement).
+  uint32_t largest = 0;
+  for (const uint32_t m : max_) largest = std::max(largest, m);
+  return largest;
 }
 
 size_t FreeIndex::block_for(uint64_t key) const {
