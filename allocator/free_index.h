@@ -8,7 +8,7 @@
 // Why blocks and not a balanced tree: with a few hundred to a few thousand free nodes, a
 // tree descent is ~12 dependent loads on scattered cache lines per operation and an
 // update walks back to the root; here a lookup is a bisection over a few dozen
-// contiguous keys plus one inside a block of contiguous arrays, and an insert or erase
+// contiguous keys plus one inside a block of contiguous entries, and an insert or erase
 // shifts at most one block. Costs are O(log n + kBlock) per update (plus an O(n / kBlock)
 // shift of the summaries when a block splits or goes, at most every kBlock / 2 updates of
 // that block) and O(n / kBlock + kBlock) for a fit search: linear in the block count, which
