@@ -263,11 +263,17 @@ AllocResult Allocator::alloc_at(SramAddr addr, Bytes size) {
   return AllocResult{NodeId{taken, pool_[taken].generation}, addr, Bytes{padded}, {}};
 }
 
-const Allocator::Node* Allocator::live_node(NodeId id, const char* what) const {
-  if (id.index < pool_.size()) {
+// The check inline (every free() makes it), the error out of line.
+inline const Allocator::Node* Allocator::live_node(NodeId id, const char* what) const {
+  if (id.index < pool_.size()) [[likely]] {
     const Node& n = pool_[id.index];
-    if (n.generation == id.generation && n.in_use) return &n;
+    if (n.generation == id.generation && n.in_use) [[likely]]
+      return &n;
   }
+  not_live(id, what);
+}
+
+void Allocator::not_live(NodeId id, const char* what) const {
   throw Error(fmt::format("{}: node #{} (generation {}) is not a live allocation (double free "
                           "or stale id)",
                           what, id.index == NodeId::kInvalidIndex ? -1 : int64_t(id.index),
