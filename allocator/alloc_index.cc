@@ -31,7 +31,11 @@ void FreeIndex::clear() {
 }
 
 uint32_t FreeIndex::largest() const {
-  return max_.empty() ? 0 : *std::max_element(max_.begin(), max_.end());
+  // A plain max, not max_element: no position to track, so the compiler vectorises it
+  // (out of memory, the generator asks this once per failed placement).
+  uint32_t largest = 0;
+  for (const uint32_t m : max_) largest = std::max(largest, m);
+  return largest;
 }
 
 size_t FreeIndex::block_for(uint64_t key) const {
@@ -40,13 +44,13 @@ size_t FreeIndex::block_for(uint64_t key) const {
 }
 
 uint32_t FreeIndex::slot(size_t b, uint64_t key) const {
-  const uint64_t* keys = blocks_[b]->keys;
-  return uint32_t(std::lower_bound(keys, keys + counts_[b], key) - keys);
+  const Entry* e = blocks_[b]->e;
+  return uint32_t(std::lower_bound(e, e + counts_[b], key, [](const Entry& x, uint64_t k) { return x.key < k; }) - e);
 }
 
 void FreeIndex::locate(uint64_t key, size_t& b, uint32_t& i) const {
   if (hint_.block < blocks_.size() && hint_.slot < counts_[hint_.block] &&
-      blocks_[hint_.block]->keys[hint_.slot] == key) {
+      blocks_[hint_.block]->e[hint_.slot].key == key) {
     b = hint_.block;
     i = hint_.slot;
     return;
@@ -57,29 +61,36 @@ void FreeIndex::locate(uint64_t key, size_t& b, uint32_t& i) const {
 
 uint32_t FreeIndex::found(size_t b, uint32_t i) const {
   hint_ = Hint{b, i};
-  return blocks_[b]->nodes[i];
+  return blocks_[b]->e[i].node;
 }
 
 uint32_t FreeIndex::fit_in(size_t b, uint32_t from, uint32_t size) const {
-  const uint32_t* sizes = blocks_[b]->sizes;
+  const Entry* e = blocks_[b]->e;
   for (uint32_t i = from, n = counts_[b]; i < n; ++i) {
-    if (sizes[i] >= size) return i;
+    if (e[i].size >= size) return i;
   }
   return kNone;
 }
 
-uint32_t FreeIndex::fit_after(size_t b, uint32_t size) const {
-  for (const size_t n = blocks_.size(); b < n; ++b) {
+uint32_t FreeIndex::fit_after(size_t b, uint32_t size, uint64_t* passed, size_t end) const {
+  uint64_t skipped = 0;
+  for (const size_t n = std::min(blocks_.size(), end); b < n; ++b) {
     // The block's largest size guarantees the fit inside it.
-    if (max_[b] >= size) return found(b, fit_in(b, 0, size));
+    if (max_[b] >= size) {
+      const uint32_t i = fit_in(b, 0, size);
+      if (passed) *passed += skipped + i;
+      return found(b, i);
+    }
+    skipped += counts_[b];
   }
+  if (passed) *passed += skipped;
   return kNone;
 }
 
 uint32_t FreeIndex::block_max(size_t b) const {
-  const uint32_t* sizes = blocks_[b]->sizes;
+  const Entry* e = blocks_[b]->e;
   uint32_t max = 0;
-  for (uint32_t i = 0; i < kBlock; ++i) max = std::max(max, sizes[i]);
+  for (uint32_t i = 0; i < kBlock; ++i) max = std::max(max, e[i].size);
   return max;
 }
 
@@ -88,11 +99,9 @@ void FreeIndex::split(size_t b) {
   constexpr uint32_t kHalf = kBlock / 2;
   auto fresh = std::make_unique<Block>();
   const Block& from = *blocks_[b];
-  std::copy(from.keys + kHalf, from.keys + kBlock, fresh->keys);
-  std::copy(from.sizes + kHalf, from.sizes + kBlock, fresh->sizes);
-  std::copy(from.nodes + kHalf, from.nodes + kBlock, fresh->nodes);
-  std::fill(blocks_[b]->sizes + kHalf, blocks_[b]->sizes + kBlock, 0u);
-  const uint64_t first = fresh->keys[0];
+  std::copy(from.e + kHalf, from.e + kBlock, fresh->e);
+  std::fill(blocks_[b]->e + kHalf, blocks_[b]->e + kBlock, Entry{});
+  const uint64_t first = fresh->e[0].key;
   blocks_.insert(blocks_.begin() + ptrdiff_t(b) + 1, std::move(fresh));
   first_.insert(first_.begin() + ptrdiff_t(b) + 1, first);
   counts_.insert(counts_.begin() + ptrdiff_t(b) + 1, kBlock - kHalf);
@@ -106,9 +115,7 @@ void FreeIndex::absorb(size_t b) {
   Block& to = *blocks_[b];
   const Block& from = *blocks_[b + 1];
   const uint32_t at = counts_[b], n = counts_[b + 1];
-  std::copy(from.keys, from.keys + n, to.keys + at);
-  std::copy(from.sizes, from.sizes + n, to.sizes + at);
-  std::copy(from.nodes, from.nodes + n, to.nodes + at);
+  std::copy(from.e, from.e + n, to.e + at);
   counts_[b] = at + n;
   max_[b] = std::max(max_[b], max_[b + 1]);
   remove_block(b + 1);
@@ -165,15 +172,18 @@ void FreeIndex::erase(uint64_t key) {
   locate(key, b, i);
   Block& k = *blocks_[b];
   const uint32_t n = counts_[b];
-  const uint32_t size = k.sizes[i];
+  const uint32_t size = k.e[i].size;
   k.shift_down(i, n);
-  k.sizes[n - 1] = 0;
+  k.e[n - 1] = Entry{};
   counts_[b] = n - 1;
   total_--;
   if (n > 1) {
-    if (i == 0) first_[b] = k.keys[0];
+    if (i == 0) first_[b] = k.e[0].key;
     if (size == max_[b]) max_[b] = block_max(b);
   }
+  // free() merging both neighbours erases the successor, then resizes the predecessor:
+  // the entry just before this one (a rebalance below only makes the hint miss).
+  if (i > 0) hint_ = Hint{b, i - 1};
   rebalance(b);
 }
 
@@ -182,9 +192,9 @@ void FreeIndex::update(uint64_t key, uint64_t new_key, uint32_t new_size) {
   uint32_t i;
   locate(key, b, i);
   Block& k = *blocks_[b];
-  const uint32_t old = k.sizes[i];
-  k.keys[i] = new_key;
-  k.sizes[i] = new_size;
+  const uint32_t old = k.e[i].size;
+  k.e[i].key = new_key;
+  k.e[i].size = new_size;
   if (i == 0) first_[b] = new_key;
   if (new_size >= max_[b]) {
     max_[b] = new_size;
@@ -197,16 +207,16 @@ void FreeIndex::move(uint64_t key, uint64_t new_key, uint32_t new_size) {
   size_t b;
   uint32_t i;
   locate(key, b, i);
-  const bool after_previous = b == 0 || new_key > blocks_[b - 1]->keys[counts_[b - 1] - 1];
+  const bool after_previous = b == 0 || new_key > blocks_[b - 1]->e[counts_[b - 1] - 1].key;
   const bool before_next = b + 1 == blocks_.size() || new_key < first_[b + 1];
   if (!after_previous || !before_next) {
-    const uint32_t node = blocks_[b]->nodes[i];
+    const uint32_t node = blocks_[b]->e[i].node;
     erase(key);
     insert(new_key, new_size, node);
     return;
   }
   Block& k = *blocks_[b];
-  const uint32_t old = k.sizes[i], node = k.nodes[i];
+  const uint32_t old = k.e[i].size, node = k.e[i].node;
   uint32_t j = slot(b, new_key);  // counting the old entry, which is still at i
   if (j > i) {  // moves up: the slots between shift down one
     --j;
@@ -215,7 +225,7 @@ void FreeIndex::move(uint64_t key, uint64_t new_key, uint32_t new_size) {
     k.shift_up(j, i);
   }
   k.set(j, new_key, new_size, node);
-  first_[b] = k.keys[0];
+  first_[b] = k.e[0].key;
   if (new_size >= max_[b]) {
     max_[b] = new_size;
   } else if (old == max_[b]) {
@@ -223,10 +233,15 @@ void FreeIndex::move(uint64_t key, uint64_t new_key, uint32_t new_size) {
   }
 }
 
-uint32_t FreeIndex::lower_bound(uint64_t key) const {
+uint32_t FreeIndex::lower_bound(uint64_t key, uint64_t* passed) const {
+  if (passed) *passed = 0;
   if (blocks_.empty()) return kNone;
   const size_t b = block_for(key);
   const uint32_t i = slot(b, key);
+  if (passed) {
+    for (size_t j = 0; j < b; ++j) *passed += counts_[j];
+    *passed += i;
+  }
   if (i < counts_[b]) return found(b, i);
   return b + 1 < blocks_.size() ? found(b + 1, 0) : kNone;
 }
@@ -234,8 +249,8 @@ uint32_t FreeIndex::lower_bound(uint64_t key) const {
 uint32_t FreeIndex::floor(uint64_t key) const {
   if (blocks_.empty() || first_[0] > key) return kNone;
   const size_t b = block_for(key);
-  const uint64_t* keys = blocks_[b]->keys;
-  const auto i = std::upper_bound(keys, keys + counts_[b], key) - keys;  // >= 1: keys[0] <= key
+  const Entry* e = blocks_[b]->e;
+  const auto i = std::upper_bound(e, e + counts_[b], key, [](uint64_t k, const Entry& x) { return k < x.key; }) - e;  // >= 1: e[0].key <= key
   return found(b, uint32_t(i - 1));
 }
 
@@ -250,16 +265,35 @@ uint64_t FreeIndex::rank(uint64_t key) const {
   return before + i;
 }
 
-uint32_t FreeIndex::first_fit(uint32_t size) const { return fit_after(0, size); }
+uint32_t FreeIndex::first_fit(uint32_t size, uint64_t* passed) const {
+  if (passed) *passed = 0;
+  return fit_after(0, size, passed);
+}
 
-uint32_t FreeIndex::first_fit_from(uint64_t from, uint32_t size) const {
+uint32_t FreeIndex::first_fit_from(uint64_t from, uint32_t size, uint64_t* passed) const {
+  if (passed) *passed = 0;
   if (blocks_.empty()) return kNone;
   const size_t b = block_for(from);
-  if (max_[b] >= size) {
-    const uint32_t i = fit_in(b, slot(b, from), size);
-    if (i != kNone) return found(b, i);
+  if (max_[b] >= size || passed) {
+    const uint32_t at = slot(b, from);  // the entries of b before `from`
+    if (max_[b] >= size) {
+      const uint32_t i = fit_in(b, at, size);
+      if (i != kNone) {
+        if (passed) *passed = i - at;
+        return found(b, i);
+      }
+    }
+    if (passed) *passed = counts_[b] - at;
   }
-  return fit_after(b + 1, size);
+  return fit_after(b + 1, size, passed);
+}
+
+uint32_t FreeIndex::next_fit(uint64_t from, uint32_t size, uint64_t* passed) const {
+  const uint32_t n = first_fit_from(from, size, passed);
+  if (n != kNone || blocks_.empty()) return n;
+  // Nothing at or above `from` fits, so neither do the blocks after from's: the fit, if
+  // any, lies below `from`, in its block or before.
+  return fit_after(0, size, passed, block_for(from) + 1);
 }
 
 std::vector<FreeIndex::Entry> FreeIndex::entries() const {
@@ -267,7 +301,7 @@ std::vector<FreeIndex::Entry> FreeIndex::entries() const {
   out.reserve(total_);
   for (size_t b = 0; b < blocks_.size(); ++b) {
     for (uint32_t i = 0; i < counts_[b] && i < kBlock; ++i) {
-      out.push_back(Entry{blocks_[b]->keys[i], blocks_[b]->sizes[i], blocks_[b]->nodes[i]});
+      out.push_back(blocks_[b]->e[i]);
     }
   }
   return out;
@@ -279,10 +313,10 @@ std::string FreeIndex::check() const {
   uint64_t total = 0;
   for (size_t b = 0; b < n; ++b) {
     if (counts_[b] == 0 || counts_[b] > kBlock) return fmt::format("block {} holds {} entries", b, counts_[b]);
-    if (first_[b] != blocks_[b]->keys[0]) return fmt::format("block {}: first key wrong", b);
+    if (first_[b] != blocks_[b]->e[0].key) return fmt::format("block {}: first key wrong", b);
     if (max_[b] != block_max(b)) return fmt::format("block {}: largest-size aggregate wrong", b);
     for (uint32_t i = counts_[b]; i < kBlock; ++i) {
-      if (blocks_[b]->sizes[i] != 0) return fmt::format("block {}: unused slot {} has a size", b, i);
+      if (blocks_[b]->e[i].size != 0) return fmt::format("block {}: unused slot {} has a size", b, i);
     }
     total += counts_[b];
   }

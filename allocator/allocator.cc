@@ -151,27 +151,16 @@ uint32_t Allocator::choose(uint64_t padded, uint64_t* skipped) const {
   uint32_t n = kNil;
   switch (policy_) {
     case Policy::FirstFit:
-      n = by_addr_.first_fit(static_cast<uint32_t>(padded));
-      if (n != kNil && skipped) *skipped = by_addr_.rank(pool_[n].start);
+      n = by_addr_.first_fit(static_cast<uint32_t>(padded), skipped);  // passed: below n
       break;
     case Policy::BestFit:
       // The size index alone: best-fit keeps no address index.
-      n = by_size_.lower_bound(padded << 32);
-      if (n != kNil && skipped) *skipped = by_size_.rank(padded << 32);
+      n = by_size_.lower_bound(padded << 32, skipped);
       break;
     case Policy::NextFit: {
-      n = by_addr_.first_fit_from(cursor_, static_cast<uint32_t>(padded));
-      bool wrapped = false;
-      if (n == kNil) {
-        n = by_addr_.first_fit(static_cast<uint32_t>(padded));
-        wrapped = true;
-      }
-      if (n != kNil && skipped) {
-        // Passed over: from the cursor to n, wrapping past the top when n lies below it.
-        const uint64_t total = by_addr_.count();
-        const uint64_t at_cursor = by_addr_.rank(cursor_), at_n = by_addr_.rank(pool_[n].start);
-        *skipped = wrapped ? total - at_cursor + at_n : at_n - at_cursor;
-      }
+      // Passed over: from the cursor to n, wrapping past the top when n lies below it
+      // (then every free node at or above the cursor, and those below n).
+      n = by_addr_.next_fit(cursor_, static_cast<uint32_t>(padded), skipped);
       break;
     }
   }
@@ -274,11 +263,17 @@ AllocResult Allocator::alloc_at(SramAddr addr, Bytes size) {
   return AllocResult{NodeId{taken, pool_[taken].generation}, addr, Bytes{padded}, {}};
 }
 
-const Allocator::Node* Allocator::live_node(NodeId id, const char* what) const {
-  if (id.index < pool_.size()) {
+// The check inline (every free() makes it), the error out of line.
+inline const Allocator::Node* Allocator::live_node(NodeId id, const char* what) const {
+  if (id.index < pool_.size()) [[likely]] {
     const Node& n = pool_[id.index];
-    if (n.generation == id.generation && n.in_use) return &n;
+    if (n.generation == id.generation && n.in_use) [[likely]]
+      return &n;
   }
+  not_live(id, what);
+}
+
+void Allocator::not_live(NodeId id, const char* what) const {
   throw Error(fmt::format("{}: node #{} (generation {}) is not a live allocation (double free "
                           "or stale id)",
                           what, id.index == NodeId::kInvalidIndex ? -1 : int64_t(id.index),

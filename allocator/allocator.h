@@ -190,7 +190,8 @@ class Allocator {
   uint32_t take(uint32_t n, uint64_t padded);  // exact fit or split; n leaves the indexes
   void emit(AllocEventKind kind, uint32_t n, uint64_t size, uint64_t count = 0) const;
   AllocResult fail(Bytes request, uint64_t padded);
-  const Node* live_node(NodeId id, const char* what) const;
+  const Node* live_node(NodeId id, const char* what) const;  // throws when not live
+  [[noreturn, gnu::noinline]] void not_live(NodeId id, const char* what) const;
 
   uint64_t s_key(uint32_t n) const;  // size << 32 | start: the size index key of node n
   void index_insert(uint32_t n);

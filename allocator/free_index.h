@@ -8,7 +8,7 @@
 // Why blocks and not a balanced tree: with a few hundred to a few thousand free nodes, a
 // tree descent is ~12 dependent loads on scattered cache lines per operation and an
 // update walks back to the root; here a lookup is a bisection over a few dozen
-// contiguous keys plus one inside a block of contiguous arrays, and an insert or erase
+// contiguous keys plus one inside a block of contiguous entries, and an insert or erase
 // shifts at most one block. Costs are O(log n + kBlock) per update (plus an O(n / kBlock)
 // shift of the summaries when a block splits or goes, at most every kBlock / 2 updates of
 // that block) and O(n / kBlock + kBlock) for a fit search: linear in the block count, which
@@ -59,12 +59,22 @@ class FreeIndex {
   // (a best-fit split or merge mostly moves its node a few places).
   void move(uint64_t key, uint64_t new_key, uint32_t new_size);
 
-  uint32_t lower_bound(uint64_t key) const;  // node of the smallest key >= key, or kNone
+  // Node of the smallest key >= key, or kNone; `passed`, when given: the entries before it
+  // (rank(key)).
+  uint32_t lower_bound(uint64_t key, uint64_t* passed = nullptr) const;
   uint32_t floor(uint64_t key) const;        // node of the largest key <= key, or kNone
   uint64_t rank(uint64_t key) const;         // entries with a key < key
-  uint32_t first_fit(uint32_t size) const;   // node of the smallest key with size >= size
-  // Node of the smallest key >= from with size >= size, or kNone.
-  uint32_t first_fit_from(uint64_t from, uint32_t size) const;
+  // Node of the smallest key with size >= size, or kNone. `passed`, when given, receives
+  // the entries before it (its rank): the search walked past them anyway, so the caller
+  // needs no rank() query of its own.
+  uint32_t first_fit(uint32_t size, uint64_t* passed = nullptr) const;
+  // Node of the smallest key >= from with size >= size, or kNone. `passed`, when given,
+  // receives the entries with a key >= from before it (all of them when none fits).
+  uint32_t first_fit_from(uint64_t from, uint32_t size, uint64_t* passed = nullptr) const;
+  // Next-fit: first_fit_from, else (wrapping around) first_fit, whose scan then stops at
+  // from's block: the entries from there on were just found too small. `passed` counts
+  // both parts.
+  uint32_t next_fit(uint64_t from, uint32_t size, uint64_t* passed = nullptr) const;
 
   std::vector<Entry> entries() const;  // in key order, for the invariant check
   // Empty when the block summaries, order and bounds hold, else the first broken one.
@@ -76,29 +86,17 @@ class FreeIndex {
   // costs about as much as the bisection that finds it.
   static constexpr uint32_t kBlock = 32;
   // Slots past the block's count keep size 0, which fits no request (sizes are >= 1): the
-  // largest-size and fit scans can then run over all kBlock slots with a fixed trip count,
-  // which the compiler turns into branch-free vector code.
+  // largest-size scan can then run over all kBlock slots with a fixed trip count.
+  // One array of whole entries, not one per member: an insert or erase shifts them with one
+  // memmove instead of three (the generator's short free lists made those calls, not the
+  // bytes, the cost).
   struct Block {
-    uint64_t keys[kBlock];
-    uint32_t sizes[kBlock] = {};
-    uint32_t nodes[kBlock];
+    Entry e[kBlock] = {};
     // Slots [from, to) move one place up (an entry goes in at `from`)...
-    void shift_up(uint32_t from, uint32_t to) {
-      std::copy_backward(keys + from, keys + to, keys + to + 1);
-      std::copy_backward(sizes + from, sizes + to, sizes + to + 1);
-      std::copy_backward(nodes + from, nodes + to, nodes + to + 1);
-    }
+    void shift_up(uint32_t from, uint32_t to) { std::copy_backward(e + from, e + to, e + to + 1); }
     // ...or slots (at, to) one place down (the entry at `at` goes).
-    void shift_down(uint32_t at, uint32_t to) {
-      std::copy(keys + at + 1, keys + to, keys + at);
-      std::copy(sizes + at + 1, sizes + to, sizes + at);
-      std::copy(nodes + at + 1, nodes + to, nodes + at);
-    }
-    void set(uint32_t i, uint64_t key, uint32_t size, uint32_t node) {
-      keys[i] = key;
-      sizes[i] = size;
-      nodes[i] = node;
-    }
+    void shift_down(uint32_t at, uint32_t to) { std::copy(e + at + 1, e + to, e + at); }
+    void set(uint32_t i, uint64_t key, uint32_t size, uint32_t node) { e[i] = Entry{key, size, node}; }
   };
   // Where the last query found its entry: the allocator erases or updates exactly that
   // entry next (take() after choose()), so erase() and update() try it before searching.
@@ -113,7 +111,8 @@ class FreeIndex {
   void locate(uint64_t key, size_t& b, uint32_t& i) const;  // the key's block and slot (an absent key: where it would go)
   uint32_t found(size_t b, uint32_t i) const;  // node at (b, i), remembered as the hint
   uint32_t fit_in(size_t b, uint32_t from, uint32_t size) const;  // slot or kNone
-  uint32_t fit_after(size_t b, uint32_t size) const;  // first fit in blocks b.. (node)
+  // First fit in blocks b.. (node); adds the entries it passes over to *passed if given.
+  uint32_t fit_after(size_t b, uint32_t size, uint64_t* passed, size_t end = SIZE_MAX) const;  // blocks [b, end)
   uint32_t block_max(size_t b) const;
   void split(size_t b);
   void absorb(size_t b);  // block b takes in block b + 1, which goes away
