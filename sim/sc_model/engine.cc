@@ -256,7 +256,7 @@ void Engine::run_operands(uint32_t i, const isa::Instruction& instr, const isa::
     // A kernel that throws does so at the instruction's end, as it did when it ran there.
     std::exception_ptr failed;
     try {
-      sem.compute(instr, ob);
+      sem.compute(instr, ob, ex);
     } catch (...) {
       failed = std::current_exception();
     }
@@ -266,7 +266,7 @@ void Engine::run_operands(uint32_t i, const isa::Instruction& instr, const isa::
   } else if (how == Plan::AtEndInPlace) {
     wait_until_done();
     ob.out = {sram_direct(we->addr, we->bytes), we->bytes};
-    sem.compute(instr, ob);
+    sem.compute(instr, ob, ex);
   } else {
     wait_until_done();
     if (op == Op::Store && !store_covers(instr, we->bytes)) {
@@ -280,7 +280,7 @@ void Engine::run_operands(uint32_t i, const isa::Instruction& instr, const isa::
       // write extent (semantics.h).
       ob.out = out_.take(we->bytes);
     }
-    sem.compute(instr, ob);
+    sem.compute(instr, ob, ex);
     write_result(*we, ob.out);
   }
   checkers.on_access(i, *we);
