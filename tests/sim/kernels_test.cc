@@ -13,70 +13,23 @@
 #include "isa/assembler.h"
 #include "util/rng.h"
 #include "sim/semantics.h"
+#include "naive_kernels.h"
 
 namespace npuforge::sim {
 namespace {
 
 using isa::Instruction;
-
-const isa::Isa& the_isa() { return isa::builtin_isa(); }
-
-// `valid`: the instruction must pass isa::validate (crossed clip bounds do not, yet the
-// kernels define them).
-Instruction make(std::string_view mnemonic, const std::map<std::string, int64_t>& fields, bool valid = true) {
-  const auto& spec = the_isa().require(mnemonic);
-  Instruction in = Instruction::make(spec);
-  for (const auto& [name, v] : fields) in.set_value(spec.require_field(name), v);
-  if (valid) {
-    EXPECT_EQ(isa::validate(in), "") << isa::disassemble(in);
-  }
-  return in;
-}
+using naive::GemmCase;
+using naive::fill_random;
+using naive::make;
+using naive::s8;
+using naive::the_isa;
 
 isa::NpuConfig config(uint64_t sram) {
   isa::NpuConfig c;
   c.sram_bytes = Bytes{sram};
   c.ddr_bytes = Bytes{1 << 20};
   return c;
-}
-
-void fill_random(std::span<uint8_t> s, Rng& rng) {
-  for (auto& b : s) b = static_cast<uint8_t>(rng.next());
-}
-int8_t s8(uint8_t b) { return static_cast<int8_t>(b); }
-
-// requant as floor division in 128 bits (no shift, no overflow).
-int8_t naive_requant(int64_t x, int64_t scale, int64_t shift, bool relu) {
-  const __int128 d = __int128{1} << shift;
-  const __int128 v = __int128{x} * scale + (shift > 0 ? d / 2 : 0);
-  __int128 q = v >= 0 ? v / d : -((-v + d - 1) / d);
-  q = q < -128 ? -128 : (q > 127 ? 127 : q);
-  if (relu && q < 0) q = 0;
-  return static_cast<int8_t>(q);
-}
-
-struct GemmCase {
-  int64_t m, n, k, scale, shift;
-  bool relu, has_bias;
-};
-
-// Triple loop, int64 sum wrapped to int32 at the end.
-std::vector<int8_t> naive_gemm(const GemmCase& g, std::span<const uint8_t> a, std::span<const uint8_t> b,
-                               std::span<const uint8_t> bias) {
-  std::vector<int8_t> out(static_cast<size_t>(g.m * g.n));
-  for (int64_t i = 0; i < g.m; ++i) {
-    for (int64_t j = 0; j < g.n; ++j) {
-      int64_t sum = 0;
-      if (g.has_bias) {
-        int32_t bv;
-        std::memcpy(&bv, bias.data() + 4 * j, 4);  // little-endian host
-        sum = bv;
-      }
-      for (int64_t p = 0; p < g.k; ++p) sum += int64_t{s8(a[i * g.k + p])} * s8(b[p * g.n + j]);
-      out[i * g.n + j] = naive_requant(static_cast<int32_t>(static_cast<uint32_t>(sum)), g.scale, g.shift, g.relu);
-    }
-  }
-  return out;
 }
 
 constexpr uint32_t kA = 0, kB = 0x10000, kBias = 0x20000, kDst = 0x30000;
@@ -87,7 +40,7 @@ Instruction gemm_instr(const GemmCase& g) {
 }
 
 void expect_gemm(const Semantics& sem, Memory& mem, const GemmCase& g) {
-  const auto expect = naive_gemm(g, mem.sram.view(kA, g.m * g.k), mem.sram.view(kB, g.k * g.n),
+  const auto expect = naive::gemm(g, mem.sram.view(kA, g.m * g.k), mem.sram.view(kB, g.k * g.n),
                                  mem.sram.view(kBias, 4 * g.n));
   sem.execute(gemm_instr(g), mem);
   const auto got = mem.sram.view(kDst, g.m * g.n);
@@ -130,7 +83,7 @@ TEST(GemmKernels, WidestKAtTheInt32Limit) {
       std::memcpy(mem.sram.view(BIAS + 4 * j, 4).data(), &bias, 4);
     }
     const GemmCase g{m, n, k, 1, 24, false, true};
-    const auto expect = naive_gemm(g, mem.sram.view(A, m * k), mem.sram.view(B, k * n), mem.sram.view(BIAS, 4 * n));
+    const auto expect = naive::gemm(g, mem.sram.view(A, m * k), mem.sram.view(B, k * n), mem.sram.view(BIAS, 4 * n));
     sem.execute(make("gemm", {{"dst", D}, {"a", A}, {"b", B}, {"bias", BIAS}, {"m", m}, {"n", n}, {"k", k},
                               {"scale", 1}, {"shift", 24}, {"has_bias", 1}}),
                 mem);
@@ -197,7 +150,7 @@ TEST(EltwiseKernels, AddMulOverEveryScaleAndShiftBound) {
                   mem);
       for (int64_t i = 0; i < len; ++i) {
         const int64_t a = s8(mem.sram.view(i, 1)[0]), b = s8(mem.sram.view(0x400 + i, 1)[0]);
-        const int8_t want = naive_requant(op == 0 ? a + b : a * b, scale, shift, false);
+        const int8_t want = naive::requant(op == 0 ? a + b : a * b, scale, shift, false);
         ASSERT_EQ(s8(mem.sram.view(0x800 + i, 1)[0]), want)
             << "op " << op << " scale " << scale << " shift " << shift << " i " << i;
       }
@@ -232,7 +185,7 @@ TEST(RequantKernels, FastPathOverEveryShift) {
     const uint32_t shift = static_cast<uint32_t>(rng.below(66));
     const bool relu = rng.chance(0.5);
     ASSERT_EQ(requant_fast(x, {scale, shift, relu}), requant(x, {scale, shift, relu})) << x << " " << scale << " " << shift;
-    ASSERT_EQ(requant_fast(x, {scale, shift, relu}), naive_requant(x, scale, std::min(shift, 63u), relu))
+    ASSERT_EQ(requant_fast(x, {scale, shift, relu}), naive::requant(x, scale, std::min(shift, 63u), relu))
         << x << " " << scale << " " << shift;
   }
 }

@@ -10,42 +10,23 @@
 #include "isa/assembler.h"
 #include "util/rng.h"
 #include "sim/semantics.h"
+#include "naive_kernels.h"
 
 namespace npuforge::sim {
 namespace {
 
 using isa::Instruction;
 
-const isa::Isa& the_isa() { return isa::builtin_isa(); }
-
-Instruction make(std::string_view mnemonic, const std::map<std::string, int64_t>& fields) {
-  const auto& spec = the_isa().require(mnemonic);
-  Instruction in = Instruction::make(spec);
-  for (const auto& [name, v] : fields) in.set_value(spec.require_field(name), v);
-  EXPECT_EQ(isa::validate(in), "") << isa::disassemble(in);
-  return in;
-}
+using naive::fill_random;
+using naive::make;
+using naive::s8;
+using naive::the_isa;
 
 isa::NpuConfig small_config() {
   isa::NpuConfig c;
   c.sram_bytes = Bytes{64 * 1024};
   c.ddr_bytes = Bytes{1 << 20};
   return c;
-}
-
-void fill_random(std::span<uint8_t> s, Rng& rng) {
-  for (auto& b : s) b = static_cast<uint8_t>(rng.next());
-}
-int8_t s8(uint8_t b) { return static_cast<int8_t>(b); }
-
-// requant written as floor division, not as a shift.
-int8_t naive_requant(int64_t x, int64_t scale, int64_t shift, bool relu) {
-  const int64_t d = int64_t{1} << shift;
-  const int64_t v = x * scale + (shift > 0 ? d / 2 : 0);
-  int64_t q = v >= 0 ? v / d : -((-v + d - 1) / d);
-  q = q < -128 ? -128 : (q > 127 ? 127 : q);
-  if (relu && q < 0) q = 0;
-  return static_cast<int8_t>(q);
 }
 
 TEST(Requant, HandComputedEdgeCases) {
@@ -75,7 +56,7 @@ TEST(Requant, MatchesFloorDivisionModel) {
     const uint32_t scale = static_cast<uint32_t>(rng.below(65536));
     const uint32_t shift = static_cast<uint32_t>(rng.below(41));
     const bool relu = rng.chance(0.5);
-    ASSERT_EQ(requant(x, {scale, shift, relu}), naive_requant(x, scale, shift, relu))
+    ASSERT_EQ(requant(x, {scale, shift, relu}), naive::requant(x, scale, shift, relu))
         << x << " " << scale << " " << shift;
   }
 }
@@ -122,29 +103,7 @@ TEST(PoolRounding, HalfAwayFromZero) {
   EXPECT_EQ(round_div_away(-128 * 9, 9), -128);
 }
 
-struct Gemm {
-  int64_t m, n, k, scale, shift;
-  bool relu, has_bias;
-};
-
-// Straightforward triple loop, int64 sum, wrapped to int32 at the end.
-std::vector<int8_t> naive_gemm(const Gemm& g, std::span<const uint8_t> a, std::span<const uint8_t> b,
-                               std::span<const uint8_t> bias) {
-  std::vector<int8_t> out(static_cast<size_t>(g.m * g.n));
-  for (int64_t i = 0; i < g.m; ++i) {
-    for (int64_t j = 0; j < g.n; ++j) {
-      int64_t sum = 0;
-      if (g.has_bias) {
-        int32_t bv;
-        std::memcpy(&bv, bias.data() + 4 * j, 4);  // little-endian host
-        sum = bv;
-      }
-      for (int64_t p = 0; p < g.k; ++p) sum += int64_t{s8(a[i * g.k + p])} * s8(b[p * g.n + j]);
-      out[i * g.n + j] = naive_requant(static_cast<int32_t>(static_cast<uint32_t>(sum)), g.scale, g.shift, g.relu);
-    }
-  }
-  return out;
-}
+using Gemm = naive::GemmCase;
 
 TEST(Gemm, RandomAgainstTripleLoop) {
   const Semantics sem(the_isa());
@@ -158,7 +117,7 @@ TEST(Gemm, RandomAgainstTripleLoop) {
     const auto in = make("gemm", {{"dst", D}, {"a", A}, {"b", B}, {"bias", BIAS}, {"m", g.m},
                                   {"n", g.n}, {"k", g.k}, {"scale", g.scale}, {"shift", g.shift},
                                   {"relu", g.relu}, {"has_bias", g.has_bias}});
-    const auto expect = naive_gemm(g, mem.sram.view(A, g.m * g.k), mem.sram.view(B, g.k * g.n),
+    const auto expect = naive::gemm(g, mem.sram.view(A, g.m * g.k), mem.sram.view(B, g.k * g.n),
                                    mem.sram.view(BIAS, 4 * g.n));
     sem.execute(in, mem);
     const auto got = mem.sram.view(D, g.m * g.n);
@@ -307,8 +266,8 @@ TEST(Eltwise, AllOpsAgainstNaive) {
       for (int64_t i = 0; i < len; ++i) {
         const int64_t a = s8(mem.sram.view(i, 1)[0]), b = s8(mem.sram.view(0x200 + i, 1)[0]);
         int64_t want = 0;
-        if (op == 0) want = naive_requant(a + b, scale, shift, false);
-        if (op == 1) want = naive_requant(a * b, scale, shift, false);
+        if (op == 0) want = naive::requant(a + b, scale, shift, false);
+        if (op == 1) want = naive::requant(a * b, scale, shift, false);
         if (op == 2) want = a < 0 ? 0 : a;
         if (op == 3) want = a < lo ? lo : (a > hi ? hi : a);
         ASSERT_EQ(s8(mem.sram.view(0x800 + i, 1)[0]), want) << "op " << op << " i " << i;
