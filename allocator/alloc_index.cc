@@ -12,7 +12,7 @@ namespace npuforge::allocator {
 
 FreeIndex::FreeIndex(const FreeIndex& other)
     : first_(other.first_), counts_(other.counts_), max_(other.max_), total_(other.total_),
-      hint_(other.hint_) {
+      hint_(other.hint_), largest_(other.largest_) {
   blocks_.reserve(other.blocks_.size());
   for (const auto& block : other.blocks_) blocks_.push_back(std::make_unique<Block>(*block));
 }
@@ -28,14 +28,24 @@ void FreeIndex::clear() {
   counts_.clear();
   max_.clear();
   total_ = 0;
+  largest_ = Largest{};
 }
 
 uint32_t FreeIndex::largest() const {
+  if (largest_.known) return largest_.size;
   // A plain max, not max_element: no position to track, so the compiler vectorises it
   // (out of memory, the generator asks this once per failed placement).
   uint32_t largest = 0;
   for (const uint32_t m : max_) largest = std::max(largest, m);
+  largest_ = Largest{largest, true};
   return largest;
+}
+
+void FreeIndex::resized(uint32_t old_size, uint32_t new_size) {
+  if (new_size >= largest_.size)
+    largest_.size = new_size;  // still the largest (unknown stays unknown)
+  else if (old_size == largest_.size)
+    largest_.known = false;
 }
 
 size_t FreeIndex::block_for(uint64_t key) const {
@@ -164,6 +174,7 @@ void FreeIndex::insert(uint64_t key, uint32_t size, uint32_t node) {
   max_[b] = std::max(max_[b], size);
   if (i == 0) first_[b] = key;
   total_++;
+  if (size > largest_.size) largest_.size = size;
 }
 
 void FreeIndex::erase(uint64_t key) {
@@ -177,6 +188,7 @@ void FreeIndex::erase(uint64_t key) {
   k.e[n - 1] = Entry{};
   counts_[b] = n - 1;
   total_--;
+  if (size == largest_.size) largest_.known = false;
   if (n > 1) {
     if (i == 0) first_[b] = k.e[0].key;
     if (size == max_[b]) max_[b] = block_max(b);
@@ -196,6 +208,7 @@ void FreeIndex::update(uint64_t key, uint64_t new_key, uint32_t new_size) {
   k.e[i].key = new_key;
   k.e[i].size = new_size;
   if (i == 0) first_[b] = new_key;
+  resized(old, new_size);
   if (new_size >= max_[b]) {
     max_[b] = new_size;
   } else if (old == max_[b]) {
@@ -226,6 +239,7 @@ void FreeIndex::move(uint64_t key, uint64_t new_key, uint32_t new_size) {
   }
   k.set(j, new_key, new_size, node);
   first_[b] = k.e[0].key;
+  resized(old, new_size);
   if (new_size >= max_[b]) {
     max_[b] = new_size;
   } else if (old == max_[b]) {
@@ -321,6 +335,12 @@ std::string FreeIndex::check() const {
     total += counts_[b];
   }
   if (total != total_) return fmt::format("{} entries in blocks, {} counted", total, total_);
+  if (largest_.known) {
+    uint32_t largest = 0;
+    for (size_t b = 0; b < n; ++b) largest = std::max(largest, max_[b]);
+    if (largest_.size != largest)
+      return fmt::format("largest size kept as {}, the blocks say {}", largest_.size, largest);
+  }
   const std::vector<Entry> all = entries();
   for (size_t i = 1; i < all.size(); ++i) {
     if (all[i - 1].key >= all[i].key) return "keys out of order";

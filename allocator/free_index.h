@@ -125,6 +125,18 @@ class FreeIndex {
   std::vector<uint32_t> max_;                   // per block: its largest size
   uint32_t total_ = 0;
   mutable Hint hint_;  // a cache only: never changes what a query returns
+  // largest()'s answer, kept between its calls: out of memory, the generator asks after every
+  // failed placement, and scanning every block's maximum each time cost tiny-buffers (6,000
+  // free nodes) 25 M instructions at 1M. Updates keep it while they can tell: a size
+  // added or grown past it is the new largest; the largest one removed or shrunk makes it
+  // unknown (rescanned at the next call). While unknown, `size` means nothing and is never
+  // returned: updates may still move it, the rescan overwrites it.
+  struct Largest {
+    uint32_t size = 0;
+    bool known = true;  // empty: 0
+  };
+  mutable Largest largest_;
+  void resized(uint32_t old_size, uint32_t new_size);  // an entry's size changed: largest_
 };
 
 }  // namespace npuforge::allocator

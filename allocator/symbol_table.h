@@ -138,6 +138,22 @@ class SymbolTable {
     return consume_last(id);
   }
   bool consume(std::string_view name);
+  // uses(id) > 0 && consume(id) with one look-up (the generator's, for every input it
+  // reads): a symbol with no pending reads is left as it is. Throws like uses() for a
+  // symbol that is not live.
+  bool consume_if_used(SymbolId id) {
+    if (id.value < count_) {
+      Entry& e = entries_[id.value];
+      if (e.node.valid()) {
+        if (e.uses > 1) {
+          --e.uses;
+          return false;
+        }
+        if (e.uses == 0) return false;
+      }
+    }
+    return uses(id) > 0 && consume_last(id);
+  }
   uint32_t uses(SymbolId id) const { return live_entry(id, "use").uses; }  // pending reads, live symbol
 
   // Frees the symbol's node now, whatever its count (end of program, spill).

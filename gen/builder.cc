@@ -139,14 +139,20 @@ uint32_t Builder::emit(const isa::Instruction& in, std::span<const Use> reads, s
     refs_.push_back({idx, SymbolId{u.sym}, static_cast<uint8_t>(u.slot), false});
     syms_[u.sym].acc[q] = seq;
   }
-  for (const Use& u : writes) {
+  // Outputs nobody reads, by position in `writes`: their pending reads are read once, here
+  // (nothing below changes them: an input without reads is never consumed).
+  uint32_t unread = 0;
+  for (size_t w = 0; w < writes.size(); ++w) {
+    const Use& u = writes[w];
     refs_.push_back({idx, SymbolId{u.sym}, static_cast<uint8_t>(u.slot), true});
     Sym& s = syms_[u.sym];
     s.acc[q] = seq;
     s.prod_q = static_cast<uint8_t>(q);
     s.prod_seq = seq;
     s.live = true;
-    if (refs(u.sym) > 0) {
+    if (refs(u.sym) == 0) {
+      unread |= 1u << w;
+    } else {
       s.live_pos = static_cast<uint32_t>(live_.size());
       live_.push_back(u.sym);
       due_heap_.push_back(due_entry(s.due, u.sym));
@@ -162,12 +168,14 @@ uint32_t Builder::emit(const isa::Instruction& in, std::span<const Use> reads, s
   // Inputs die only now, after the outputs were placed: an output never lands on an input.
   for (const Use& u : reads) {
     if (!u.consume || !syms_[u.sym].live) continue;
-    if (refs(u.sym) > 0 && table_.consume(SymbolId{u.sym})) forget(u.sym);
+    if (table_.consume_if_used(SymbolId{u.sym})) forget(u.sym);
   }
   // An output nobody reads (fan_out 0: a dead load or result) dies with its producer; its
   // bytes go back at once, and the next owner must wait for this write (hazard-prone reuse).
-  for (const Use& u : writes)
-    if (syms_[u.sym].live && refs(u.sym) == 0) release(u.sym);
+  for (; unread != 0; unread &= unread - 1) {
+    const uint32_t sym = writes[static_cast<unsigned>(std::countr_zero(unread))].sym;
+    if (syms_[sym].live) release(sym);
+  }
   return idx;
 }
 
