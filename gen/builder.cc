@@ -141,6 +141,7 @@ uint32_t Builder::emit(const isa::Instruction& in, std::span<const Use> reads, s
   }
   // Outputs nobody reads, by position in `writes`: their pending reads are read once, here
   // (nothing below changes them: an input without reads is never consumed).
+  static_assert(isa::kMaxOperands <= 32, "one bit of `unread` per write operand");
   uint32_t unread = 0;
   for (size_t w = 0; w < writes.size(); ++w) {
     const Use& u = writes[w];
