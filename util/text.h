@@ -45,30 +45,69 @@ inline std::string_view hex_digits(uint64_t v, std::array<char, 16>& buf) {
 // "{}" and "{:x}".
 inline constexpr size_t kMaxDecDigits = 20;  // UINT64_MAX
 
-// fmt::format_int: its digits-in-pairs conversion, without the format-string path.
+// Copies `s` to `out`; returns the end. Short texts (the names and mnemonics of a program
+// line, mostly under 16 bytes) take at most two overlapping loads and stores of one width
+// instead of a memcpy call; nothing outside the n bytes is read or written.
+inline char* write_text(char* out, const char* s, size_t n) {
+  if (n > 16) {
+    std::memcpy(out, s, n);
+  } else if (n >= 8) {
+    uint64_t a, b;
+    std::memcpy(&a, s, 8);
+    std::memcpy(&b, s + n - 8, 8);
+    std::memcpy(out, &a, 8);
+    std::memcpy(out + n - 8, &b, 8);
+  } else if (n >= 4) {
+    uint32_t a, b;
+    std::memcpy(&a, s, 4);
+    std::memcpy(&b, s + n - 4, 4);
+    std::memcpy(out, &a, 4);
+    std::memcpy(out + n - 4, &b, 4);
+  } else if (n > 0) {
+    out[0] = s[0];
+    out[n / 2] = s[n / 2];
+    out[n - 1] = s[n - 1];
+  }
+  return out + n;
+}
+inline char* write_text(char* out, std::string_view s) { return write_text(out, s.data(), s.size()); }
+
+// Decimal digits of v, two at a time from a table, straight to `out` (fmt's digits go to a
+// buffer of their own first, then need a copy).
 inline char* write_dec(char* out, uint64_t v) {
-  const fmt::format_int d(v);
-  std::memcpy(out, d.data(), d.size());
-  return out + d.size();
+  static constexpr char kPairs[] =
+      "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+      "8081828384858687888990919293949596979899";
+  unsigned n = 1;
+  for (uint64_t t = v; t >= 10; t /= 10) ++n;
+  char* const end = out + n;
+  char* p = end;
+  while (v >= 100) {
+    const auto r = static_cast<unsigned>(v % 100);
+    v /= 100;
+    p -= 2;
+    std::memcpy(p, kPairs + 2 * r, 2);
+  }
+  if (v >= 10) {
+    std::memcpy(p - 2, kPairs + 2 * v, 2);
+  } else {
+    p[-1] = static_cast<char>('0' + v);
+  }
+  return end;
 }
 
 inline char* write_signed_dec(char* out, int64_t v) {
-  const fmt::format_int d(v);  // INT64_MIN included
-  std::memcpy(out, d.data(), d.size());
-  return out + d.size();
+  if (v >= 0) return write_dec(out, static_cast<uint64_t>(v));
+  *out++ = '-';
+  return write_dec(out, uint64_t{0} - static_cast<uint64_t>(v));  // INT64_MIN included
 }
 
 inline char* write_hex(char* out, uint64_t v) {
-  std::array<char, 16> buf;
-  const std::string_view d = hex_digits(v, buf);
-  for (size_t i = 0; i < d.size(); ++i) out[i] = d[i];
-  return out + d.size();
-}
-
-// Copies `s` to `out`; returns the end.
-inline char* write_text(char* out, std::string_view s) {
-  std::memcpy(out, s.data(), s.size());
-  return out + s.size();
+  const unsigned n = (64 - static_cast<unsigned>(__builtin_clzll(v | 1)) + 3) / 4;
+  char* const end = out + n;
+  for (char* p = end; p != out; v >>= 4) *--p = "0123456789abcdef"[v & 15];
+  return end;
 }
 
 }  // namespace npuforge::util

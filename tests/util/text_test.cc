@@ -74,5 +74,18 @@ TEST(RawNumbers, MatchFmt) {
   EXPECT_EQ(std::string(buf, write_text(buf, "ab")), "ab");
 }
 
+// write_text copies short texts with overlapping word loads and stores: every length, and
+// nothing written past the end.
+TEST(RawText, EveryLengthCopiedExactly) {
+  const std::string src = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH";
+  for (size_t n = 0; n <= 40; ++n) {
+    std::string out(48, '#');
+    char* end = write_text(out.data(), src.data(), n);
+    EXPECT_EQ(end, out.data() + n);
+    EXPECT_EQ(out.substr(0, n), src.substr(0, n)) << n;
+    EXPECT_EQ(out.substr(n), std::string(48 - n, '#')) << n;
+  }
+}
+
 }  // namespace
 }  // namespace npuforge::util
