@@ -79,8 +79,14 @@ inline char* write_dec(char* out, uint64_t v) {
       "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
       "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
       "8081828384858687888990919293949596979899";
-  unsigned n = 1;
-  for (uint64_t t = v; t >= 10; t /= 10) ++n;
+  // Digit count from the bit length (log10(2) ~ 1233 / 4096), corrected by one comparison.
+  static constexpr uint64_t kPow10[] = {
+      1u, 10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u, 100000000u, 1000000000u, 10000000000u,
+      100000000000u, 1000000000000u, 10000000000000u, 100000000000000u, 1000000000000000u,
+      10000000000000000u, 100000000000000000u, 1000000000000000000u, 10000000000000000000u};
+  const auto bits = 64 - static_cast<unsigned>(__builtin_clzll(v | 1));
+  const unsigned t = (bits * 1233) >> 12;  // floor(log10(2^bits)), <= 19
+  const unsigned n = t + (t == 0 || v >= kPow10[t] ? 1u : 0u);  // t == 0: v < 8, one digit
   char* const end = out + n;
   char* p = end;
   while (v >= 100) {
