@@ -79,18 +79,26 @@ void Engine::take_tokens(const isa::Instruction& instr) {
     while (ctx_->tokens[p][q_] == 0) {
       state_ = State::WaitToken;
       waits_for_ = p;
+      ctx_->token_waiting[q_] = true;
       wait(ctx_->token_ev[q_]);
+      ctx_->token_waiting[q_] = false;
     }
     --ctx_->tokens[p][q_];
   }
 }
 
+// A token is told (a delta notification of token_ev[p]) only when queue p's engine waits on
+// it: notifying nobody was a delta cycle per signal for nothing. Equivalent: an engine that
+// does not wait now either finds the count already raised when it next looks (take_tokens
+// checks the count before waiting), or starts waiting later in this evaluation phase for
+// another queue's token, when the skipped notification would only have woken it for another
+// look at a count still zero (no state, time or order changes: it waits again).
 void Engine::send_tokens(const isa::Instruction& instr) {
   for (unsigned p = 0; p < isa::kNumQueues; ++p) {
     if (!(instr.signal_mask() >> p & 1)) continue;
     ++ctx_->tokens[q_][p];
     if (planted(PlantId::ModelDoubleSignal) && q_ == 1) ++ctx_->tokens[q_][p];
-    ctx_->token_ev[p].notify(sc_core::SC_ZERO_TIME);
+    if (ctx_->token_waiting[p]) ctx_->token_ev[p].notify(sc_core::SC_ZERO_TIME);
   }
 }
 

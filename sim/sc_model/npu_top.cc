@@ -205,6 +205,7 @@ void NpuTop::dispatch() {
                                         ? prog.instrs[i]
                                         : ctx_.fetched.emplace_back(isa::decode(*prog.isa, word, prog.name));
     if (rtl_decoder_) check_rtl_decode(i, word, instr);
+    wait_slot(instr);
     if (sc_time_stamp() - t0 < latency) wait(latency - (sc_time_stamp() - t0));
     ctx_.decoded[i] = &instr;
     if (ctx_.traced) pc_.write(i);
@@ -223,6 +224,23 @@ void NpuTop::dispatch() {
   dispatch_state_ = DispatchState::Done;  // a program without HALT ends when its queues are empty
   ctx_.result.completed = true;
   finish();
+}
+
+// An instruction for a full queue waits for its slot first and for the rest of the dispatch
+// latency after: one wake-up where waiting the latency first and the slot after took two
+// (the dispatcher finds its queue full for about half of a generated program's instructions).
+// Equivalent: the dispatcher is the queue's only writer, so the write still lands at the
+// later of `t0 + latency` (a timed wake-up, as before) and the delta after the read that
+// frees the slot (woken by the same data-read notification as before), and between fetch and
+// write nothing else looks at the dispatcher but a deadlock report (which may say "blocked
+// on a full queue" for the latency's cycles where it said "fetching"). Not when a waveform is
+// written: pc is driven at t0 + latency.
+void NpuTop::wait_slot(const isa::Instruction& instr) {
+  if (ctx_.traced || instr.spec->queue == isa::Queue::Control) return;
+  InstrQueue& queue = engines_[static_cast<unsigned>(instr.spec->queue)]->queue;
+  if (queue.num_free() > 0) return;
+  dispatch_state_ = DispatchState::QueueFull;
+  queue.wait_free();
 }
 
 void NpuTop::drain() {

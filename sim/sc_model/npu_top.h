@@ -43,6 +43,9 @@ struct Context {
   // tokens[from][to]: signals sent by queue `from` to queue `to` not yet consumed.
   std::array<std::array<uint32_t, isa::kNumQueues>, isa::kNumQueues> tokens{};
   std::array<sc_core::sc_event, isa::kNumQueues> token_ev;  // a token arrived for queue q
+  // Queue q's engine waits on token_ev[q] (Engine::take_tokens): the only time a token needs
+  // telling, as with InstrQueue (see Engine::send_tokens).
+  std::array<bool, isa::kNumQueues> token_waiting{};
   std::array<uint64_t, isa::kNumQueues> outstanding{};      // dispatched, not yet completed
   RtlCompute* rtl_compute = nullptr;  // GEMM/ELTWISE through the RTL (--rtl), else semantics
   // A waveform is written: the signals that only the VCD shows (pc, busy, current) are
@@ -111,12 +114,17 @@ class InstrQueue final : public sc_core::sc_fifo<uint32_t> {
     sc_core::sc_fifo<uint32_t>::nb_read(value);
   }
   void write(const uint32_t& value) override {
+    wait_free();
+    sc_core::sc_fifo<uint32_t>::nb_write(value);
+  }
+  // Blocks until a write would not (what write() waits for first). The dispatcher is the one
+  // writer, so the slot stays free until it writes.
+  void wait_free() {
     while (num_free() == 0) {
       writer_waits_ = true;
       sc_core::wait(m_data_read_event);
       writer_waits_ = false;
     }
-    sc_core::sc_fifo<uint32_t>::nb_write(value);
   }
 
  protected:
@@ -206,6 +214,7 @@ class NpuTop : public sc_core::sc_module {
  private:
   void dispatch();
   void watchdog();
+  void wait_slot(const isa::Instruction& instr);
   void drain();
   void control(uint32_t index, const isa::Instruction& instr);
   void check_rtl_decode(uint32_t index, std::span<const uint8_t> word, const isa::Instruction& instr);
