@@ -197,7 +197,7 @@ void Engine::execute(uint32_t i, const isa::Instruction& instr) {
   const Program& prog = *ctx_->program;
   const Semantics& sem = *ctx_->sem;
   Checkers& checkers = *ctx_->checkers;
-  const sc_time t0 = sc_time_stamp();
+  const sc_time t0 = ctx_->now();
   const isa::ExtentList ex = isa::extents(instr);
   const uint64_t expected = instruction_cycles(sem, instr, prog.config, ex);
   state_ = State::Busy;
@@ -218,7 +218,7 @@ void Engine::execute(uint32_t i, const isa::Instruction& instr) {
     }
   }
   if (in_range) run_operands(i, instr, ex, t0, expected);
-  const sc_time t1 = sc_time_stamp();
+  const sc_time t1 = ctx_->now();
   checkers.on_finish(i, to_cycles(t1));
   if (ctx_->traced) busy.write(false);
   ctx_->result.busy_cycles[q_] += to_cycles(t1) - to_cycles(t0);
@@ -246,7 +246,7 @@ void Engine::run_operands(uint32_t i, const isa::Instruction& instr, const isa::
   }
   const sc_time busy_for = kCycle * static_cast<double>(expected);
   auto wait_until_done = [&] {
-    if (sc_time_stamp() - t0 < busy_for) wait(busy_for - (sc_time_stamp() - t0));
+    if (ctx_->now() - t0 < busy_for) wait(busy_for - (ctx_->now() - t0));
   };
   if (!we) {
     wait_until_done();

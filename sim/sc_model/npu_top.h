@@ -28,10 +28,14 @@ namespace npuforge::sim::sc_model {
 inline constexpr unsigned kQueueDepth = 8;  // instructions buffered per queue
 inline const sc_core::sc_time kCycle(1, sc_core::SC_NS);
 
-uint64_t to_cycles(const sc_core::sc_time& t);
+inline uint64_t to_cycles(const sc_core::sc_time& t) { return t.value() / kCycle.value(); }
 
 // What every process of one top shares.
 struct Context {
+  // The kernel's current time, read in place: sc_time_stamp() is an out-of-line call that
+  // looks the kernel up again, several per instruction.
+  const sc_core::sc_time& now() const { return *now_; }
+  const sc_core::sc_time* now_ = &sc_core::sc_get_curr_simcontext()->time_stamp();
   const Program* program = nullptr;
   const Semantics* sem = nullptr;
   Checkers* checkers = nullptr;
@@ -215,6 +219,9 @@ class NpuTop : public sc_core::sc_module {
   void dispatch();
   void watchdog();
   void wait_slot(const isa::Instruction& instr);
+  // The ROM's bytes by DMI (asked once, again after an invalidation), or null.
+  const uint8_t* rom_direct();
+  void invalidate_rom_dmi(sc_dt::uint64 start, sc_dt::uint64 end);
   void drain();
   void control(uint32_t index, const isa::Instruction& instr);
   void check_rtl_decode(uint32_t index, std::span<const uint8_t> word, const isa::Instruction& instr);
@@ -261,6 +268,11 @@ class NpuTop : public sc_core::sc_module {
   sc_core::sc_signal<uint32_t> pc_{"pc"};
   std::vector<uint8_t> fetch_word_;
   tlm::tlm_generic_payload fetch_payload_;
+  // The ROM's DMI region (see rom_direct): a fetch is a copy of the word, not a transport
+  // through the socket's callbacks (a tenth of the dispatcher's own instructions).
+  bool rom_dmi_asked_ = false;
+  const uint8_t* rom_dmi_ = nullptr;
+  uint64_t rom_dmi_bytes_ = 0;
 };
 
 }  // namespace npuforge::sim::sc_model
