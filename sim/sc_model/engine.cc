@@ -26,8 +26,8 @@ Engine::Engine(sc_core::sc_module_name name, isa::Queue q, Context& ctx)
 // Asked once, at the first scratchpad operand (the sockets are bound by then), and again
 // after an invalidation. Only the TLM scratchpad is asked: the RTL one must see every access
 // on its port (planted RTL bugs live there).
-uint8_t* Engine::sram_direct(uint64_t addr, uint64_t bytes) {
-  if (!ctx_->sram_dmi) return nullptr;
+bool Engine::sram_dmi_ask() {
+  if (!ctx_->sram_dmi) return false;
   if (!dmi_asked_) {
     dmi_asked_ = true;
     tlm::tlm_generic_payload p;
@@ -42,8 +42,7 @@ uint8_t* Engine::sram_direct(uint64_t addr, uint64_t bytes) {
       dmi_bytes_ = dmi.get_end_address() + 1;
     }
   }
-  if (!dmi_ptr_ || addr > dmi_bytes_ || bytes > dmi_bytes_ - addr) return nullptr;
-  return dmi_ptr_ + addr;
+  return dmi_ptr_ != nullptr;
 }
 
 void Engine::invalidate_sram_dmi(sc_dt::uint64 /*start*/, sc_dt::uint64 /*end*/) {

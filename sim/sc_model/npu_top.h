@@ -179,7 +179,13 @@ class Engine : public sc_core::sc_module {
   std::span<const uint8_t> read_operand(unsigned k, const isa::Extent& e, bool in_place);
   void write_result(const isa::Extent& e, std::span<uint8_t> out);
   // The scratchpad bytes [addr, addr + bytes) by DMI, or null (no DMI granted, or out of it).
-  uint8_t* sram_direct(uint64_t addr, uint64_t bytes);
+  // Inline for the granted case (several calls per instruction); asking is sram_dmi_ask.
+  uint8_t* sram_direct(uint64_t addr, uint64_t bytes) {
+    if (!dmi_ptr_ && !sram_dmi_ask()) return nullptr;
+    if (addr > dmi_bytes_ || bytes > dmi_bytes_ - addr) return nullptr;
+    return dmi_ptr_ + addr;
+  }
+  bool sram_dmi_ask();
   void invalidate_sram_dmi(sc_dt::uint64 start, sc_dt::uint64 end);
   void transport(isa::Space space, tlm::tlm_command cmd, uint64_t addr, std::span<uint8_t> data);
   bool planted(PlantId p) const { return ctx_->plant.any() && ctx_->plant.is(p); }
