@@ -223,8 +223,7 @@ void NpuTop::dispatch() {
                                         ? prog.instrs[i]
                                         : ctx_.fetched.emplace_back(isa::decode(*prog.isa, word, prog.name));
     if (rtl_decoder_) check_rtl_decode(i, word, instr);
-    wait_slot(instr);
-    if (ctx_.now() - t0 < latency) wait(latency - (ctx_.now() - t0));
+    wait_dispatch(instr, t0, latency);
     ctx_.decoded[i] = &instr;
     if (ctx_.traced) pc_.write(i);
     if (instr.spec->queue == isa::Queue::Control) {
@@ -267,21 +266,37 @@ void NpuTop::invalidate_rom_dmi(sc_dt::uint64 /*start*/, sc_dt::uint64 /*end*/) 
   rom_dmi_asked_ = false;
 }
 
-// An instruction for a full queue waits for its slot first and for the rest of the dispatch
-// latency after: one wake-up where waiting the latency first and the slot after took two
-// (the dispatcher finds its queue full for about half of a generated program's instructions).
-// Equivalent: the dispatcher is the queue's only writer, so the write still lands at the
-// later of `t0 + latency` (a timed wake-up, as before) and the delta after the read that
-// frees the slot (woken by the same data-read notification as before), and between fetch and
-// write nothing else looks at the dispatcher but a deadlock report (which may say "blocked
-// on a full queue" for the latency's cycles where it said "fetching"). Not when a waveform is
-// written: pc is driven at t0 + latency.
-void NpuTop::wait_slot(const isa::Instruction& instr) {
-  if (ctx_.traced || instr.spec->queue == isa::Queue::Control) return;
+// Waits out the dispatch latency from `t0` and, for a full queue, its slot too: one wake-up
+// where waiting the latency first and the slot after took two (the dispatcher finds its
+// queue full for about half of a generated program's instructions).
+// Equivalent, same-instant order included: the latency is a timed notification of
+// latency_ev_ made at the very point where wait(latency) made one (the same place in the
+// kernel's queue of timed events, whose order among equal times depends on that queue's
+// history and decides the order in which processes due at one instant run), and the
+// dispatcher waits on it whenever it did before: when the queue has a free slot, or when
+// the slot frees (a read, then the update, notifies data-read) before the latency is over.
+// When the slot frees later, the notification wakes nobody where it woke the dispatcher
+// only for it to find the queue full and wait again, and the write lands in the delta after
+// that read, as it did. The dispatcher is the queue's only writer, so a slot stays free
+// until it writes; between fetch and write nothing looks at the dispatcher but a deadlock
+// report (which may say "blocked on a full queue" for the latency's cycles where it said
+// "fetching"). Control instructions, and runs that write a waveform (pc is driven at
+// t0 + latency), wait the latency as before.
+void NpuTop::wait_dispatch(const isa::Instruction& instr, const sc_time& t0, const sc_time& latency) {
+  const bool timed = ctx_.now() - t0 < latency;
+  if (ctx_.traced || instr.spec->queue == isa::Queue::Control) {
+    if (timed) wait(latency - (ctx_.now() - t0));
+    return;
+  }
+  // Never still pending here: it fired at the last instruction's t0 + latency, before the
+  // dispatcher (woken by it, or by a read no earlier) could write and fetch again.
+  if (timed) latency_ev_.notify(latency - (ctx_.now() - t0));
   InstrQueue& queue = engines_[static_cast<unsigned>(instr.spec->queue)]->queue;
-  if (queue.num_free() > 0) return;
-  dispatch_state_ = DispatchState::QueueFull;
-  queue.wait_free();
+  if (queue.num_free() == 0) {
+    dispatch_state_ = DispatchState::QueueFull;
+    queue.wait_free();
+  }
+  if (ctx_.now() - t0 < latency) wait(latency_ev_);
 }
 
 void NpuTop::drain() {

@@ -224,7 +224,7 @@ class NpuTop : public sc_core::sc_module {
  private:
   void dispatch();
   void watchdog();
-  void wait_slot(const isa::Instruction& instr);
+  void wait_dispatch(const isa::Instruction& instr, const sc_core::sc_time& t0, const sc_core::sc_time& latency);
   // The ROM's bytes by DMI (asked once, again after an invalidation), or null.
   const uint8_t* rom_direct();
   void invalidate_rom_dmi(sc_dt::uint64 start, sc_dt::uint64 end);
@@ -274,6 +274,7 @@ class NpuTop : public sc_core::sc_module {
   sc_core::sc_signal<uint32_t> pc_{"pc"};
   std::vector<uint8_t> fetch_word_;
   tlm::tlm_generic_payload fetch_payload_;
+  sc_core::sc_event latency_ev_;  // the dispatch latency is over (see wait_dispatch)
   // The ROM's DMI region (see rom_direct): a fetch is a copy of the word, not a transport
   // through the socket's callbacks (a tenth of the dispatcher's own instructions).
   bool rom_dmi_asked_ = false;
