@@ -26,8 +26,8 @@ Engine::Engine(sc_core::sc_module_name name, isa::Queue q, Context& ctx)
 // Asked once, at the first scratchpad operand (the sockets are bound by then), and again
 // after an invalidation. Only the TLM scratchpad is asked: the RTL one must see every access
 // on its port (planted RTL bugs live there).
-uint8_t* Engine::sram_direct(uint64_t addr, uint64_t bytes) {
-  if (!ctx_->sram_dmi) return nullptr;
+bool Engine::sram_dmi_ask() {
+  if (!ctx_->sram_dmi) return false;
   if (!dmi_asked_) {
     dmi_asked_ = true;
     tlm::tlm_generic_payload p;
@@ -42,8 +42,7 @@ uint8_t* Engine::sram_direct(uint64_t addr, uint64_t bytes) {
       dmi_bytes_ = dmi.get_end_address() + 1;
     }
   }
-  if (!dmi_ptr_ || addr > dmi_bytes_ || bytes > dmi_bytes_ - addr) return nullptr;
-  return dmi_ptr_ + addr;
+  return dmi_ptr_ != nullptr;
 }
 
 void Engine::invalidate_sram_dmi(sc_dt::uint64 /*start*/, sc_dt::uint64 /*end*/) {
@@ -79,18 +78,26 @@ void Engine::take_tokens(const isa::Instruction& instr) {
     while (ctx_->tokens[p][q_] == 0) {
       state_ = State::WaitToken;
       waits_for_ = p;
+      ctx_->token_waiting[q_] = true;
       wait(ctx_->token_ev[q_]);
+      ctx_->token_waiting[q_] = false;
     }
     --ctx_->tokens[p][q_];
   }
 }
 
+// A token is told (a delta notification of token_ev[p]) only when queue p's engine waits on
+// it: notifying nobody was a delta cycle per signal for nothing. Equivalent: an engine that
+// does not wait now either finds the count already raised when it next looks (take_tokens
+// checks the count before waiting), or starts waiting later in this evaluation phase for
+// another queue's token, when the skipped notification would only have woken it for another
+// look at a count still zero (no state, time or order changes: it waits again).
 void Engine::send_tokens(const isa::Instruction& instr) {
   for (unsigned p = 0; p < isa::kNumQueues; ++p) {
     if (!(instr.signal_mask() >> p & 1)) continue;
     ++ctx_->tokens[q_][p];
     if (planted(PlantId::ModelDoubleSignal) && q_ == 1) ++ctx_->tokens[q_][p];
-    ctx_->token_ev[p].notify(sc_core::SC_ZERO_TIME);
+    if (ctx_->token_waiting[p]) ctx_->token_ev[p].notify(sc_core::SC_ZERO_TIME);
   }
 }
 
@@ -189,7 +196,7 @@ void Engine::execute(uint32_t i, const isa::Instruction& instr) {
   const Program& prog = *ctx_->program;
   const Semantics& sem = *ctx_->sem;
   Checkers& checkers = *ctx_->checkers;
-  const sc_time t0 = sc_time_stamp();
+  const sc_time t0 = ctx_->now();
   const isa::ExtentList ex = isa::extents(instr);
   const uint64_t expected = instruction_cycles(sem, instr, prog.config, ex);
   state_ = State::Busy;
@@ -210,7 +217,7 @@ void Engine::execute(uint32_t i, const isa::Instruction& instr) {
     }
   }
   if (in_range) run_operands(i, instr, ex, t0, expected);
-  const sc_time t1 = sc_time_stamp();
+  const sc_time t1 = ctx_->now();
   checkers.on_finish(i, to_cycles(t1));
   if (ctx_->traced) busy.write(false);
   ctx_->result.busy_cycles[q_] += to_cycles(t1) - to_cycles(t0);
@@ -238,7 +245,7 @@ void Engine::run_operands(uint32_t i, const isa::Instruction& instr, const isa::
   }
   const sc_time busy_for = kCycle * static_cast<double>(expected);
   auto wait_until_done = [&] {
-    if (sc_time_stamp() - t0 < busy_for) wait(busy_for - (sc_time_stamp() - t0));
+    if (ctx_->now() - t0 < busy_for) wait(busy_for - (ctx_->now() - t0));
   };
   if (!we) {
     wait_until_done();

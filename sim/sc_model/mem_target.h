@@ -22,6 +22,7 @@ class Rom {
  public:
   explicit Rom(std::vector<uint8_t> bytes) : bytes_(std::move(bytes)) {}
   uint64_t size() const { return bytes_.size(); }
+  std::span<const uint8_t> bytes() const { return bytes_; }
   void read(uint64_t addr, std::span<uint8_t> out) const {
     if (addr > bytes_.size() || out.size() > bytes_.size() - addr)
       throw AccessError(isa::Space::Ddr, addr, out.size(), bytes_.size());
@@ -57,19 +58,27 @@ class MemTarget : public sc_core::sc_module {
 
  private:
   // TLM-2.0 DMI: the scratchpad grants its whole byte array for reads and writes at zero
-  // latency (the engines time whole instructions, as with b_transport). Its array is fixed
-  // for the target's lifetime, so a grant never needs invalidating. DDR (pages allocated on
-  // first write over a shared image) and the ROM (every fetch is compared with its image)
-  // grant none: the initiator falls back to b_transport.
+  // latency (the engines time whole instructions, as with b_transport), the ROM its bytes for
+  // reads (the dispatcher still compares every fetched word with its own image of the
+  // program, and the fetch-bit-flip plant flips the fetched copy). Both arrays are fixed for
+  // the target's lifetime, so a grant never needs invalidating. DDR (pages allocated on first
+  // write over a shared image) grants none: the initiator falls back to b_transport.
   bool get_direct_mem_ptr(int /*initiator*/, tlm::tlm_generic_payload& /*p*/, tlm::tlm_dmi& dmi) {
     dmi.set_start_address(0);
-    if constexpr (std::is_same_v<Store, Sram>) {
+    if constexpr (std::is_same_v<Store, Sram> || std::is_same_v<Store, Rom>) {
       if (store_->size() > 0) {
-        dmi.set_dmi_ptr(store_->view(0, store_->size()).data());
         dmi.set_end_address(store_->size() - 1);
         dmi.set_read_latency(sc_core::SC_ZERO_TIME);
         dmi.set_write_latency(sc_core::SC_ZERO_TIME);
-        dmi.allow_read_write();
+        if constexpr (std::is_same_v<Store, Sram>) {
+          dmi.set_dmi_ptr(store_->view(0, store_->size()).data());
+          dmi.allow_read_write();
+        } else {
+          // tlm_dmi holds a mutable pointer; reads only are allowed, and the initiator
+          // (NpuTop::rom_direct) takes it as const.
+          dmi.set_dmi_ptr(const_cast<uint8_t*>(store_->bytes().data()));
+          dmi.allow_read();
+        }
         return true;
       }
     }

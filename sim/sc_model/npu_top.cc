@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -12,8 +13,6 @@ namespace npuforge::sim::sc_model {
 
 using sc_core::sc_time;
 using sc_core::sc_time_stamp;
-
-uint64_t to_cycles(const sc_time& t) { return t.value() / kCycle.value(); }
 
 namespace {
 
@@ -43,7 +42,7 @@ sc_core::sc_trace_file* open_trace(const std::string& path) {
 // spec holds, worked out once per spec: a branch per slot and instruction was 3% of a run.
 class RoundTrips {
  public:
-  explicit RoundTrips(const isa::Isa& isa) : isa_(&isa) {}
+  explicit RoundTrips(const isa::Isa& isa) : isa_(&isa), by_index_(isa.instructions().size()) {}
   bool operator()(const isa::Instruction& x) {
     const Masks& m = masks(*x.spec);
     uint32_t excess = 0;
@@ -57,9 +56,21 @@ class RoundTrips {
     std::array<uint32_t, isa::kMaxFields> excess;  // per slot, the bits its field cannot hold
     bool decodes_to_spec;                          // the spec has fields and owns its opcode
   };
+  // A spec of the ISA is found by its index in it (a search of the specs met was half of
+  // this check's cost); any other, by that search.
   const Masks& masks(const isa::InstrSpec& spec) {
+    const auto& all = isa_->instructions();
+    const std::less<const isa::InstrSpec*> before;  // a total order even for unrelated pointers
+    if (!all.empty() && !before(&spec, all.data()) && before(&spec, all.data() + all.size())) {
+      Masks& m = by_index_[static_cast<size_t>(&spec - all.data())];
+      if (!m.spec) m = make(spec);
+      return m;
+    }
     for (const Masks& m : specs_)
       if (m.spec == &spec) return m;
+    return specs_.emplace_back(make(spec));
+  }
+  Masks make(const isa::InstrSpec& spec) const {
     Masks m{&spec, {}, !spec.fields.empty() && isa_->by_opcode(spec.opcode) == &spec};
     for (size_t s = 0; s < m.excess.size(); ++s) {
       if (s >= spec.fields.size())
@@ -67,11 +78,12 @@ class RoundTrips {
       else if (spec.fields[s].width < 32)
         m.excess[s] = ~((1u << spec.fields[s].width) - 1);
     }
-    return specs_.emplace_back(m);
+    return m;
   }
 
   const isa::Isa* isa_;
-  std::vector<Masks> specs_;  // one per spec met (a few dozen at most)
+  std::vector<Masks> by_index_;  // per spec of the ISA, spec == null until met
+  std::vector<Masks> specs_;     // specs from elsewhere, one per spec met
 };
 
 // The ROM bit that the model-fetch-bit-flip plant flips when instruction `index` is fetched:
@@ -167,6 +179,7 @@ NpuTop::NpuTop(sc_core::sc_module_name name, const Program& program, const Seman
     trace_signal(trace_, engines_[q]->current);
   }
   fetch_.bind(rom_target_.socket);
+  fetch_.register_invalidate_direct_mem_ptr(this, &NpuTop::invalidate_rom_dmi);
   bind_sram(sram_dump_);
   trace_signal(trace_, pc_);
   SC_THREAD(dispatch);
@@ -188,15 +201,20 @@ void NpuTop::dispatch() {
   for (uint32_t i = 0; i < prog.instrs.size(); ++i) {
     dispatch_pc_ = i;
     dispatch_state_ = DispatchState::Fetching;
-    const sc_time t0 = sc_time_stamp();
-    p.set_command(tlm::TLM_READ_COMMAND);
-    p.set_address(uint64_t{i} * width);
-    p.set_data_ptr(word.data());
-    p.set_data_length(width);
-    p.set_streaming_width(width);
-    p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    sc_time delay = sc_core::SC_ZERO_TIME;
-    fetch_->b_transport(p, delay);
+    const sc_time t0 = ctx_.now();
+    const uint8_t* rom = rom_direct();
+    if (rom && uint64_t{i + 1} * width <= rom_dmi_bytes_) {
+      std::copy_n(rom + ptrdiff_t{i} * width, width, word.begin());  // zero latency, as b_transport
+    } else {
+      p.set_command(tlm::TLM_READ_COMMAND);
+      p.set_address(uint64_t{i} * width);
+      p.set_data_ptr(word.data());
+      p.set_data_length(width);
+      p.set_streaming_width(width);
+      p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+      sc_time delay = sc_core::SC_ZERO_TIME;
+      fetch_->b_transport(p, delay);
+    }
     if (flip_index_ == int64_t{i}) word[flip_bit_ / 8] ^= static_cast<uint8_t>(1u << (flip_bit_ % 8));  // planted
     // What was fetched is executed: only a word equal to its encoding in the ROM image may
     // skip the decode (a corrupted fetch or ROM must still be decoded, and fail or misbehave).
@@ -205,7 +223,7 @@ void NpuTop::dispatch() {
                                         ? prog.instrs[i]
                                         : ctx_.fetched.emplace_back(isa::decode(*prog.isa, word, prog.name));
     if (rtl_decoder_) check_rtl_decode(i, word, instr);
-    if (sc_time_stamp() - t0 < latency) wait(latency - (sc_time_stamp() - t0));
+    wait_dispatch(instr, t0, latency);
     ctx_.decoded[i] = &instr;
     if (ctx_.traced) pc_.write(i);
     if (instr.spec->queue == isa::Queue::Control) {
@@ -223,6 +241,62 @@ void NpuTop::dispatch() {
   dispatch_state_ = DispatchState::Done;  // a program without HALT ends when its queues are empty
   ctx_.result.completed = true;
   finish();
+}
+
+const uint8_t* NpuTop::rom_direct() {
+  if (!rom_dmi_asked_) {
+    rom_dmi_asked_ = true;
+    tlm::tlm_generic_payload p;
+    p.set_command(tlm::TLM_READ_COMMAND);
+    p.set_address(0);
+    tlm::tlm_dmi dmi;
+    // The whole ROM from address 0 at zero latency, or nothing (b_transport then).
+    if (fetch_->get_direct_mem_ptr(p, dmi) && dmi.is_read_allowed() && dmi.get_start_address() == 0 &&
+        dmi.get_read_latency() == sc_core::SC_ZERO_TIME) {
+      rom_dmi_ = dmi.get_dmi_ptr();
+      rom_dmi_bytes_ = dmi.get_end_address() + 1;
+    }
+  }
+  return rom_dmi_;
+}
+
+void NpuTop::invalidate_rom_dmi(sc_dt::uint64 /*start*/, sc_dt::uint64 /*end*/) {
+  rom_dmi_ = nullptr;
+  rom_dmi_bytes_ = 0;
+  rom_dmi_asked_ = false;
+}
+
+// Waits out the dispatch latency from `t0` and, for a full queue, its slot too: one wake-up
+// where waiting the latency first and the slot after took two (the dispatcher finds its
+// queue full for about half of a generated program's instructions).
+// Equivalent, same-instant order included: the latency is a timed notification of
+// latency_ev_ made at the very point where wait(latency) made one (the same place in the
+// kernel's queue of timed events, whose order among equal times depends on that queue's
+// history and decides the order in which processes due at one instant run), and the
+// dispatcher waits on it whenever it did before: when the queue has a free slot, or when
+// the slot frees (a read, then the update, notifies data-read) before the latency is over.
+// When the slot frees later, the notification wakes nobody where it woke the dispatcher
+// only for it to find the queue full and wait again, and the write lands in the delta after
+// that read, as it did. The dispatcher is the queue's only writer, so a slot stays free
+// until it writes; between fetch and write nothing looks at the dispatcher but a deadlock
+// report (which may say "blocked on a full queue" for the latency's cycles where it said
+// "fetching"). Control instructions, and runs that write a waveform (pc is driven at
+// t0 + latency), wait the latency as before.
+void NpuTop::wait_dispatch(const isa::Instruction& instr, const sc_time& t0, const sc_time& latency) {
+  const bool timed = ctx_.now() - t0 < latency;
+  if (ctx_.traced || instr.spec->queue == isa::Queue::Control) {
+    if (timed) wait(latency - (ctx_.now() - t0));
+    return;
+  }
+  // Never still pending here: it fired at the last instruction's t0 + latency, before the
+  // dispatcher (woken by it, or by a read no earlier) could write and fetch again.
+  if (timed) latency_ev_.notify(latency - (ctx_.now() - t0));
+  InstrQueue& queue = engines_[static_cast<unsigned>(instr.spec->queue)]->queue;
+  if (queue.num_free() == 0) {
+    dispatch_state_ = DispatchState::QueueFull;
+    queue.wait_free();
+  }
+  if (ctx_.now() - t0 < latency) wait(latency_ev_);
 }
 
 void NpuTop::drain() {

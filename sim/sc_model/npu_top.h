@@ -28,10 +28,14 @@ namespace npuforge::sim::sc_model {
 inline constexpr unsigned kQueueDepth = 8;  // instructions buffered per queue
 inline const sc_core::sc_time kCycle(1, sc_core::SC_NS);
 
-uint64_t to_cycles(const sc_core::sc_time& t);
+inline uint64_t to_cycles(const sc_core::sc_time& t) { return t.value() / kCycle.value(); }
 
 // What every process of one top shares.
 struct Context {
+  // The kernel's current time, read in place: sc_time_stamp() is an out-of-line call that
+  // looks the kernel up again, several per instruction.
+  const sc_core::sc_time& now() const { return *now_; }
+  const sc_core::sc_time* now_ = &sc_core::sc_get_curr_simcontext()->time_stamp();
   const Program* program = nullptr;
   const Semantics* sem = nullptr;
   Checkers* checkers = nullptr;
@@ -43,6 +47,9 @@ struct Context {
   // tokens[from][to]: signals sent by queue `from` to queue `to` not yet consumed.
   std::array<std::array<uint32_t, isa::kNumQueues>, isa::kNumQueues> tokens{};
   std::array<sc_core::sc_event, isa::kNumQueues> token_ev;  // a token arrived for queue q
+  // Queue q's engine waits on token_ev[q] (Engine::take_tokens): the only time a token needs
+  // telling, as with InstrQueue (see Engine::send_tokens).
+  std::array<bool, isa::kNumQueues> token_waiting{};
   std::array<uint64_t, isa::kNumQueues> outstanding{};      // dispatched, not yet completed
   RtlCompute* rtl_compute = nullptr;  // GEMM/ELTWISE through the RTL (--rtl), else semantics
   // A waveform is written: the signals that only the VCD shows (pc, busy, current) are
@@ -111,12 +118,17 @@ class InstrQueue final : public sc_core::sc_fifo<uint32_t> {
     sc_core::sc_fifo<uint32_t>::nb_read(value);
   }
   void write(const uint32_t& value) override {
+    wait_free();
+    sc_core::sc_fifo<uint32_t>::nb_write(value);
+  }
+  // Blocks until a write would not (what write() waits for first). The dispatcher is the one
+  // writer, so the slot stays free until it writes.
+  void wait_free() {
     while (num_free() == 0) {
       writer_waits_ = true;
       sc_core::wait(m_data_read_event);
       writer_waits_ = false;
     }
-    sc_core::sc_fifo<uint32_t>::nb_write(value);
   }
 
  protected:
@@ -167,7 +179,13 @@ class Engine : public sc_core::sc_module {
   std::span<const uint8_t> read_operand(unsigned k, const isa::Extent& e, bool in_place);
   void write_result(const isa::Extent& e, std::span<uint8_t> out);
   // The scratchpad bytes [addr, addr + bytes) by DMI, or null (no DMI granted, or out of it).
-  uint8_t* sram_direct(uint64_t addr, uint64_t bytes);
+  // Inline for the granted case (several calls per instruction); asking is sram_dmi_ask.
+  uint8_t* sram_direct(uint64_t addr, uint64_t bytes) {
+    if (!dmi_ptr_ && !sram_dmi_ask()) return nullptr;
+    if (addr > dmi_bytes_ || bytes > dmi_bytes_ - addr) return nullptr;
+    return dmi_ptr_ + addr;
+  }
+  bool sram_dmi_ask();
   void invalidate_sram_dmi(sc_dt::uint64 start, sc_dt::uint64 end);
   void transport(isa::Space space, tlm::tlm_command cmd, uint64_t addr, std::span<uint8_t> data);
   bool planted(PlantId p) const { return ctx_->plant.any() && ctx_->plant.is(p); }
@@ -206,6 +224,10 @@ class NpuTop : public sc_core::sc_module {
  private:
   void dispatch();
   void watchdog();
+  void wait_dispatch(const isa::Instruction& instr, const sc_core::sc_time& t0, const sc_core::sc_time& latency);
+  // The ROM's bytes by DMI (asked once, again after an invalidation), or null.
+  const uint8_t* rom_direct();
+  void invalidate_rom_dmi(sc_dt::uint64 start, sc_dt::uint64 end);
   void drain();
   void control(uint32_t index, const isa::Instruction& instr);
   void check_rtl_decode(uint32_t index, std::span<const uint8_t> word, const isa::Instruction& instr);
@@ -252,6 +274,12 @@ class NpuTop : public sc_core::sc_module {
   sc_core::sc_signal<uint32_t> pc_{"pc"};
   std::vector<uint8_t> fetch_word_;
   tlm::tlm_generic_payload fetch_payload_;
+  sc_core::sc_event latency_ev_;  // the dispatch latency is over (see wait_dispatch)
+  // The ROM's DMI region (see rom_direct): a fetch is a copy of the word, not a transport
+  // through the socket's callbacks (a tenth of the dispatcher's own instructions).
+  bool rom_dmi_asked_ = false;
+  const uint8_t* rom_dmi_ = nullptr;
+  uint64_t rom_dmi_bytes_ = 0;
 };
 
 }  // namespace npuforge::sim::sc_model
