@@ -132,6 +132,28 @@ class RunMap {
   static void ignore_runs(uint64_t, uint64_t, const V&) {}
   // The run holding offset x: the last one starting at or before it.
   static size_t holding(const Page& runs, uint32_t x) { return runs.upper(0, x) - 1; }
+  // holding(runs, x), trying first the run after the previous access's (a 2-D DMA's rows
+  // come in address order, each a run or two past the last) before a binary search.
+  size_t holding_near(const Page& runs, uint32_t x, uint64_t page) {
+    const uint32_t* lo = runs.lo();
+    const size_t n = runs.size();
+    size_t k = last_page_ == page ? last_run_ : n;
+    for (const size_t stop = std::min(k + 4, n); k < stop; ++k) {
+      if (lo[k] <= x && (k + 1 == n || lo[k + 1] > x)) return k;
+    }
+    return holding(runs, x);
+  }
+  // The end of the runs from `first` on that start before h: most accesses meet one run or
+  // two, so a few steps before a binary search (fewer cache lines and branches).
+  size_t ends_after(const Page& runs, size_t first, uint32_t h) {
+    const uint32_t* lo = runs.lo();
+    const size_t n = runs.size();
+    size_t k = first + 1;
+    for (const size_t stop = std::min(first + 4, n); k < stop && lo[k] < h; ++k) {
+    }
+    if (k == n || lo[k] >= h) return k;
+    return runs.upper(k, h - 1);
+  }
   // A range's part of one page: offsets [l, h), runs [first, last) the ones meeting it (the
   // first holds l, the last starts before h). `left`: the first run starts before l;
   // `right`: the last one goes on past h. Boundary runs are not split before the change:
@@ -162,12 +184,13 @@ class RunMap {
       }
       Span s;
       s.l = static_cast<uint32_t>(lo - base), s.h = static_cast<uint32_t>(end - base);
-      s.first = holding(runs, s.l);
-      // The last run starts at or after `first`: search only there (fewer cache lines).
-      s.last = runs.upper(s.first, s.h - 1);
+      s.first = holding_near(runs, s.l, p);
+      s.last = ends_after(runs, s.first, s.h);
       s.left = runs.lo()[s.first] < s.l;
       s.right = s.h < page_bytes_ && (s.last == runs.size() || runs.lo()[s.last] > s.h);
       f(runs, base, s);
+      // The next access often starts a run or three later (see holding_near).
+      last_page_ = p, last_run_ = s.first;
       lo = end;
     }
   }
@@ -223,6 +246,9 @@ class RunMap {
   V initial_;
   uint64_t page_bytes_;
   std::vector<Page> pages_;
+  // Where the previous access's runs began (a hint for holding_near).
+  uint64_t last_page_ = UINT64_MAX;
+  size_t last_run_ = 0;
 };
 
 }  // namespace npuforge::sim
