@@ -410,7 +410,13 @@ void Checkers::check_hazard(HazardMap& hz, size_t instr, const isa::Extent& e) {
   // Per other queue r, the latest instruction of r known to happen before this one: every
   // earlier instruction of r does too (queues run in order), so most runs are settled by a
   // comparison instead of a TokenOrder query (random loads of two instructions' clocks).
-  std::array<int64_t, isa::kNumQueues> before{-1, -1, -1};
+  // Kept across the instruction's accesses (operands, a 2-D DMA's rows): it is a fact about
+  // the instruction, not the access.
+  if (settled_instr_ != instr) {
+    settled_instr_ = instr;
+    settled_.fill(-1);
+  }
+  auto& before = settled_;
   auto consider = [&](unsigned r, int64_t other, bool other_write, uint64_t lo, uint64_t hi) {
     if (other <= before[r]) return;  // also other < 0: no access
     if (order_->happens_before(static_cast<size_t>(other), instr)) {
@@ -427,12 +433,14 @@ void Checkers::check_hazard(HazardMap& hz, size_t instr, const isa::Extent& e) {
     conflicts.push_back({other, lo, hi, other_write});
   };
   const uint64_t lo = e.addr, hi = e.addr + e.bytes;
+  // The two other queues, named once (not a loop over all three skipping q, per run).
+  static_assert(isa::kNumQueues == 3);
+  const unsigned r1 = q == 0 ? 1 : 0, r2 = q == 2 ? 1 : 2;
   auto check = [&](uint64_t run_lo, uint64_t run_hi, const HazardMap::Seg& seg) {
-    for (unsigned r = 0; r < isa::kNumQueues; ++r) {
-      if (r == q) continue;
-      consider(r, seg.last_write[r], true, run_lo, run_hi);
-      if (write) consider(r, seg.last_read[r], false, run_lo, run_hi);
-    }
+    consider(r1, seg.last_write[r1], true, run_lo, run_hi);
+    if (write) consider(r1, seg.last_read[r1], false, run_lo, run_hi);
+    consider(r2, seg.last_write[r2], true, run_lo, run_hi);
+    if (write) consider(r2, seg.last_read[r2], false, run_lo, run_hi);
   };
   // Checked against the accesses before this one, then recorded, in one pass over the runs.
   if (write) {

@@ -148,6 +148,9 @@ class Checkers {
   std::vector<uint64_t> start_time_;      // per instruction, for the DDR findings
   std::vector<uint64_t> finish_time_;  // per instruction, UINT64_MAX until finished
   std::vector<uint8_t> started_;
+  // check_hazard's latest instruction per queue known to happen before settled_instr_.
+  size_t settled_instr_ = SIZE_MAX;
+  std::array<int64_t, isa::kNumQueues> settled_{};
   std::set<std::pair<size_t, size_t>> reported_pairs_;  // hazard/overlap de-duplication
   std::vector<Finding> findings_;
   uint64_t total_ = 0;

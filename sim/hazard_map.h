@@ -4,6 +4,8 @@
 // happens-before, the last access per queue suffices), as runs of equal bytes (run_map.h).
 #include <array>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "isa/instruction.h"
 #include "sim/run_map.h"
@@ -16,15 +18,17 @@ class HazardMap {
   struct Seg {
     std::array<int32_t, isa::kNumQueues> last_write{-1, -1, -1};
     std::array<int32_t, isa::kNumQueues> last_read{-1, -1, -1};
-    // Spelled out: the defaulted one compared the arrays with a memcmp call, once per run
-    // merged (coalesce), ~5% of the checkers' time.
+    // As three 8-byte words: the defaulted one compared the arrays with a memcmp call, once
+    // per run merged (coalesce), ~5% of the checkers' time; six int compares cost 2x this.
     bool operator==(const Seg& o) const {
-      bool same = true;
-      for (unsigned q = 0; q < isa::kNumQueues; ++q)
-        same &= last_write[q] == o.last_write[q] && last_read[q] == o.last_read[q];
-      return same;
+      std::array<uint64_t, 3> a, b;
+      std::memcpy(a.data(), this, sizeof a);
+      std::memcpy(b.data(), &o, sizeof b);
+      return ((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2])) == 0;
     }
   };
+
+  static_assert(sizeof(Seg) == 24 && std::is_trivially_copyable_v<Seg>, "Seg::operator== compares three words");
 
   explicit HazardMap(uint64_t bytes) : runs_(bytes, Seg{}) {}
 

@@ -2,7 +2,7 @@
 // Internal to the checkers: a value per byte of a memory, kept as runs of equal bytes (the
 // hazard checker's last accesses, the shadow's last writer).
 //
-// The runs live in fixed address pages, each a small sorted vector (a run never crosses a
+// The runs live in fixed address pages, each a small sorted array (a run never crosses a
 // page): an access touches a few cache lines of one or two pages, where a balanced tree of
 // runs cost a cache miss per level on every access (the trees' descents were most of the
 // checkers' time on a 100k-instruction program). A page is created when first written; an
@@ -11,6 +11,9 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <memory>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -35,8 +38,8 @@ class RunMap {
       } else {
         const Page& runs = pages_[p];
         const auto l = static_cast<uint32_t>(lo - base), h = static_cast<uint32_t>(end - base);
-        for (size_t k = holding(runs, l); k < runs.size() && runs.lo[k] < h; ++k) {
-          f(base + std::max(runs.lo[k], l), base + std::min(runs.end(k, page_bytes_), h), runs.value[k]);
+        for (size_t k = holding(runs, l); k < runs.size() && runs.lo()[k] < h; ++k) {
+          f(base + std::max(runs.lo()[k], l), base + std::min(runs.end(k, page_bytes_), h), runs.value()[k]);
         }
       }
       lo = end;
@@ -49,20 +52,17 @@ class RunMap {
   // pages of [lo, hi) are disjoint, so checking page by page sees what visit() would.
   template <typename F>
   void visit_assign(uint64_t lo, uint64_t hi, F&& f, const V& v) {
-    for_pages(lo, hi, [&](Page& runs, uint64_t base, size_t first, size_t last) {
-      visit_runs(runs, base, first, last, f);
-      runs.value[first] = v;
-      runs.erase(first + 1, last);
-      coalesce(runs, first, first + 2);
+    for_pages(lo, hi, [&](Page& runs, uint64_t base, const Span& s) {
+      visit_clipped(runs, base, s, f);
+      assign_runs(runs, s, v);
     });
   }
   // visit(lo, hi) then update(lo, hi, change) in one pass (see visit_assign).
   template <typename F, typename G>
   void visit_update(uint64_t lo, uint64_t hi, F&& f, G&& change) {
-    for_pages(lo, hi, [&](Page& runs, uint64_t base, size_t first, size_t last) {
-      visit_runs(runs, base, first, last, f);
-      for (size_t k = first; k < last; ++k) change(runs.value[k]);
-      coalesce(runs, first, last + 1);
+    for_pages(lo, hi, [&](Page& runs, uint64_t base, const Span& s) {
+      visit_clipped(runs, base, s, f);
+      update_runs(runs, s, change);
     });
   }
   // Calls change(value) for each run of [lo, hi), then merges runs that became equal (many
@@ -73,81 +73,182 @@ class RunMap {
   }
 
  private:
+  static_assert(std::is_trivially_copyable_v<V>, "pages move runs with memmove");
   // The runs of one page, sorted by lo, the first at 0; empty: one run of initial_. Offsets
   // and values apart: a search reads 16 offsets per cache line (a miss per step of the
-  // binary search was most of the hazard checker's time).
-  struct Page {
-    std::vector<uint32_t> lo;  // offset in the page; a run ends where the next starts (or the page)
-    std::vector<V> value;
-    size_t size() const { return lo.size(); }
-    bool empty() const { return lo.empty(); }
+  // binary search was most of the hazard checker's time). Plain arrays, not vectors: an
+  // access changes the run count by splice(), one memmove per array, where a vector's
+  // inserts, erases and resizes cost more in bookkeeping than the moves saved.
+  class Page {
+   public:
+    size_t size() const { return n_; }
+    bool empty() const { return n_ == 0; }
+    uint32_t* lo() { return lo_.get(); }
+    const uint32_t* lo() const { return lo_.get(); }
+    V* value() { return value_.get(); }
+    const V* value() const { return value_.get(); }
     uint32_t end(size_t k, uint64_t page_bytes) const {
-      return k + 1 < lo.size() ? lo[k + 1] : static_cast<uint32_t>(page_bytes);
-    }
-    void insert(size_t k, uint32_t at, V v) {
-      lo.insert(lo.begin() + static_cast<std::ptrdiff_t>(k), at);
-      value.insert(value.begin() + static_cast<std::ptrdiff_t>(k), std::move(v));
-    }
-    void erase(size_t from, size_t to) {
-      lo.erase(lo.begin() + static_cast<std::ptrdiff_t>(from), lo.begin() + static_cast<std::ptrdiff_t>(to));
-      value.erase(value.begin() + static_cast<std::ptrdiff_t>(from), value.begin() + static_cast<std::ptrdiff_t>(to));
+      return k + 1 < n_ ? lo_[k + 1] : static_cast<uint32_t>(page_bytes);
     }
     // The number of runs from `from` on that start at or before x.
     size_t upper(size_t from, uint32_t x) const {
-      return static_cast<size_t>(std::upper_bound(lo.begin() + static_cast<std::ptrdiff_t>(from), lo.end(), x) - lo.begin());
+      return static_cast<size_t>(std::upper_bound(lo_.get() + from, lo_.get() + n_, x) - lo_.get());
     }
+    // Runs [from, to) make room for `count` runs at `from` (their contents unset): the runs
+    // after `to` move once (a split at each end and an erase between were up to three
+    // moves per array).
+    void splice(size_t from, size_t to, size_t count) {
+      const size_t removed = to - from;
+      if (count == removed) return;
+      const size_t m = n_ - removed + count;
+      if (m > cap_) {
+        grow(m, from, to, count);
+      } else if (to < n_) {
+        std::memmove(lo_.get() + from + count, lo_.get() + to, (n_ - to) * sizeof(uint32_t));
+        std::memmove(static_cast<void*>(value_.get() + from + count), value_.get() + to, (n_ - to) * sizeof(V));
+      }
+      n_ = static_cast<uint32_t>(m);
+    }
+
+   private:
+    void grow(size_t m, size_t from, size_t to, size_t count) {
+      const size_t cap = std::max<size_t>(8, std::max<size_t>(m, 2 * size_t{cap_}));
+      auto lo = std::make_unique_for_overwrite<uint32_t[]>(cap);
+      auto value = std::make_unique_for_overwrite<V[]>(cap);
+      std::copy(lo_.get(), lo_.get() + from, lo.get());
+      std::copy(lo_.get() + to, lo_.get() + n_, lo.get() + from + count);
+      std::copy(value_.get(), value_.get() + from, value.get());
+      std::copy(value_.get() + to, value_.get() + n_, value.get() + from + count);
+      lo_ = std::move(lo);
+      value_ = std::move(value);
+      cap_ = static_cast<uint32_t>(cap);
+    }
+    std::unique_ptr<uint32_t[]> lo_;  // offset in the page; a run ends where the next starts (or the page)
+    std::unique_ptr<V[]> value_;
+    uint32_t n_ = 0, cap_ = 0;
   };
 
   // The visitor of assign() and update(), which look at nothing.
   static void ignore_runs(uint64_t, uint64_t, const V&) {}
   // The run holding offset x: the last one starting at or before it.
   static size_t holding(const Page& runs, uint32_t x) { return runs.upper(0, x) - 1; }
-  // Calls f(lo, hi, value) for runs [first, last) of the page at `base`.
-  template <typename F>
-  void visit_runs(const Page& runs, uint64_t base, size_t first, size_t last, F& f) const {
-    for (size_t k = first; k < last; ++k) f(base + runs.lo[k], base + runs.end(k, page_bytes_), runs.value[k]);
+  // holding(runs, x), trying first the run after the previous access's (a 2-D DMA's rows
+  // come in address order, each a run or two past the last) before a binary search.
+  size_t holding_near(const Page& runs, uint32_t x, uint64_t page) {
+    const uint32_t* lo = runs.lo();
+    const size_t n = runs.size();
+    size_t k = last_page_ == page ? last_run_ : n;
+    for (const size_t stop = std::min(k + 4, n); k < stop; ++k) {
+      if (lo[k] <= x && (k + 1 == n || lo[k + 1] > x)) return k;
+    }
+    return holding(runs, x);
   }
-  // Calls f(runs, base, first, last) per page of [lo, hi) (base: the page's first address),
-  // where runs [first, last) are exactly the page's part of the range (boundary runs split,
-  // the page created if absent).
+  // The end of the runs from `first` on that start before h: most accesses meet one run or
+  // two, so a few steps before a binary search (fewer cache lines and branches).
+  size_t ends_after(const Page& runs, size_t first, uint32_t h) {
+    const uint32_t* lo = runs.lo();
+    const size_t n = runs.size();
+    size_t k = first + 1;
+    for (const size_t stop = std::min(first + 4, n); k < stop && lo[k] < h; ++k) {
+    }
+    if (k == n || lo[k] >= h) return k;
+    return runs.upper(k, h - 1);
+  }
+  // A range's part of one page: offsets [l, h), runs [first, last) the ones meeting it (the
+  // first holds l, the last starts before h). `left`: the first run starts before l;
+  // `right`: the last one goes on past h. Boundary runs are not split before the change:
+  // the page's runs move at most once per access (splice).
+  struct Span {
+    uint32_t l, h;
+    size_t first, last;
+    bool left, right;
+  };
+  // Calls f(lo, hi, value) for the runs of the span, clipped to it.
+  template <typename F>
+  void visit_clipped(const Page& runs, uint64_t base, const Span& s, F& f) const {
+    for (size_t k = s.first; k < s.last; ++k) {
+      f(base + std::max(runs.lo()[k], s.l), base + std::min(runs.end(k, page_bytes_), s.h), runs.value()[k]);
+    }
+  }
+  // Calls f(runs, base, span) per page of [lo, hi) (base: the page's first address), the page
+  // created if absent.
   template <typename F>
   void for_pages(uint64_t lo, uint64_t hi, F&& f) {
     for (uint64_t p = lo / page_bytes_; lo < hi; ++p) {
       const uint64_t base = p * page_bytes_, end = std::min(hi, base + page_bytes_);
       if (p >= pages_.size()) pages_.resize(p + 1);
       Page& runs = pages_[p];
-      if (runs.empty()) runs.insert(0, 0, initial_);
-      const auto l = static_cast<uint32_t>(lo - base), h = static_cast<uint32_t>(end - base);
-      size_t first = holding(runs, l);
-      if (runs.lo[first] < l) {
-        runs.insert(first + 1, l, runs.value[first]);
-        ++first;
+      if (runs.empty()) {
+        runs.splice(0, 0, 1);
+        runs.lo()[0] = 0, runs.value()[0] = initial_;
       }
-      // The last run starts at or after `first`: search only there (fewer cache lines).
-      const size_t last = runs.upper(first, h - 1);
-      if (h < page_bytes_ && (last == runs.size() || runs.lo[last] > h)) runs.insert(last, h, runs.value[last - 1]);
-      f(runs, base, first, last);
+      Span s;
+      s.l = static_cast<uint32_t>(lo - base), s.h = static_cast<uint32_t>(end - base);
+      s.first = holding_near(runs, s.l, p);
+      s.last = ends_after(runs, s.first, s.h);
+      s.left = runs.lo()[s.first] < s.l;
+      s.right = s.h < page_bytes_ && (s.last == runs.size() || runs.lo()[s.last] > s.h);
+      f(runs, base, s);
+      // The next access often starts a run or three later (see holding_near).
+      last_page_ = p, last_run_ = s.first;
       lo = end;
     }
   }
+  // The span becomes one run of v, merged with a neighbour of the same value (runs stay
+  // canonical: no two neighbours in a page are equal).
+  static void assign_runs(Page& runs, const Span& s, const V& v) {
+    const size_t from = s.first + (s.left ? 1 : 0);  // the first run replaced
+    size_t to = s.last;
+    const V right_value = runs.value()[s.last - 1];  // the part past h keeps it
+    const bool put_new = from == 0 || !(runs.value()[from - 1] == v);
+    const bool put_right = s.right && !(right_value == v);
+    if (!s.right && to < runs.size() && runs.value()[to] == v) ++to;  // the next run joins
+    runs.splice(from, to, (put_new ? 1 : 0) + (put_right ? 1 : 0));
+    size_t k = from;
+    if (put_new) runs.lo()[k] = s.l, runs.value()[k++] = v;
+    if (put_right) runs.lo()[k] = s.h, runs.value()[k] = right_value;
+  }
+  // change(value) on the span's part of each run: the boundary runs split (one splice), then
+  // runs that became equal merge.
+  template <typename G>
+  static void update_runs(Page& runs, const Span& s, G& change) {
+    const size_t shift = s.left ? 1 : 0, grow = shift + (s.right ? 1 : 0);
+    runs.splice(s.last, s.last, grow);
+    uint32_t* lo = runs.lo();
+    V* value = runs.value();
+    if (s.right) lo[s.last + shift] = s.h, value[s.last + shift] = value[s.last - 1];
+    // Right to left: run j moves to j + shift, never over a run not yet read.
+    for (size_t j = s.last; j-- > s.first;) {
+      V x = value[j];
+      change(x);
+      lo[j + shift] = j == s.first ? s.l : lo[j];
+      value[j + shift] = x;
+    }
+    coalesce(runs, s.first + shift, s.last + shift + 1);
+  }
   // Merges each of runs [from, to) into its left neighbour when their values are equal. The
-  // runs after `to` move once, by one erase (not one by one to the end of the page).
+  // runs after `to` move once (not one by one to the end of the page).
   static void coalesce(Page& runs, size_t from, size_t to) {
     from = std::max<size_t>(from, 1);
     to = std::min(to, runs.size());
     if (from >= to) return;
+    uint32_t* lo = runs.lo();
+    V* value = runs.value();
     size_t out = from;
     for (size_t k = from; k < to; ++k) {
-      if (runs.value[k] == runs.value[out - 1]) continue;
-      if (out != k) runs.lo[out] = runs.lo[k], runs.value[out] = runs.value[k];
+      if (value[k] == value[out - 1]) continue;
+      if (out != k) lo[out] = lo[k], value[out] = value[k];
       ++out;
     }
-    runs.erase(out, to);
+    runs.splice(out, to, 0);
   }
 
   V initial_;
   uint64_t page_bytes_;
   std::vector<Page> pages_;
+  // Where the previous access's runs began (a hint for holding_near).
+  uint64_t last_page_ = UINT64_MAX;
+  size_t last_run_ = 0;
 };
 
 }  // namespace npuforge::sim
