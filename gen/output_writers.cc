@@ -15,14 +15,6 @@ namespace {
 
 inline constexpr uint32_t kNoInstr = UINT32_MAX;
 
-// refs[k] reads a symbol that an earlier reference of the same instruction read already.
-// The references are in instruction order, so those are the ones just before it.
-bool repeated_read(std::span<const SymRef> refs, size_t k) {
-  for (size_t j = k; j-- > 0 && refs[j].instr == refs[k].instr;)
-    if (!refs[j].write && refs[j].symbol == refs[k].symbol) return true;
-  return false;
-}
-
 }  // namespace
 
 char* write_symbol(char* out, OpKind origin_kind, uint32_t origin, uint32_t version) {
@@ -120,20 +112,21 @@ void emit_memmap(const GeneratedProgram& p, util::BufferedWriter& out) {
   out.format("sram_bytes: {}\nalignment: {}\ninstructions: {}\n", p.npu.sram_bytes.value, p.npu.alignment.value,
              p.instrs.size());
   const size_t n = p.symbols.size();
-  // Two arrays of one word per symbol and one per consumer (14 -> 9 MB at 1M instructions):
-  // a repeated read is found among its own instruction's references, and the consumers'
-  // start offsets double as their fill cursors.
-  std::vector<uint32_t> producer(n, kNoInstr), begin(n + 1, 0);
-  const std::span<const SymRef> refs(p.refs);
-  for (size_t k = 0; k < refs.size(); ++k) {  // consumers as memmap() lists them: each reading instruction once
-    const SymRef& r = refs[k];
-    if (r.write) producer[r.symbol.value] = r.instr;
-    else if (!repeated_read(refs, k)) ++begin[r.symbol.value + 1];
+  // The consumers' start offsets double as their fill cursors (a fourth per-symbol array
+  // was 2.5 MB more to fault in at 1M instructions).
+  std::vector<uint32_t> producer(n, kNoInstr), last_read(n, kNoInstr), begin(n + 1, 0);
+  for (const SymRef& r : p.refs) {  // consumers as memmap() lists them: each reading instruction once
+    const uint32_t sym = r.symbol.value;
+    if (r.write) producer[sym] = r.instr;
+    else if (last_read[sym] != r.instr) last_read[sym] = r.instr, ++begin[sym + 1];
   }
   for (size_t i = 0; i < n; ++i) begin[i + 1] += begin[i];
   std::vector<uint32_t> consumers(begin[n]);
-  for (size_t k = 0; k < refs.size(); ++k)
-    if (!refs[k].write && !repeated_read(refs, k)) consumers[begin[refs[k].symbol.value]++] = refs[k].instr;
+  std::fill(last_read.begin(), last_read.end(), kNoInstr);
+  for (const SymRef& r : p.refs) {
+    const uint32_t sym = r.symbol.value;
+    if (!r.write && last_read[sym] != r.instr) last_read[sym] = r.instr, consumers[begin[sym]++] = r.instr;
+  }
   // Now begin[i] is where symbol i's consumers end, and i - 1's where they start.
   const bool any = std::any_of(producer.begin(), producer.end(), [](uint32_t i) { return i != kNoInstr; });
   out.put(any ? "buffers:\n" : "buffers: []\n");
