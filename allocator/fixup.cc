@@ -36,7 +36,7 @@ struct IdRefs {
   size_t instr(size_t k) const { return fields[k].instr; }
   unsigned field(size_t k) const { return fields[k].field; }
   int64_t offset(size_t) const { return 0; }
-  const Placement* placement(size_t k) const { return table.last_placement(fields[k].symbol); }
+  std::optional<Placement> placement(size_t k) const { return table.last_placement(fields[k].symbol); }
   std::string symbol(size_t k) const { return table.name(fields[k].symbol); }
   std::string line(size_t) const { return ""; }
 };
@@ -221,8 +221,8 @@ template <class View>
     const unsigned f = r.field;
     if (r.instr != i || f >= view.fields() || (named >> f & 1) != 0) [[unlikely]]
       return false;
-    const Placement* p = table.last_placement(r.symbol);
-    if (p == nullptr) [[unlikely]]
+    const std::optional<Placement> p = table.last_placement(r.symbol);
+    if (!p) [[unlikely]]
       return false;
     const auto& fs = view.field(f);
     const int64_t addr = p->addr.value;

@@ -92,8 +92,7 @@ MemMap place_symbols(isa::AsmProgram& program, const isa::NpuConfig& npu, const 
   // Every symbol is freed by now: the fix-up takes where each one was.
   fixup(program, [&](std::string_view name) -> std::optional<Placement> {
     const std::optional<SymbolId> id = table.find_id(name);
-    const Placement* p = id ? table.last_placement(*id) : nullptr;
-    return p ? std::optional<Placement>(*p) : std::nullopt;
+    return id ? table.last_placement(*id) : std::nullopt;
   });
   return map;
 }

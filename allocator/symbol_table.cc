@@ -36,6 +36,11 @@ void SymbolTable::not_live(SymbolId id, const char* action) const {
   throw Error(fmt::format("symbol '%{}': {} before define (the symbol has no live buffer)", name(id), action));
 }
 
+void SymbolTable::too_large(SymbolId id, Bytes size, Bytes padded) const {
+  throw Error(fmt::format("symbol '%{}': placed with {} B ({} B reserved), over the table's 4 GiB", name(id),
+                          size.value, padded.value));
+}
+
 void SymbolTable::never_placed(SymbolId id) const {
   throw Error(fmt::format("symbol '%{}': never placed", name(id)));
 }
@@ -54,11 +59,17 @@ SymbolId SymbolTable::require_id(std::string_view name, const char* action) cons
 }
 
 void SymbolTable::commit(uint32_t id, const AllocResult& r, Bytes size, uint32_t consumers) {
+  // Entry keeps sizes in 32 bits, like SRAM addresses: no allocator of a 32-bit address
+  // space hands out more, so only a broken placer gets here.
+  if ((size.value | r.padded.value) >> 32) [[unlikely]]
+    too_large(SymbolId{id}, size, r.padded);
   Entry& e = entries_[id];
   e.node = r.node;
   // The address the placer reports, not the node's: a planted placer's lie must reach the
   // fix-up and the memory map, where the checks can see it.
-  e.placement = Placement{r.addr, size, r.padded};
+  e.addr = r.addr.value;
+  e.size = static_cast<uint32_t>(size.value);
+  e.padded = static_cast<uint32_t>(r.padded.value);
   e.uses = consumers;
   e.placed = true;
   live_++;
@@ -70,7 +81,7 @@ AllocResult SymbolTable::place(SymbolId id, const SramAddr* at, Bytes size, uint
   const Entry& e = entry(id);
   if (e.node.valid()) {
     throw Error(fmt::format("symbol '%{}': defined twice while live (placed at 0x{:x}, {} B, {} pending use(s))",
-                            name(id), e.placement.addr.value, e.placement.size.value, e.uses));
+                            name(id), e.addr, e.size, e.uses));
   }
   const AllocResult r = at ? placer_->alloc_at(*at, size) : placer_->alloc(size);
   if (r.ok()) commit(id.value, r, size, consumers);
@@ -125,16 +136,16 @@ SymbolTable::Defined SymbolTable::define_version_at(SymbolId of, SramAddr addr, 
   return create(&of, &addr, size, consumers);
 }
 
-SramAddr SymbolTable::lookup(SymbolId id) const { return live_entry(id, "use").placement.addr; }
+SramAddr SymbolTable::lookup(SymbolId id) const { return SramAddr{live_entry(id, "use").addr}; }
 
 SramAddr SymbolTable::lookup(std::string_view name) const { return lookup(require_id(name, "use")); }
 
-Placement SymbolTable::placement(SymbolId id) const { return live_entry(id, "use").placement; }
+Placement SymbolTable::placement(SymbolId id) const { return live_entry(id, "use").placement(); }
 
 std::optional<Placement> SymbolTable::find(std::string_view name) const {
   auto id = find_id(name);
   if (!id || !entries_[id->value].node.valid()) return std::nullopt;
-  return entries_[id->value].placement;
+  return entries_[id->value].placement();
 }
 
 NodeId SymbolTable::node(SymbolId id) const { return live_entry(id, "use").node; }
@@ -150,9 +161,9 @@ void SymbolTable::add_use(SymbolId id, uint32_t n) { live_entry(id, "use").uses 
 
 void SymbolTable::check_size(SymbolId id, Bytes expected_size) const {
   const Entry& e = live_entry(id, "use");
-  if (e.placement.size != expected_size) {
+  if (e.size != expected_size.value) {
     throw Error(fmt::format("symbol '%{}': uses disagree on its size: defined with {} B, this use expects {} B",
-                            name(id), e.placement.size.value, expected_size.value));
+                            name(id), e.size, expected_size.value));
   }
 }
 

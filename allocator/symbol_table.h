@@ -97,15 +97,17 @@ class SymbolTable {
   // The current placement, or the last one when the symbol was freed since (for fixing up
   // a finished program). placed() throws when the symbol was never placed;
   // last_placement() is null then. Both throw for an unknown id.
-  const Placement& placed(SymbolId id) const {
+  // By value: the table keeps placements in 32 bits (see Entry).
+  Placement placed(SymbolId id) const {
     const Entry& e = entry(id);
     if (!e.placed) [[unlikely]]
       never_placed(id);
-    return e.placement;
+    return e.placement();
   }
-  const Placement* last_placement(SymbolId id) const {
+  std::optional<Placement> last_placement(SymbolId id) const {
     const Entry& e = entry(id);
-    return e.placed ? &e.placement : nullptr;
+    if (!e.placed) return std::nullopt;
+    return e.placement();
   }
   bool is_live(SymbolId id) const { return entry(id).node.valid(); }
   // A hint, no effect on the table: the symbol's record will be read soon. The generator
@@ -166,14 +168,21 @@ class SymbolTable {
   Placer& placer() const { return *placer_; }
 
  private:
+  // 40 bytes, the placement in 32 bits (SRAM addresses and sizes are, see commit()): with
+  // Placement's three 64-bit values it was 56, and the generator keeps one per buffer it
+  // places (630k in a 1M-instruction default program: 10 MB less to fault in).
   struct Entry {
-    NodeId node;          // valid while live
-    Placement placement;  // current, or last while dead
+    NodeId node;  // valid while live
+    // The placement: current, or last while dead.
+    uint32_t addr = 0;
+    uint32_t size = 0;    // requested size
+    uint32_t padded = 0;  // reserved size (the node's size)
     uint32_t uses = 0;
     uint32_t origin = 0;   // first symbol of its version chain (itself for most)
     uint32_t version = 0;  // k of name@k; 0 for the origin
     uint32_t latest = 0;   // on an origin: its chain's latest version
     bool placed = false;   // ever placed
+    Placement placement() const { return Placement{SramAddr{addr}, Bytes{size}, Bytes{padded}}; }
   };
   // Inline, with the error paths out of line: the generator calls these per instruction.
   const Entry& entry(SymbolId id) const {
@@ -194,6 +203,7 @@ class SymbolTable {
   [[noreturn]] void unknown_id(SymbolId id) const;
   [[noreturn]] void not_live(SymbolId id, const char* action) const;
   [[noreturn]] void never_placed(SymbolId id) const;
+  [[noreturn, gnu::noinline]] void too_large(SymbolId id, Bytes size, Bytes padded) const;
   SymbolId require_id(std::string_view name, const char* action) const;
   AllocResult place(SymbolId id, const SramAddr* at, Bytes size, uint32_t consumers);
   Defined create(const SymbolId* of, const SramAddr* at, Bytes size, uint32_t consumers);
@@ -204,7 +214,7 @@ class SymbolTable {
   Placer* placer_;
   std::vector<Entry> entries_;
   // entries_.size(), kept beside it: the id checks on the generator's hot paths compared
-  // with a division by sizeof(Entry) (56) otherwise. Grows only through add_entry().
+  // with a division by sizeof(Entry) (40) otherwise. Grows only through add_entry().
   uint32_t count_ = 0;
   Entry& add_entry() {
     Entry& e = entries_.emplace_back();

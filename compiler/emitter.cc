@@ -153,8 +153,7 @@ SegmentProgram SegmentEmitter::finish(const std::string& header) {
   allocator::fixup(prog, [this](std::string_view name) -> std::optional<allocator::Placement> {
     const std::optional<SymbolId> id = table_.find_id(name);
     if (!id) return std::nullopt;
-    const allocator::Placement* p = table_.last_placement(*id);
-    return p ? std::optional<allocator::Placement>(*p) : std::nullopt;
+    return table_.last_placement(*id);
   });
   out.instrs = std::move(prog.instrs);
   out.refs = std::move(refs_);
@@ -169,7 +168,7 @@ SegmentProgram SegmentEmitter::finish(const std::string& header) {
   for (uint32_t id = 0; id < bufs_.size(); ++id) {
     const BufInfo& b = bufs_[id];
     if (b.producer < 0) continue;
-    const allocator::Placement& p = table_.placed(SymbolId{id});
+    const allocator::Placement p = table_.placed(SymbolId{id});
     allocator::MemBuffer mb;
     mb.symbol = b.name;
     mb.offset = p.addr;

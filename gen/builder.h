@@ -91,7 +91,7 @@ class Builder {
   // Bytes its producer writes, pending reads (live symbols only), where it is.
   uint64_t written(uint32_t sym) const { return syms_[sym].written; }
   uint32_t refs(uint32_t sym) const { return table_.uses(SymbolId{sym}); }
-  const allocator::Placement& placement(uint32_t sym) const { return table_.placed(SymbolId{sym}); }
+  allocator::Placement placement(uint32_t sym) const { return table_.placed(SymbolId{sym}); }
 
   // ops.cc
   void step();

@@ -217,12 +217,12 @@ TEST(SymbolTable, LastPlacementAndOwner) {
   EXPECT_TRUE(t.consume(x.id));
   EXPECT_FALSE(t.owner(node).has_value());
   expect_error([&] { t.placement(x.id); }, {"'%s0'", "before define"});
-  ASSERT_NE(t.last_placement(x.id), nullptr);
+  ASSERT_TRUE(t.last_placement(x.id).has_value());
   EXPECT_EQ(t.last_placement(x.id)->addr, x.alloc.addr);
   EXPECT_EQ(t.placed(x.id).size, Bytes{200});
   EXPECT_EQ(t.placed(x.id).padded, Bytes{256});
   const SymbolId never = t.intern("never");
-  EXPECT_EQ(t.last_placement(never), nullptr);
+  EXPECT_FALSE(t.last_placement(never).has_value());
   expect_error([&] { t.placed(never); }, {"'%never'", "never placed"});
   // The node's slot is reused by the next allocation: the stale id has no owner.
   const auto y = t.define_new(Bytes{64});
