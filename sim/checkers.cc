@@ -180,7 +180,7 @@ Checkers::Checkers(const Program& program, const Semantics& sem, CheckerOptions 
     ddr_owner_ = std::make_unique<DdrOwner>(*program.memmap);
   }
   if (options_.hazard || (shadow_ && options_.shadow)) sram_runs_ = std::make_unique<HazardMap>(sram);
-  if (options_.hazard) ddr_hazards_ = std::make_unique<HazardMap>(program.config.ddr_bytes.value);
+  if (options_.hazard) ddr_hazards_ = std::make_unique<DdrHazardMap>(program.config.ddr_bytes.value);
   finish_time_.assign(n, UINT64_MAX);
   start_time_.assign(n, 0);
   started_.assign(n, 0);

@@ -92,7 +92,8 @@ struct CheckerOptions {
   bool hazard = true;
 };
 
-class HazardMap;  // sim/hazard_map.h
+template <bool kWriter>
+class BasicHazardMap;  // sim/hazard_map.h
 
 // The token happens-before lives with the ISA (the generator's checks use it too).
 using TokenOrder = isa::TokenOrder;
@@ -155,8 +156,8 @@ class Checkers {
   std::unique_ptr<TokenOrder> order_;
   std::unique_ptr<Shadow> shadow_;
   // SRAM: the hazard checker's accesses and the shadow's last writer per byte (either on).
-  std::unique_ptr<HazardMap> sram_runs_;
-  std::unique_ptr<HazardMap> ddr_hazards_;  // DDR (spill/reload through DDR races too)
+  std::unique_ptr<BasicHazardMap<true>> sram_runs_;
+  std::unique_ptr<BasicHazardMap<false>> ddr_hazards_;  // DDR (spill/reload through DDR races too)
   std::unique_ptr<DdrOwner> ddr_owner_;   // DDR tensors of a compiled model's memory map
   std::vector<uint64_t> start_time_;      // per instruction, for the DDR findings
   std::vector<uint64_t> finish_time_;  // per instruction, UINT64_MAX until finished

@@ -28,7 +28,7 @@ class Checkers::HazardCheck {
     }
   }
   // Checks a run of the bytes against the accesses before this one.
-  void operator()(uint64_t lo, uint64_t hi, const HazardMap::Seg& seg) {
+  void operator()(uint64_t lo, uint64_t hi, const AccessSeg& seg) {
     consider(r1_, seg.last_write[r1_], true, lo, hi);
     if (write_) consider(r1_, seg.last_read[r1_], false, lo, hi);
     consider(r2_, seg.last_write[r2_], true, lo, hi);
@@ -92,7 +92,7 @@ void Checkers::check_unwritten(size_t instr, const ShadowAccess& sa, Walk&& walk
   const uint64_t inside_end = sa.inside_end;
   uint64_t bad = inside_end, good = inside_end;
   int32_t other = BufferIndex::kNone;
-  walk([&](uint64_t lo, uint64_t, const HazardMap::Seg& seg) {
+  walk([&](uint64_t lo, uint64_t, const WriterSeg& seg) {
     if (bad == inside_end) {
       if (seg.writer != sa.own) bad = lo, other = seg.writer;
     } else if (good == inside_end && seg.writer == sa.own) {
@@ -133,7 +133,7 @@ void Checkers::check_sram_runs(size_t instr, const isa::Extent& e, const ShadowA
     }
   } else if (shadowed) {
     check_unwritten(instr, sa, [&](auto&& f) {
-      hz.visit_record_read(lo, hi, q, i, [&](uint64_t a, uint64_t b, const HazardMap::Seg& seg) {
+      hz.visit_record_read(lo, hi, q, i, [&](uint64_t a, uint64_t b, const WriterSeg& seg) {
         check(a, b, seg);
         if (a < sa.inside_end) f(a, b, seg);
       });

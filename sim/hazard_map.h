@@ -15,29 +15,39 @@
 
 namespace npuforge::sim {
 
-class HazardMap {
+// The accesses of a run. Instruction indices, -1 for none (the checkers take at most
+// INT32_MAX instructions).
+struct AccessSeg {
+  std::array<int32_t, isa::kNumQueues> last_write{-1, -1, -1};
+  std::array<int32_t, isa::kNumQueues> last_read{-1, -1, -1};
+  // As three 8-byte words: the defaulted one compared the arrays with a memcmp call, once
+  // per run merged (coalesce), ~5% of the checkers' time; six int compares cost 2x this.
+  bool operator==(const AccessSeg& o) const { return diff(o) == 0; }
+  uint64_t diff(const AccessSeg& o) const {
+    std::array<uint64_t, 3> a, b;
+    std::memcpy(a.data(), this, sizeof a);
+    std::memcpy(b.data(), &o, sizeof b);
+    return (a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]);
+  }
+};
+static_assert(sizeof(AccessSeg) == 24 && std::is_trivially_copyable_v<AccessSeg>, "AccessSeg::diff reads three words");
+
+// The accesses of an SRAM run and the shadow's last writer of its bytes (a memory-map buffer
+// id, -1: never written or not tracked). The hazard operations leave the writer as it is.
+struct WriterSeg : AccessSeg {
+  int32_t writer = -1;
+  bool operator==(const WriterSeg& o) const { return (diff(o) | static_cast<uint32_t>(writer ^ o.writer)) == 0; }
+};
+static_assert(sizeof(WriterSeg) == 28 && std::is_trivially_copyable_v<WriterSeg>);
+
+// kWriter: the runs also hold the shadow's writer (SRAM); without it (DDR) a run is 24
+// bytes, not 28, which the pages' moves and searches read less of.
+template <bool kWriter>
+class BasicHazardMap {
  public:
-  // Instruction indices, -1 for none (the checkers take at most INT32_MAX instructions).
-  struct Seg {
-    std::array<int32_t, isa::kNumQueues> last_write{-1, -1, -1};
-    std::array<int32_t, isa::kNumQueues> last_read{-1, -1, -1};
-    // The shadow's last writer of the bytes (a memory-map buffer id, -1: never written or
-    // not tracked). The hazard operations below leave it as it is.
-    int32_t writer = -1;
-    // As three 8-byte words and an int: the defaulted one compared the arrays with a memcmp
-    // call, once per run merged (coalesce), ~5% of the checkers' time.
-    bool operator==(const Seg& o) const {
-      std::array<uint64_t, 3> a, b;
-      std::memcpy(a.data(), this, sizeof a);
-      std::memcpy(b.data(), &o, sizeof b);
-      return ((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | static_cast<uint32_t>(writer ^ o.writer)) == 0;
-    }
-  };
+  using Seg = std::conditional_t<kWriter, WriterSeg, AccessSeg>;
 
-  static_assert(sizeof(Seg) == 28 && offsetof(Seg, writer) == 24 && std::is_trivially_copyable_v<Seg>,
-                "Seg::operator== compares three words and the writer");
-
-  explicit HazardMap(uint64_t bytes) : runs_(bytes, Seg{}) {}
+  explicit BasicHazardMap(uint64_t bytes) : runs_(bytes, Seg{}) {}
 
   // Calls f(lo, hi, seg) for the runs of [lo, hi) in address order, clipped to [lo, hi).
   template <typename F>
@@ -58,7 +68,11 @@ class HazardMap {
   // visit(lo, hi, f) then record_write / record_read, in one pass over the runs.
   template <typename F>
   void visit_record_write(uint64_t lo, uint64_t hi, unsigned q, int32_t instr, F&& f) {
-    runs_.visit_update(lo, hi, f, [&](Seg& s) { s = written(q, instr, s.writer); });
+    if constexpr (kWriter) {
+      runs_.visit_update(lo, hi, f, [&](Seg& s) { s = written(q, instr, s.writer); });
+    } else {
+      runs_.visit_assign(lo, hi, f, written(q, instr, -1));
+    }
   }
   // visit_record_write, the bytes' writer becoming `writer`.
   template <typename F>
@@ -89,11 +103,14 @@ class HazardMap {
   static Seg written(unsigned q, int32_t instr, int32_t writer) {
     Seg s;
     s.last_write[q] = instr;
-    s.writer = writer;
+    if constexpr (kWriter) s.writer = writer;
     return s;
   }
   static void ignore(uint64_t, uint64_t, const Seg&) {}
   RunMap<Seg> runs_;
 };
+
+using HazardMap = BasicHazardMap<true>;      // SRAM: with the shadow's writer
+using DdrHazardMap = BasicHazardMap<false>;  // DDR: the accesses alone
 
 }  // namespace npuforge::sim

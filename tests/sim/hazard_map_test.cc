@@ -118,16 +118,29 @@ TEST(HazardMap, UntouchedBytesAreNeverAccessedAndLargeMemoriesStaySmall) {
 // state as the general ones would leave.
 TEST(HazardMap, UntrackedOperationsMatchTheGeneralOnes) {
   HazardMap untracked(8192), general(8192);
+  DdrHazardMap ddr(8192);  // no writer at all: the same accesses
   Rng rng(5);
   for (int op = 0; op < 500; ++op) {
     uint64_t lo = rng.below(8193), hi = rng.below(8193);
     if (lo > hi) std::swap(lo, hi);
     if (lo == hi) continue;
     const unsigned q = static_cast<unsigned>(rng.below(isa::kNumQueues));
-    untracked.visit_record_write_untracked(lo, hi, q, op, [](uint64_t, uint64_t, const Seg&) {});
-    general.record_write(lo, hi, q, op);
+    if (rng.chance(0.5)) {
+      untracked.visit_record_write_untracked(lo, hi, q, op, [](uint64_t, uint64_t, const Seg&) {});
+      general.record_write(lo, hi, q, op);
+      ddr.record_write(lo, hi, q, op);
+    } else {
+      untracked.record_read(lo, hi, q, op);
+      general.record_read(lo, hi, q, op);
+      ddr.record_read(lo, hi, q, op);
+    }
   }
   EXPECT_EQ(bytes_of(untracked, 0, 8192), bytes_of(general, 0, 8192));
+  std::vector<AccessSeg> ddr_bytes;
+  ddr.visit(0, 8192, [&](uint64_t a, uint64_t b, const AccessSeg& s) { ddr_bytes.insert(ddr_bytes.end(), b - a, s); });
+  const std::vector<Seg> sram_bytes = bytes_of(general, 0, 8192);
+  ASSERT_EQ(ddr_bytes.size(), sram_bytes.size());
+  for (size_t x = 0; x < ddr_bytes.size(); ++x) ASSERT_TRUE(ddr_bytes[x] == sram_bytes[x]) << x;
   HazardMap writers(8192), by_update(8192);
   for (int op = 0; op < 500; ++op) {
     uint64_t lo = rng.below(8193), hi = rng.below(8193);
