@@ -351,9 +351,12 @@ Checkers::ShadowAccess Checkers::shadow_owner(size_t instr, const isa::Extent& e
   }
   // Several live holders only at a hand-over (or in a broken map): a write names the buffer
   // it produces, a read the one that existed before.
+  // One holder (all but hand-overs): it is the one, without loading its MemBuffer here.
   int32_t own = sh.scratch.front();
-  for (int32_t id : sh.scratch) {
-    if ((idx.buffer(id).first == i) == write) own = id;
+  if (sh.scratch.size() > 1) {
+    for (int32_t id : sh.scratch) {
+      if ((idx.buffer(id).first == i) == write) own = id;
+    }
   }
   const auto& ob = idx.buffer(own);
   const uint64_t end = e.addr + e.bytes;
