@@ -68,7 +68,7 @@ std::string format(const Finding& f) {
 // Shadow memory: the buffer index plus, per SRAM byte, the buffer that last wrote it.
 struct Checkers::Shadow {
   Shadow(const allocator::MemMap& map, uint64_t sram_bytes, size_t instructions, bool overlap)
-      : index(map, sram_bytes), written_by(sram_bytes, BufferIndex::kNone), overlap_done(map.buffers.size(), 0) {
+      : index(map, sram_bytes), overlap_done(map.buffers.size(), 0) {
     for (size_t b = 0; b < map.buffers.size(); ++b) {
       by_first.emplace_back(map.buffers[b].first, static_cast<int32_t>(b));
     }
@@ -96,10 +96,9 @@ struct Checkers::Shadow {
   std::span<const int32_t> overlap_candidates(size_t b) const {
     return {cand_ids.data() + cand_begin[b], cand_ids.data() + cand_begin[b + 1]};
   }
+  // Per SRAM byte, the buffer that last wrote it is HazardMap::Seg::writer of the SRAM run
+  // map (Checkers::sram_runs_), beside the hazard checker's state: one lookup per access.
   BufferIndex index;
-  // Per SRAM byte, the buffer that last wrote it (kNone: never written), as runs: whole
-  // extents at a time, not bytes.
-  RunMap<int32_t> written_by;
   std::vector<std::pair<int64_t, int32_t>> by_first;  // (first, buffer), sorted
   // by_first[born_from[i], born_from[i + 1]) become live at instruction i: no binary search
   // (a cache miss per step) at every instruction's start.
@@ -180,10 +179,8 @@ Checkers::Checkers(const Program& program, const Semantics& sem, CheckerOptions 
   if (program.memmap && !program.memmap->ddr_buffers.empty() && options_.shadow) {
     ddr_owner_ = std::make_unique<DdrOwner>(*program.memmap);
   }
-  if (options_.hazard) {
-    hazards_ = std::make_unique<HazardMap>(sram);
-    ddr_hazards_ = std::make_unique<HazardMap>(program.config.ddr_bytes.value);
-  }
+  if (options_.hazard || (shadow_ && options_.shadow)) sram_runs_ = std::make_unique<HazardMap>(sram);
+  if (options_.hazard) ddr_hazards_ = std::make_unique<DdrHazardMap>(program.config.ddr_bytes.value);
   finish_time_.assign(n, UINT64_MAX);
   start_time_.assign(n, 0);
   started_.assign(n, 0);
@@ -287,8 +284,9 @@ void Checkers::on_access(size_t instr, const isa::Extent& e) {
   if (e.addr >= sram) return;  // out of range: the executor reports it
   isa::Extent x = e;
   x.bytes = std::min(e.bytes, sram - e.addr);
-  if (shadow_ && options_.shadow) check_shadow(instr, x);
-  if (hazards_) check_hazard(*hazards_, instr, x);
+  ShadowAccess sa;
+  if (shadow_ && options_.shadow) sa = shadow_owner(instr, x);
+  if (sram_runs_) check_sram_runs(instr, x, sa);
 }
 
 // DDR is not in the memory map, but a STORE and a later LOAD of the same DDR bytes (a spill
@@ -314,7 +312,7 @@ void Checkers::check_ddr_access(size_t instr, const isa::Extent& e) {
                          row.access == isa::Access::Write, row.addr, row.bytes, found);
       for (Finding& f : found) report(std::move(f));
     }
-    if (ddr_hazards_) check_hazard(*ddr_hazards_, instr, row);
+    if (ddr_hazards_) check_ddr_hazard(instr, row);
   }
 }
 
@@ -325,7 +323,9 @@ std::string Checkers::symbol_at(uint64_t addr, size_t instr) const {
   return ids.empty() ? std::string{} : shadow_->index.buffer(ids.front()).symbol;
 }
 
-void Checkers::check_shadow(size_t instr, const isa::Extent& e) {
+// The shadow's checks of an SRAM access that need no run map: the buffer the operand names
+// (none: an unowned access, reported) and the bytes past its end (reported).
+Checkers::ShadowAccess Checkers::shadow_owner(size_t instr, const isa::Extent& e) {
   auto& sh = *shadow_;
   const auto& idx = sh.index;
   const int64_t i = static_cast<int64_t>(instr);
@@ -347,13 +347,16 @@ void Checkers::check_shadow(size_t instr, const isa::Extent& e) {
       f.detail += fmt::format(": %{} becomes live at #{}", f.symbol, idx.buffer(b).first);
     }
     report(std::move(f));
-    return;
+    return {};
   }
   // Several live holders only at a hand-over (or in a broken map): a write names the buffer
   // it produces, a read the one that existed before.
+  // One holder (all but hand-overs): it is the one, without loading its MemBuffer here.
   int32_t own = sh.scratch.front();
-  for (int32_t id : sh.scratch) {
-    if ((idx.buffer(id).first == i) == write) own = id;
+  if (sh.scratch.size() > 1) {
+    for (int32_t id : sh.scratch) {
+      if ((idx.buffer(id).first == i) == write) own = id;
+    }
   }
   const auto& ob = idx.buffer(own);
   const uint64_t end = e.addr + e.bytes;
@@ -371,22 +374,16 @@ void Checkers::check_shadow(size_t instr, const isa::Extent& e) {
                            idx.end(own), f.other_symbol.empty() ? " into unowned bytes" : "");
     report(std::move(f));
   }
-  if (write) return sh.written_by.assign(e.addr, inside_end, own);
-  // The first byte of [addr, inside_end) not written for `own`, and the stretch from it to
-  // the next byte that is.
-  uint64_t bad = inside_end, good = inside_end;
-  int32_t other = BufferIndex::kNone;
-  sh.written_by.visit(e.addr, inside_end, [&](uint64_t lo, uint64_t, int32_t writer) {
-    if (bad == inside_end) {
-      if (writer != own) bad = lo, other = writer;
-    } else if (good == inside_end && writer == own) {
-      good = lo;
-    }
-  });
-  if (bad >= inside_end) return;
+  return {own, inside_end};
+}
+
+// A read of [addr, inside_end) for `own` found the first byte not written for it at `bad`,
+// the next one that is at `good`; `other` wrote the first.
+void Checkers::report_unwritten(size_t instr, int32_t own, uint64_t bad, uint64_t good, int32_t other) {
   if (!keeping()) return count_only(FindingKind::ReadUnwritten);
+  const auto& idx = shadow_->index;
   Finding f = base(instr, FindingKind::ReadUnwritten);
-  f.symbol = ob.symbol;
+  f.symbol = idx.buffer(own).symbol;
   f.addr = bad;
   f.bytes = good - bad;
   if (other != BufferIndex::kNone) f.other_symbol = idx.buffer(other).symbol;
@@ -394,61 +391,6 @@ void Checkers::check_shadow(size_t instr, const isa::Extent& e) {
                  ? std::string("bytes never written")
                  : fmt::format("bytes still hold data of another buffer");
   report(std::move(f));
-}
-
-void Checkers::check_hazard(HazardMap& hz, size_t instr, const isa::Extent& e) {
-  const auto& in = program_->instrs[instr];
-  if (in.spec->queue == isa::Queue::Control) return;
-  const unsigned q = static_cast<unsigned>(in.spec->queue);
-  const bool write = e.access == isa::Access::Write;
-  struct Conflict {
-    int64_t other;
-    uint64_t lo, hi;
-    bool other_wrote;
-  };
-  std::vector<Conflict> conflicts;  // a handful at most: one per other queue and access kind
-  // Per other queue r, the latest instruction of r known to happen before this one: every
-  // earlier instruction of r does too (queues run in order), so most runs are settled by a
-  // comparison instead of a TokenOrder query (random loads of two instructions' clocks).
-  // Kept across the instruction's accesses (operands, a 2-D DMA's rows): it is a fact about
-  // the instruction, not the access.
-  if (settled_instr_ != instr) {
-    settled_instr_ = instr;
-    settled_.fill(-1);
-  }
-  auto& before = settled_;
-  auto consider = [&](unsigned r, int64_t other, bool other_write, uint64_t lo, uint64_t hi) {
-    if (other <= before[r]) return;  // also other < 0: no access
-    if (order_->happens_before(static_cast<size_t>(other), instr)) {
-      before[r] = other;
-      return;
-    }
-    if (order_->happens_before(instr, static_cast<size_t>(other))) return;
-    for (auto& c : conflicts) {
-      if (c.other == other) {
-        c.lo = std::min(c.lo, lo), c.hi = std::max(c.hi, hi), c.other_wrote |= other_write;
-        return;
-      }
-    }
-    conflicts.push_back({other, lo, hi, other_write});
-  };
-  const uint64_t lo = e.addr, hi = e.addr + e.bytes;
-  // The two other queues, named once (not a loop over all three skipping q, per run).
-  static_assert(isa::kNumQueues == 3);
-  const unsigned r1 = q == 0 ? 1 : 0, r2 = q == 2 ? 1 : 2;
-  auto check = [&](uint64_t run_lo, uint64_t run_hi, const HazardMap::Seg& seg) {
-    consider(r1, seg.last_write[r1], true, run_lo, run_hi);
-    if (write) consider(r1, seg.last_read[r1], false, run_lo, run_hi);
-    consider(r2, seg.last_write[r2], true, run_lo, run_hi);
-    if (write) consider(r2, seg.last_read[r2], false, run_lo, run_hi);
-  };
-  // Checked against the accesses before this one, then recorded, in one pass over the runs.
-  if (write) {
-    hz.visit_record_write(lo, hi, q, static_cast<int32_t>(instr), check);
-  } else {
-    hz.visit_record_read(lo, hi, q, static_cast<int32_t>(instr), check);
-  }
-  for (const auto& c : conflicts) report_hazard(instr, e.space, write, c.other, c.other_wrote, c.lo, c.hi);
 }
 
 void Checkers::report_hazard(size_t instr, isa::Space space, bool write, int64_t other,

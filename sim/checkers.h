@@ -92,7 +92,8 @@ struct CheckerOptions {
   bool hazard = true;
 };
 
-class HazardMap;  // sim/hazard_map.h
+template <bool kWriter>
+class BasicHazardMap;  // sim/hazard_map.h
 
 // The token happens-before lives with the ISA (the generator's checks use it too).
 using TokenOrder = isa::TokenOrder;
@@ -127,8 +128,20 @@ class Checkers {
   struct Shadow;
   class DdrOwner;
   void check_overlap_at(size_t instr);
-  void check_shadow(size_t instr, const isa::Extent& e);
-  void check_hazard(HazardMap& hz, size_t instr, const isa::Extent& e);
+  // What the shadow found out about an SRAM access before its runs are looked at: the buffer
+  // the operand names (kNone: none, the access is not recorded) and the end of its part of
+  // the access.
+  struct ShadowAccess {
+    int32_t own = -1;
+    uint64_t inside_end = 0;
+  };
+  class HazardCheck;
+  ShadowAccess shadow_owner(size_t instr, const isa::Extent& e);
+  void check_sram_runs(size_t instr, const isa::Extent& e, const ShadowAccess& sa);
+  template <typename Walk>
+  void check_unwritten(size_t instr, const ShadowAccess& sa, Walk&& walk);
+  void report_unwritten(size_t instr, int32_t own, uint64_t bad, uint64_t good, int32_t other);
+  void check_ddr_hazard(size_t instr, const isa::Extent& e);
   void check_ddr_access(size_t instr, const isa::Extent& e);
   std::string symbol_at(uint64_t addr, size_t instr) const;  // live buffer holding addr
   void report_hazard(size_t instr, isa::Space space, bool write, int64_t other, bool other_wrote,
@@ -142,13 +155,14 @@ class Checkers {
   CheckerOptions options_;
   std::unique_ptr<TokenOrder> order_;
   std::unique_ptr<Shadow> shadow_;
-  std::unique_ptr<HazardMap> hazards_;      // SRAM
-  std::unique_ptr<HazardMap> ddr_hazards_;  // DDR (spill/reload through DDR races too)
+  // SRAM: the hazard checker's accesses and the shadow's last writer per byte (either on).
+  std::unique_ptr<BasicHazardMap<true>> sram_runs_;
+  std::unique_ptr<BasicHazardMap<false>> ddr_hazards_;  // DDR (spill/reload through DDR races too)
   std::unique_ptr<DdrOwner> ddr_owner_;   // DDR tensors of a compiled model's memory map
   std::vector<uint64_t> start_time_;      // per instruction, for the DDR findings
   std::vector<uint64_t> finish_time_;  // per instruction, UINT64_MAX until finished
   std::vector<uint8_t> started_;
-  // check_hazard's latest instruction per queue known to happen before settled_instr_.
+  // HazardCheck's latest instruction per queue known to happen before settled_instr_.
   size_t settled_instr_ = SIZE_MAX;
   std::array<int64_t, isa::kNumQueues> settled_{};
   std::set<std::pair<size_t, size_t>> reported_pairs_;  // hazard/overlap de-duplication

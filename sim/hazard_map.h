@@ -1,9 +1,12 @@
 #pragma once
 // Internal to the checkers: per byte of a memory, the last write and the last read of each
 // queue (the hazard checker's FastTrack state: with a feed order consistent with
-// happens-before, the last access per queue suffices), as runs of equal bytes (run_map.h).
+// happens-before, the last access per queue suffices) and, for SRAM, the buffer that last
+// wrote it (the shadow's), as runs of equal bytes (run_map.h). One map for both checkers: an
+// SRAM access is looked up and spliced once, not once per checker.
 #include <array>
 #include <cstdint>
+#include <cstddef>
 #include <cstring>
 #include <type_traits>
 
@@ -12,25 +15,39 @@
 
 namespace npuforge::sim {
 
-class HazardMap {
+// The accesses of a run. Instruction indices, -1 for none (the checkers take at most
+// INT32_MAX instructions).
+struct AccessSeg {
+  std::array<int32_t, isa::kNumQueues> last_write{-1, -1, -1};
+  std::array<int32_t, isa::kNumQueues> last_read{-1, -1, -1};
+  // As three 8-byte words: the defaulted one compared the arrays with a memcmp call, once
+  // per run merged (coalesce), ~5% of the checkers' time; six int compares cost 2x this.
+  bool operator==(const AccessSeg& o) const { return diff(o) == 0; }
+  uint64_t diff(const AccessSeg& o) const {
+    std::array<uint64_t, 3> a, b;
+    std::memcpy(a.data(), this, sizeof a);
+    std::memcpy(b.data(), &o, sizeof b);
+    return (a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]);
+  }
+};
+static_assert(sizeof(AccessSeg) == 24 && std::is_trivially_copyable_v<AccessSeg>, "AccessSeg::diff reads three words");
+
+// The accesses of an SRAM run and the shadow's last writer of its bytes (a memory-map buffer
+// id, -1: never written or not tracked). The hazard operations leave the writer as it is.
+struct WriterSeg : AccessSeg {
+  int32_t writer = -1;
+  bool operator==(const WriterSeg& o) const { return (diff(o) | static_cast<uint32_t>(writer ^ o.writer)) == 0; }
+};
+static_assert(sizeof(WriterSeg) == 28 && std::is_trivially_copyable_v<WriterSeg>);
+
+// kWriter: the runs also hold the shadow's writer (SRAM); without it (DDR) a run is 24
+// bytes, not 28, which the pages' moves and searches read less of.
+template <bool kWriter>
+class BasicHazardMap {
  public:
-  // Instruction indices, -1 for none (the checkers take at most INT32_MAX instructions).
-  struct Seg {
-    std::array<int32_t, isa::kNumQueues> last_write{-1, -1, -1};
-    std::array<int32_t, isa::kNumQueues> last_read{-1, -1, -1};
-    // As three 8-byte words: the defaulted one compared the arrays with a memcmp call, once
-    // per run merged (coalesce), ~5% of the checkers' time; six int compares cost 2x this.
-    bool operator==(const Seg& o) const {
-      std::array<uint64_t, 3> a, b;
-      std::memcpy(a.data(), this, sizeof a);
-      std::memcpy(b.data(), &o, sizeof b);
-      return ((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2])) == 0;
-    }
-  };
+  using Seg = std::conditional_t<kWriter, WriterSeg, AccessSeg>;
 
-  static_assert(sizeof(Seg) == 24 && std::is_trivially_copyable_v<Seg>, "Seg::operator== compares three words");
-
-  explicit HazardMap(uint64_t bytes) : runs_(bytes, Seg{}) {}
+  explicit BasicHazardMap(uint64_t bytes) : runs_(bytes, Seg{}) {}
 
   // Calls f(lo, hi, seg) for the runs of [lo, hi) in address order, clipped to [lo, hi).
   template <typename F>
@@ -39,11 +56,10 @@ class HazardMap {
   }
   // Queue q's instruction wrote [lo, hi): it now stands for every earlier access of these
   // bytes (an access unordered with one of them and later in the feed is unordered with this
-  // write too), so the bytes hold just this write.
+  // write too), so the bytes hold just this write (and `writer`: the record_write* without
+  // one keep the bytes' writer, the last one when a map tracks none sets -1 in one splice).
   void record_write(uint64_t lo, uint64_t hi, unsigned q, int32_t instr) {
-    Seg s;
-    s.last_write[q] = instr;
-    runs_.assign(lo, hi, s);
+    visit_record_write(lo, hi, q, instr, ignore);
   }
   // Queue q's instruction read [lo, hi).
   void record_read(uint64_t lo, uint64_t hi, unsigned q, int32_t instr) {
@@ -52,9 +68,31 @@ class HazardMap {
   // visit(lo, hi, f) then record_write / record_read, in one pass over the runs.
   template <typename F>
   void visit_record_write(uint64_t lo, uint64_t hi, unsigned q, int32_t instr, F&& f) {
+    if constexpr (kWriter) {
+      runs_.visit_update(lo, hi, f, [&](Seg& s) { s = written(q, instr, s.writer); });
+    } else {
+      runs_.visit_assign(lo, hi, f, written(q, instr, -1));
+    }
+  }
+  // visit_record_write, the bytes' writer becoming `writer`.
+  template <typename F>
+  void visit_record_write_by(uint64_t lo, uint64_t hi, unsigned q, int32_t instr, int32_t writer, F&& f) {
+    runs_.visit_assign(lo, hi, f, written(q, instr, writer));
+  }
+  // visit_record_write in a map that tracks no writer (all -1): one run assigned.
+  template <typename F>
+  void visit_record_write_untracked(uint64_t lo, uint64_t hi, unsigned q, int32_t instr, F&& f) {
+    runs_.visit_assign(lo, hi, f, written(q, instr, -1));
+  }
+  // The bytes' writer becomes `writer`, their accesses unchanged.
+  void record_writer(uint64_t lo, uint64_t hi, int32_t writer) {
+    runs_.update(lo, hi, [&](Seg& s) { s.writer = writer; });
+  }
+  // record_writer in a map that tracks no accesses (the hazard checker off): one run assigned.
+  void record_writer_untracked(uint64_t lo, uint64_t hi, int32_t writer) {
     Seg s;
-    s.last_write[q] = instr;
-    runs_.visit_assign(lo, hi, f, s);
+    s.writer = writer;
+    runs_.assign(lo, hi, s);
   }
   template <typename F>
   void visit_record_read(uint64_t lo, uint64_t hi, unsigned q, int32_t instr, F&& f) {
@@ -62,7 +100,17 @@ class HazardMap {
   }
 
  private:
+  static Seg written(unsigned q, int32_t instr, int32_t writer) {
+    Seg s;
+    s.last_write[q] = instr;
+    if constexpr (kWriter) s.writer = writer;
+    return s;
+  }
+  static void ignore(uint64_t, uint64_t, const Seg&) {}
   RunMap<Seg> runs_;
 };
+
+using HazardMap = BasicHazardMap<true>;      // SRAM: with the shadow's writer
+using DdrHazardMap = BasicHazardMap<false>;  // DDR: the accesses alone
 
 }  // namespace npuforge::sim

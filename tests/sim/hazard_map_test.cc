@@ -62,18 +62,29 @@ TEST(HazardMap, MatchesAPerByteModel) {
     // Half the accesses through visit_record_*: what they visit is the state before.
     const bool visiting = rng.chance(0.5);
     RunCollector before(lo);
-    if (rng.chance(0.4)) {
-      if (visiting) {
+    const int32_t writer = static_cast<int32_t>(rng.below(4)) - 1;  // the shadow's: -1 or a buffer
+    if (rng.chance(0.15)) {  // the shadow alone: the writer changes, the accesses stay
+      map.record_writer(lo, hi, writer);
+      for (uint64_t x = lo; x < hi; ++x) model[x].writer = writer;
+    } else if (rng.chance(0.45)) {
+      // A write keeps the bytes' writer, or sets it (the shadow recorded the write too).
+      const bool by = rng.chance(0.5);
+      if (by) {
+        map.visit_record_write_by(lo, hi, q, instr, writer, std::ref(before));
+      } else if (visiting) {
         map.visit_record_write(lo, hi, q, instr, std::ref(before));
       } else {
         map.record_write(lo, hi, q, instr);
       }
-      Seg s;
-      s.last_write[q] = instr;
-      if (visiting) {
+      if (visiting || by) {
         EXPECT_EQ(before.take(), std::vector<Seg>(model.begin() + lo, model.begin() + hi));
       }
-      for (uint64_t x = lo; x < hi; ++x) model[x] = s;
+      for (uint64_t x = lo; x < hi; ++x) {
+        Seg s;
+        s.last_write[q] = instr;
+        s.writer = by ? writer : model[x].writer;
+        model[x] = s;
+      }
     } else {
       if (visiting) {
         map.visit_record_read(lo, hi, q, instr, std::ref(before));
@@ -101,6 +112,44 @@ TEST(HazardMap, UntouchedBytesAreNeverAccessedAndLargeMemoriesStaySmall) {
   const std::vector<Seg> tail = bytes_of(map, (uint64_t{1} << 40) - 20, uint64_t{1} << 40);
   for (size_t k = 0; k < tail.size(); ++k) EXPECT_EQ(tail[k].last_write[2], k < 10 ? -1 : 7) << k;
   EXPECT_EQ(bytes_of(map, 100, 200), std::vector<Seg>(100));
+}
+
+// The *_untracked operations of a map whose other half is unused assign one run: the same
+// state as the general ones would leave.
+TEST(HazardMap, UntrackedOperationsMatchTheGeneralOnes) {
+  HazardMap untracked(8192), general(8192);
+  DdrHazardMap ddr(8192);  // no writer at all: the same accesses
+  Rng rng(5);
+  for (int op = 0; op < 500; ++op) {
+    uint64_t lo = rng.below(8193), hi = rng.below(8193);
+    if (lo > hi) std::swap(lo, hi);
+    if (lo == hi) continue;
+    const unsigned q = static_cast<unsigned>(rng.below(isa::kNumQueues));
+    if (rng.chance(0.5)) {
+      untracked.visit_record_write_untracked(lo, hi, q, op, [](uint64_t, uint64_t, const Seg&) {});
+      general.record_write(lo, hi, q, op);
+      ddr.record_write(lo, hi, q, op);
+    } else {
+      untracked.record_read(lo, hi, q, op);
+      general.record_read(lo, hi, q, op);
+      ddr.record_read(lo, hi, q, op);
+    }
+  }
+  EXPECT_EQ(bytes_of(untracked, 0, 8192), bytes_of(general, 0, 8192));
+  std::vector<AccessSeg> ddr_bytes;
+  ddr.visit(0, 8192, [&](uint64_t a, uint64_t b, const AccessSeg& s) { ddr_bytes.insert(ddr_bytes.end(), b - a, s); });
+  const std::vector<Seg> sram_bytes = bytes_of(general, 0, 8192);
+  ASSERT_EQ(ddr_bytes.size(), sram_bytes.size());
+  for (size_t x = 0; x < ddr_bytes.size(); ++x) ASSERT_TRUE(ddr_bytes[x] == sram_bytes[x]) << x;
+  HazardMap writers(8192), by_update(8192);
+  for (int op = 0; op < 500; ++op) {
+    uint64_t lo = rng.below(8193), hi = rng.below(8193);
+    if (lo > hi) std::swap(lo, hi);
+    if (lo == hi) continue;
+    writers.record_writer_untracked(lo, hi, op % 7 - 1);
+    by_update.record_writer(lo, hi, op % 7 - 1);
+  }
+  EXPECT_EQ(bytes_of(writers, 0, 8192), bytes_of(by_update, 0, 8192));
 }
 
 }  // namespace
