@@ -168,6 +168,20 @@ int8_t div_away_fast(int64_t sum, int64_t count) {
   return div_away32(static_cast<int32_t>(sum), static_cast<int32_t>(count));
 }
 
+// div_away32 over n (sum, divisor) pairs in double lanes, where x86 has no vector integer
+// division. Exact: the numerator N = 2|s| + d and denominator D = 2d are integers below 2^30,
+// so N / D is correctly rounded; an integer quotient is then exact, and any other lies at
+// least 1/D from the integers around it, far beyond the rounding error ((N + D) 2^-53 / D).
+// Truncating the non-negative quotient is the floor div_away32 takes.
+NPUFORGE_CLONES void div_away_row(uint8_t* out, const int32_t* sum, const int32_t* divisor, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const int32_t s = sum[i], d = divisor[i];
+    const auto mag = static_cast<int32_t>(static_cast<double>(2 * (s < 0 ? -s : s) + d) / static_cast<double>(2 * d));
+    const int32_t v = s < 0 ? -mag : mag;
+    out[i] = static_cast<uint8_t>(v < -128 ? -128 : v > 127 ? 127 : v);
+  }
+}
+
 // Pooling is separable: a window's sum (or maximum) is the sum (maximum) over its rows of
 // the row segments' sums (maxima), and integer sums and maxima do not depend on the order
 // they are taken in, so the results are the reference's bit for bit. Pass 1 reduces every
@@ -228,6 +242,8 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
   // div_away32's limit (2^29) when wh * ww < 2^21.
   const bool small = static_cast<uint64_t>(wh) * static_cast<uint64_t>(ww) < (uint64_t{1} << 21);
   std::vector<Acc> rows(static_cast<size_t>(h) * row, op.identity()), acc(row);
+  // avg: an output row's sums and divisors, for div_away_row (|sum| < 2^28 when small).
+  std::vector<int32_t> sums(op.avg && small ? static_cast<size_t>(ow * c) : 0), divisors(sums.size());
   for (int64_t iy = 0; iy < h; ++iy) {  // pass 1: window columns
     Acc* r = rows.data() + static_cast<size_t>(iy) * row;
     const uint8_t* in = src.data() + iy * w * c;
@@ -258,12 +274,16 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
       const int64_t count = std::max<int64_t>(y1 - y0, 0) * std::max<int64_t>(x1 - x0, 0);
       const int64_t divisor = count_pad ? wh * ww : std::max<int64_t>(count, 1);
       const Acc* a = acc.data() + ox * sw * c;
-      if (small) {  // checked once per instruction instead of per output
-        for (int64_t ci = 0; ci < c; ++ci) o[ox * c + ci] = u8(div_away32(static_cast<int32_t>(a[ci]), static_cast<int32_t>(divisor)));
+      if (small) {  // checked once per instruction; the row is divided in one pass below
+        for (int64_t ci = 0; ci < c; ++ci) {
+          sums[ox * c + ci] = static_cast<int32_t>(a[ci]);
+          divisors[ox * c + ci] = static_cast<int32_t>(divisor);
+        }
       } else {
         for (int64_t ci = 0; ci < c; ++ci) o[ox * c + ci] = u8(div_away_fast(a[ci], divisor));
       }
     }
+    if (small) div_away_row(o, sums.data(), divisors.data(), static_cast<size_t>(ow * c));
   }
 }
 
