@@ -223,6 +223,39 @@ TEST(PoolKernels, AccumulatorWidthsAndStridesAgainstNaive) {
   }
 }
 
+// The widest windows the ISA's 8-bit fields allow (255 x 255 = 65025 terms: int32 sums,
+// divisors up to 65025 in div_away_row's double lanes), with pads, at the sum bounds (all
+// -128, all 127) and on random values.
+TEST(PoolKernels, WidestWindowsAgainstNaive) {
+  const Semantics sem(the_isa());
+  Rng rng(31);
+  Memory mem(config(1 << 18));
+  const naive::PoolCase cases[] = {{255, 255, 1, 255, 255, 1, 1, 0, 0, 0, 0, 1, 0},
+                                   {254, 253, 1, 255, 255, 1, 1, 1, 1, 0, 1, 1, 0},
+                                   {254, 253, 1, 255, 255, 1, 1, 1, 1, 0, 1, 1, 1},
+                                   {200, 255, 1, 200, 128, 7, 5, 0, 2, 0, 2, 1, 0},
+                                   {255, 16, 3, 255, 3, 1, 2, 0, 1, 0, 1, 0, 0}};
+  for (const auto& p : cases) {
+    for (int fill = 0; fill < 3; ++fill) {
+      auto img = mem.sram.view(0, static_cast<uint64_t>(p.h * p.w * p.c));
+      if (fill == 2) {
+        fill_random(img, rng);
+      } else {
+        std::fill(img.begin(), img.end(), fill == 0 ? uint8_t{0x80} : uint8_t{0x7f});
+      }
+      const auto expect = naive::pool(p, img);
+      sem.execute(make("pool", {{"dst", 0x20000}, {"src", 0}, {"h", p.h}, {"w", p.w}, {"c", p.c}, {"window_h", p.wh},
+                                {"window_w", p.ww}, {"stride_h", p.sh}, {"stride_w", p.sw}, {"pad_top", p.pt},
+                                {"pad_left", p.pl}, {"pad_bottom", p.pb}, {"pad_right", p.pr}, {"mode", p.mode},
+                                {"count_pad", p.count_pad}}),
+                  mem);
+      const auto got = mem.sram.view(0x20000, expect.size());
+      for (size_t i = 0; i < expect.size(); ++i)
+        ASSERT_EQ(s8(got[i]), expect[i]) << "window " << p.wh << "x" << p.ww << " fill " << fill << " byte " << i;
+    }
+  }
+}
+
 // Per-channel GEMM in both orders: qp entries with full 32-bit scales (at and above 2^31, the
 // columns the int64 epilogue leaves to requant_fast) and shift bytes 0..255 (above 63 act as
 // 63), against the 128-bit reference.
