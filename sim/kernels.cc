@@ -1,6 +1,7 @@
 // The per-instruction kernels behind Semantics::execute/compute, on operand buffers.
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <type_traits>
@@ -87,6 +88,15 @@ bool eltwise_fits32(const RequantParams& rq, int64_t max_abs) {
   return max_abs * int64_t{rq.scale} + round <= INT32_MAX;
 }
 
+// clamp in int8 lanes (32 per AVX2 vector) for bounds inside int8, as the ISA's 8-bit
+// signed fields always are: every value and bound is an int8, so the clamp is exact there.
+NPUFORGE_CLONES void clip_i8(const uint8_t* a, uint8_t* out, size_t len, int8_t lo, int8_t hi) {
+  for (size_t i = 0; i < len; ++i) {
+    const int8_t x = s8(a[i]);
+    out[i] = u8(x < lo ? lo : x > hi ? hi : x);
+  }
+}
+
 NPUFORGE_CLONES void clip_i32(const uint8_t* a, uint8_t* out, size_t len, int32_t lo, int32_t hi) {
   for (size_t i = 0; i < len; ++i) {
     const int32_t x = s8(a[i]);
@@ -128,6 +138,10 @@ void eltwise(const isa::Instruction& instr, const Semantics::EltwiseSlots& s, In
       // clamp(x, lo, max(lo, hi)), then its low byte (the int8 cast): in int32 when the
       // bounds fit, as the ISA's 8-bit fields always do.
       const int64_t lo = instr.value(s.lo), hi = std::max(lo, instr.value(s.hi));
+      if (lo >= INT8_MIN && hi <= INT8_MAX) {
+        clip_i8(a.data(), out.data(), len, static_cast<int8_t>(lo), static_cast<int8_t>(hi));
+        return;
+      }
       if (lo >= INT32_MIN && hi <= INT32_MAX) {
         clip_i32(a.data(), out.data(), len, static_cast<int32_t>(lo), static_cast<int32_t>(hi));
         return;
