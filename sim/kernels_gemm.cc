@@ -1,6 +1,7 @@
 // GEMM: row-broadcast or transposed-dot order, whichever is estimated cheaper.
 #include <algorithm>
 #include <climits>
+#include <cstring>
 #include <memory>
 
 #include "sim/kernels_shared.h"
@@ -181,6 +182,39 @@ void gemm_rows(const GemmRows& g) {
   }
 }
 
+// B^T's 8 x 8 blocks in 16-byte vectors (GCC/clang generic vectors: SSE2 unpacks on the
+// baseline): eight rows of 8 int8 of B (`stride` apart) widened, then interleaved in three
+// stages (16-, 32-, 64-bit units) so that vector j holds column j; stored `to_stride` apart.
+// The scalar transpose was a store per element (a tenth of GEMM's cost).
+using I8x8 = int8_t __attribute__((vector_size(8)));
+using I16x8 = int16_t __attribute__((vector_size(16)));
+
+void transpose8_widen(const uint8_t* from, uint64_t stride, int16_t* to, uint64_t to_stride) {
+  I16x8 r[8];
+  for (int i = 0; i < 8; ++i) {
+    I8x8 b;
+    std::memcpy(&b, from + i * stride, sizeof b);
+    r[i] = __builtin_convertvector(b, I16x8);
+  }
+  I16x8 t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {  // (r_i, r_i+1) pairs per column
+    t[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 8, 1, 9, 2, 10, 3, 11);
+    t[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 4, 12, 5, 13, 6, 14, 7, 15);
+  }
+  for (int i = 0; i < 8; i += 4) {  // four rows per column: t[i], t[i+2] hold rows i..i+3
+    u[i] = __builtin_shufflevector(t[i], t[i + 2], 0, 1, 8, 9, 2, 3, 10, 11);       // columns 0, 1
+    u[i + 1] = __builtin_shufflevector(t[i], t[i + 2], 4, 5, 12, 13, 6, 7, 14, 15);  // 2, 3
+    u[i + 2] = __builtin_shufflevector(t[i + 1], t[i + 3], 0, 1, 8, 9, 2, 3, 10, 11);  // 4, 5
+    u[i + 3] = __builtin_shufflevector(t[i + 1], t[i + 3], 4, 5, 12, 13, 6, 7, 14, 15);  // 6, 7
+  }
+  for (int q = 0; q < 4; ++q) {  // rows 0..3 from u[q], rows 4..7 from u[q + 4]: columns 2q, 2q+1
+    const I16x8 lo = __builtin_shufflevector(u[q], u[q + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    const I16x8 hi = __builtin_shufflevector(u[q], u[q + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    std::memcpy(to + (2 * q) * to_stride, &lo, sizeof lo);
+    std::memcpy(to + (2 * q + 1) * to_stride, &hi, sizeof hi);
+  }
+}
+
 // Dot order: B (k x n, row-major) is transposed and widened once per instruction so that
 // every output is one contiguous dot product (dot_i16); the products and their int32 sum
 // are exact, so adding them to the bias with uint32 wrap-around gives the reference result
@@ -194,9 +228,13 @@ void gemm_dot(const GemmRows& g) {
   int16_t* bt = bt_buf.data();
   int16_t* arow = arow_buf.data();
   uint32_t* acc = acc_buf.data();
-  for (uint64_t p = 0; p < k; ++p) {
+  const uint64_t n8 = n & ~uint64_t{7}, k8 = k & ~uint64_t{7};
+  for (uint64_t j = 0; j < n8; j += 8) {
+    for (uint64_t p = 0; p < k8; p += 8) transpose8_widen(g.b.data() + p * n + j, n, bt + j * kp + p, kp);
+  }
+  for (uint64_t p = 0; p < k; ++p) {  // the edges: columns n8.., and rows k8.. of the others
     const uint8_t* brow = g.b.data() + p * n;
-    for (uint64_t j = 0; j < n; ++j) bt[j * kp + p] = s8(brow[j]);
+    for (uint64_t j = p < k8 ? n8 : 0; j < n; ++j) bt[j * kp + p] = s8(brow[j]);
   }
   for (uint64_t j = 0; j < n; ++j) std::fill(bt + j * kp + k, bt + (j + 1) * kp, int16_t{0});
   std::fill(arow + k, arow + kp, int16_t{0});
