@@ -187,9 +187,10 @@ int8_t div_away_fast(int64_t sum, int64_t count) {
 // so N / D is correctly rounded; an integer quotient is then exact, and any other lies at
 // least 1/D from the integers around it, far beyond the rounding error ((N + D) 2^-53 / D).
 // Truncating the non-negative quotient is the floor div_away32 takes.
-NPUFORGE_CLONES void div_away_row(uint8_t* out, const int32_t* sum, const int32_t* divisor, size_t n) {
+template <typename Sum>
+NPUFORGE_CLONES void div_away_row(uint8_t* out, const Sum* sum, const int32_t* divisor, size_t n) {
   for (size_t i = 0; i < n; ++i) {
-    const int32_t s = sum[i], d = divisor[i];
+    const int32_t s = sum[i], d = divisor[i];  // Sum is int16 or int32
     const auto mag = static_cast<int32_t>(static_cast<double>(2 * (s < 0 ? -s : s) + d) / static_cast<double>(2 * d));
     const int32_t v = s < 0 ? -mag : mag;
     out[i] = static_cast<uint8_t>(v < -128 ? -128 : v > 127 ? 127 : v);
@@ -258,6 +259,12 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
   std::vector<Acc> rows(static_cast<size_t>(h) * row, op.identity()), acc(row);
   // avg: an output row's sums and divisors, for div_away_row (|sum| < 2^28 when small).
   std::vector<int32_t> sums(op.avg && small ? static_cast<size_t>(ow * c) : 0), divisors(sums.size());
+  std::vector<int32_t> cols(sums.size());  // in-image window columns of each output value
+  for (int64_t ox = 0; ox < ow && !cols.empty(); ++ox) {
+    const int64_t x0 = std::max<int64_t>(ox * sw - pl, 0), x1 = std::min(ox * sw - pl + ww, w);
+    std::fill_n(cols.begin() + ox * c, c, static_cast<int32_t>(std::max<int64_t>(x1 - x0, 0)));
+  }
+  if (count_pad) std::fill(divisors.begin(), divisors.end(), static_cast<int32_t>(wh * ww));
   for (int64_t iy = 0; iy < h; ++iy) {  // pass 1: window columns
     Acc* r = rows.data() + static_cast<size_t>(iy) * row;
     const uint8_t* in = src.data() + iy * w * c;
@@ -283,21 +290,31 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
       }
       continue;
     }
+    if (small) {  // checked once per instruction; the row is divided in one pass
+      if (!count_pad) {  // in-image rows times columns, at least 1 (below 2^21: no overflow)
+        const auto rc = static_cast<int32_t>(std::max<int64_t>(y1 - y0, 0));
+        for (size_t j = 0; j < divisors.size(); ++j) divisors[j] = std::max(rc * cols[j], 1);
+      }
+      if constexpr (sizeof(Acc) <= sizeof(int32_t)) {
+        if (sw == 1) {  // the window starts are the output columns: the sums lie packed
+          div_away_row(o, acc.data(), divisors.data(), divisors.size());
+          continue;
+        }
+      }
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        const Acc* a = acc.data() + ox * sw * c;
+        for (int64_t ci = 0; ci < c; ++ci) sums[ox * c + ci] = static_cast<int32_t>(a[ci]);
+      }
+      div_away_row(o, sums.data(), divisors.data(), divisors.size());
+      continue;
+    }
     for (int64_t ox = 0; ox < ow; ++ox) {
       const int64_t x0 = std::max<int64_t>(ox * sw - pl, 0), x1 = std::min(ox * sw - pl + ww, w);
       const int64_t count = std::max<int64_t>(y1 - y0, 0) * std::max<int64_t>(x1 - x0, 0);
       const int64_t divisor = count_pad ? wh * ww : std::max<int64_t>(count, 1);
       const Acc* a = acc.data() + ox * sw * c;
-      if (small) {  // checked once per instruction; the row is divided in one pass below
-        for (int64_t ci = 0; ci < c; ++ci) {
-          sums[ox * c + ci] = static_cast<int32_t>(a[ci]);
-          divisors[ox * c + ci] = static_cast<int32_t>(divisor);
-        }
-      } else {
-        for (int64_t ci = 0; ci < c; ++ci) o[ox * c + ci] = u8(div_away_fast(a[ci], divisor));
-      }
+      for (int64_t ci = 0; ci < c; ++ci) o[ox * c + ci] = u8(div_away_fast(a[ci], divisor));
     }
-    if (small) div_away_row(o, sums.data(), divisors.data(), static_cast<size_t>(ow * c));
   }
 }
 
