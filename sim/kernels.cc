@@ -1,6 +1,7 @@
 // The per-instruction kernels behind Semantics::execute/compute, on operand buffers.
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <type_traits>
@@ -33,12 +34,29 @@ void im2col(const isa::Instruction& instr, const Semantics::Im2colSlots& s, In i
     for (int64_t ox = 0; ox < ow; ++ox) {
       for (int64_t ky = 0; ky < kh; ++ky) {
         const int64_t iy = oy * sh - pt + ky * dh;
+        if (iy < 0 || iy >= h) {
+          std::memset(o, 0, kw * c);
+          o += kw * c;
+          continue;
+        }
+        const uint8_t* srow = src.data() + iy * w * c;
+        const int64_t x0 = ox * sw - pl;  // ix at kx = 0
+        if (dw == 1) {
+          // The window row's in-image pixels kx0 <= kx < kx1 are contiguous in the source:
+          // one copy between the zeros of the pads, not one per pixel (c is often small).
+          const int64_t kx0 = std::clamp<int64_t>(-x0, 0, kw), kx1 = std::clamp<int64_t>(w - x0, kx0, kw);
+          if (kx0 > 0) std::memset(o, 0, kx0 * c);
+          if (kx1 > kx0) std::memcpy(o + kx0 * c, srow + (x0 + kx0) * c, (kx1 - kx0) * c);
+          if (kx1 < kw) std::memset(o + kx1 * c, 0, (kw - kx1) * c);
+          o += kw * c;
+          continue;
+        }
         for (int64_t kx = 0; kx < kw; ++kx) {
-          const int64_t ix = ox * sw - pl + kx * dw;
-          if (iy < 0 || iy >= h || ix < 0 || ix >= w) {
+          const int64_t ix = x0 + kx * dw;
+          if (ix < 0 || ix >= w) {
             std::memset(o, 0, c);
           } else {
-            std::memcpy(o, src.data() + (iy * w + ix) * c, c);
+            std::memcpy(o, srow + ix * c, c);
           }
           o += c;
         }
@@ -68,6 +86,15 @@ bool eltwise_fits32(const RequantParams& rq, int64_t max_abs) {
   if (rq.shift >= 31) return false;
   const int64_t round = rq.shift > 0 ? int64_t{1} << (rq.shift - 1) : 0;
   return max_abs * int64_t{rq.scale} + round <= INT32_MAX;
+}
+
+// clamp in int8 lanes (32 per AVX2 vector) for bounds inside int8, as the ISA's 8-bit
+// signed fields always are: every value and bound is an int8, so the clamp is exact there.
+NPUFORGE_CLONES void clip_i8(const uint8_t* a, uint8_t* out, size_t len, int8_t lo, int8_t hi) {
+  for (size_t i = 0; i < len; ++i) {
+    const int8_t x = s8(a[i]);
+    out[i] = u8(x < lo ? lo : x > hi ? hi : x);
+  }
 }
 
 NPUFORGE_CLONES void clip_i32(const uint8_t* a, uint8_t* out, size_t len, int32_t lo, int32_t hi) {
@@ -111,6 +138,10 @@ void eltwise(const isa::Instruction& instr, const Semantics::EltwiseSlots& s, In
       // clamp(x, lo, max(lo, hi)), then its low byte (the int8 cast): in int32 when the
       // bounds fit, as the ISA's 8-bit fields always do.
       const int64_t lo = instr.value(s.lo), hi = std::max(lo, instr.value(s.hi));
+      if (lo >= INT8_MIN && hi <= INT8_MAX) {
+        clip_i8(a.data(), out.data(), len, static_cast<int8_t>(lo), static_cast<int8_t>(hi));
+        return;
+      }
       if (lo >= INT32_MIN && hi <= INT32_MAX) {
         clip_i32(a.data(), out.data(), len, static_cast<int32_t>(lo), static_cast<int32_t>(hi));
         return;
@@ -151,31 +182,47 @@ int8_t div_away_fast(int64_t sum, int64_t count) {
   return div_away32(static_cast<int32_t>(sum), static_cast<int32_t>(count));
 }
 
-// Pooling is separable: a window's sum (or maximum) is the sum (maximum) over its rows of
-// the row segments' sums (maxima), and integer sums and maxima do not depend on the order
-// they are taken in, so the results are the reference's bit for bit. Pass 1 reduces every
-// input row over each output column's window columns (rows[iy][ox][ci]); pass 2 reduces
-// those over each output row's window rows. Overlapping windows share the row pass, and
-// both passes run over whole rows of ow * c values (the input is HWC, so for stride 1 a
-// window column's pixels of all output columns are one contiguous run of bytes) instead of
-// c bytes at a time. Acc is int32 when a window's sum provably fits (see pool), else int64.
-// The int32 folds out of line, cloned for AVX2: widening int8 to int32 and a 32-bit max
-// take several instructions each on the x86-64 baseline (they were most of POOL's cost).
-// Pass 1: runs of `c` values `step` bytes apart in `from`, packed in `into`.
-NPUFORGE_CLONES void fold_bytes_i32(bool avg, int32_t* into, const uint8_t* from, size_t runs, size_t c,
-                                    size_t step) {
-  for (size_t r = 0; r < runs; ++r, into += c, from += step) {
-    if (avg) {
-      for (size_t i = 0; i < c; ++i) into[i] += s8(from[i]);
-    } else {
-      for (size_t i = 0; i < c; ++i) into[i] = std::max<int32_t>(into[i], s8(from[i]));
-    }
+// div_away32 over n (sum, divisor) pairs in double lanes, where x86 has no vector integer
+// division. Exact: the numerator N = 2|s| + d and denominator D = 2d are integers below 2^30,
+// so N / D is correctly rounded; an integer quotient is then exact, and any other lies at
+// least 1/D from the integers around it, far beyond the rounding error ((N + D) 2^-53 / D).
+// Truncating the non-negative quotient is the floor div_away32 takes.
+template <typename Sum>
+NPUFORGE_CLONES void div_away_row(uint8_t* out, const Sum* sum, const int32_t* divisor, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const int32_t s = sum[i], d = divisor[i];  // Sum is int16 or int32
+    const auto mag = static_cast<int32_t>(static_cast<double>(2 * (s < 0 ? -s : s) + d) / static_cast<double>(2 * d));
+    const int32_t v = s < 0 ? -mag : mag;
+    out[i] = static_cast<uint8_t>(v < -128 ? -128 : v > 127 ? 127 : v);
   }
 }
 
-NPUFORGE_CLONES void fold_i32(bool avg, int32_t* into, const int32_t* from, size_t n) {
+// Pooling is separable: a window's sum (or maximum) is the sum (maximum) over its rows of
+// the row segments' sums (maxima), and integer sums and maxima do not depend on the order
+// they are taken in, so the results are the reference's bit for bit. Pass 1 reduces every
+// input row over the window columns at each window start (rows[iy][x][ci]); pass 2 reduces
+// those over each output row's window rows. Overlapping windows share the row pass, and
+// both passes run over whole rows (the input is HWC, so a window column's pixels at all
+// window starts are one contiguous run of bytes) instead of c bytes at a time. Acc is the
+// narrowest type every partial result provably fits (see pool): int8 for max (a maximum of
+// int8 values is one of them; 32 lanes per AVX2 vector), int16 for small windows' sums, else
+// int32 or int64. The folds are out of line, cloned for AVX2: widening and maxima take
+// several instructions each on the x86-64 baseline.
+// Pass 1: n bytes of `from` into `into`.
+template <typename Acc>
+NPUFORGE_CLONES void fold_bytes(bool avg, Acc* into, const uint8_t* from, size_t n) {
   if (avg) {
-    for (size_t i = 0; i < n; ++i) into[i] += from[i];
+    for (size_t i = 0; i < n; ++i) into[i] = static_cast<Acc>(into[i] + s8(from[i]));
+  } else {
+    for (size_t i = 0; i < n; ++i) into[i] = std::max<Acc>(into[i], s8(from[i]));
+  }
+}
+
+// Pass 2: n values of `from` into `into`.
+template <typename Acc>
+NPUFORGE_CLONES void fold_lanes(bool avg, Acc* into, const Acc* from, size_t n) {
+  if (avg) {
+    for (size_t i = 0; i < n; ++i) into[i] = static_cast<Acc>(into[i] + from[i]);
   } else {
     for (size_t i = 0; i < n; ++i) into[i] = std::max(into[i], from[i]);
   }
@@ -185,25 +232,8 @@ template <typename Acc>
 struct PoolOp {
   bool avg;
   Acc identity() const { return avg ? Acc{0} : Acc{-128}; }
-  void fold(Acc* into, const Acc* from, size_t n) const {
-    if constexpr (std::is_same_v<Acc, int32_t>) {
-      fold_i32(avg, into, from, n);
-    } else if (avg) {
-      for (size_t i = 0; i < n; ++i) into[i] += from[i];
-    } else {
-      for (size_t i = 0; i < n; ++i) into[i] = std::max(into[i], from[i]);
-    }
-  }
-  // `runs` runs of c bytes, `step` apart in `from`, into consecutive runs of `into`.
-  void fold(Acc* into, const uint8_t* from, size_t runs, size_t c, size_t step) const {
-    if constexpr (std::is_same_v<Acc, int32_t>) {
-      fold_bytes_i32(avg, into, from, runs, c, step);
-      return;
-    }
-    for (size_t r = 0; r < runs; ++r, into += c, from += step) {
-      for (size_t i = 0; i < c; ++i) into[i] = avg ? into[i] + s8(from[i]) : std::max<Acc>(into[i], s8(from[i]));
-    }
-  }
+  void fold(Acc* into, const Acc* from, size_t n) const { fold_lanes(avg, into, from, n); }
+  void fold(Acc* into, const uint8_t* from, size_t n) const { fold_bytes(avg, into, from, n); }
 };
 
 template <typename Acc>
@@ -216,55 +246,91 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
   const bool count_pad = instr.get(s.count_pad) != 0;
   const int64_t oh = (h + pt + pb - wh) / sh + 1, ow = (w + pl + pr - ww) / sw + 1;
   if (oh <= 0 || ow <= 0 || h <= 0 || w <= 0 || c <= 0) return;
-  const auto row = static_cast<size_t>(ow * c);  // values per output row
+  // Pass 1 reduces at every window start x = 0 .. (ow - 1) * sw, not only at the output
+  // columns' (x = ox * sw): then a window column kx of all of them is one contiguous run of
+  // the input row, which the folds take whole in vector lanes, where a stride above 1 made
+  // runs of c values (often a few, all scalar). Pass 2 works on these wide rows and the
+  // output picks every sw-th position; the rows are no wider than the padded input.
+  const int64_t xw = (ow - 1) * sw + 1;            // window starts per row
+  const auto row = static_cast<size_t>(xw * c);   // values per pass-1 row
   // Every sum is at most 128 * wh * ww in magnitude and every divisor at most wh * ww: under
   // div_away32's limit (2^29) when wh * ww < 2^21.
   const bool small = static_cast<uint64_t>(wh) * static_cast<uint64_t>(ww) < (uint64_t{1} << 21);
   std::vector<Acc> rows(static_cast<size_t>(h) * row, op.identity()), acc(row);
+  // avg: an output row's sums and divisors, for div_away_row (|sum| < 2^28 when small).
+  std::vector<int32_t> sums(op.avg && small ? static_cast<size_t>(ow * c) : 0), divisors(sums.size());
+  std::vector<int32_t> cols(sums.size());  // in-image window columns of each output value
+  for (int64_t ox = 0; ox < ow && !cols.empty(); ++ox) {
+    const int64_t x0 = std::max<int64_t>(ox * sw - pl, 0), x1 = std::min(ox * sw - pl + ww, w);
+    std::fill_n(cols.begin() + ox * c, c, static_cast<int32_t>(std::max<int64_t>(x1 - x0, 0)));
+  }
+  if (count_pad) std::fill(divisors.begin(), divisors.end(), static_cast<int32_t>(wh * ww));
   for (int64_t iy = 0; iy < h; ++iy) {  // pass 1: window columns
     Acc* r = rows.data() + static_cast<size_t>(iy) * row;
     const uint8_t* in = src.data() + iy * w * c;
     for (int64_t kx = 0; kx < ww; ++kx) {
-      // Output columns whose window column kx is inside the image: 0 <= ox * sw - pl + kx < w.
-      const int64_t lo = std::max<int64_t>(0, (pl - kx + sw - 1) / sw);
-      const int64_t hi = std::min<int64_t>(ow, pl - kx + w <= 0 ? 0 : (pl - kx + w - 1) / sw + 1);
-      if (lo >= hi) continue;
-      if (sw == 1) {  // one run
-        op.fold(r + lo * c, in + (lo - pl + kx) * c, 1, static_cast<size_t>((hi - lo) * c), 0);
-      } else {
-        op.fold(r + lo * c, in + (lo * sw - pl + kx) * c, static_cast<size_t>(hi - lo), static_cast<size_t>(c),
-                static_cast<size_t>(sw * c));
-      }
+      // Window starts whose column kx is inside the image: 0 <= x - pl + kx < w.
+      const int64_t lo = std::max<int64_t>(0, pl - kx), hi = std::min<int64_t>(xw, pl - kx + w);
+      if (lo < hi) op.fold(r + lo * c, in + (lo - pl + kx) * c, static_cast<size_t>((hi - lo) * c));
     }
   }
   for (int64_t oy = 0; oy < oh; ++oy) {  // pass 2: window rows
     const int64_t y0 = std::max<int64_t>(oy * sh - pt, 0), y1 = std::min(oy * sh - pt + wh, h);
     std::fill(acc.begin(), acc.end(), op.identity());
     for (int64_t iy = y0; iy < y1; ++iy) op.fold(acc.data(), rows.data() + static_cast<size_t>(iy) * row, row);
-    uint8_t* o = out.data() + static_cast<size_t>(oy) * row;
+    uint8_t* o = out.data() + static_cast<size_t>(oy * ow * c);
     if (!op.avg) {
-      for (size_t j = 0; j < row; ++j) o[j] = u8(static_cast<int8_t>(acc[j]));
+      if (sw == 1) {
+        for (size_t j = 0; j < row; ++j) o[j] = u8(static_cast<int8_t>(acc[j]));
+        continue;
+      }
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        const Acc* a = acc.data() + ox * sw * c;
+        for (int64_t ci = 0; ci < c; ++ci) o[ox * c + ci] = u8(static_cast<int8_t>(a[ci]));
+      }
+      continue;
+    }
+    if (small) {  // checked once per instruction; the row is divided in one pass
+      if (!count_pad) {  // in-image rows times columns, at least 1 (below 2^21: no overflow)
+        const auto rc = static_cast<int32_t>(std::max<int64_t>(y1 - y0, 0));
+        for (size_t j = 0; j < divisors.size(); ++j) divisors[j] = std::max(rc * cols[j], 1);
+      }
+      if constexpr (sizeof(Acc) <= sizeof(int32_t)) {
+        if (sw == 1) {  // the window starts are the output columns: the sums lie packed
+          div_away_row(o, acc.data(), divisors.data(), divisors.size());
+          continue;
+        }
+      }
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        const Acc* a = acc.data() + ox * sw * c;
+        for (int64_t ci = 0; ci < c; ++ci) sums[ox * c + ci] = static_cast<int32_t>(a[ci]);
+      }
+      div_away_row(o, sums.data(), divisors.data(), divisors.size());
       continue;
     }
     for (int64_t ox = 0; ox < ow; ++ox) {
       const int64_t x0 = std::max<int64_t>(ox * sw - pl, 0), x1 = std::min(ox * sw - pl + ww, w);
       const int64_t count = std::max<int64_t>(y1 - y0, 0) * std::max<int64_t>(x1 - x0, 0);
       const int64_t divisor = count_pad ? wh * ww : std::max<int64_t>(count, 1);
-      const Acc* a = acc.data() + ox * c;
-      if (small) {  // checked once per instruction instead of per output
-        for (int64_t ci = 0; ci < c; ++ci) o[ox * c + ci] = u8(div_away32(static_cast<int32_t>(a[ci]), static_cast<int32_t>(divisor)));
-      } else {
-        for (int64_t ci = 0; ci < c; ++ci) o[ox * c + ci] = u8(div_away_fast(a[ci], divisor));
-      }
+      const Acc* a = acc.data() + ox * sw * c;
+      for (int64_t ci = 0; ci < c; ++ci) o[ox * c + ci] = u8(div_away_fast(a[ci], divisor));
     }
   }
 }
 
+// The widest window whose sums pool_windows may take in int16: |sum| <= 128 * wh * ww <= 2^15 - 1.
+constexpr uint64_t kPoolInt16Terms = 255;
+
 void pool(const isa::Instruction& instr, const Semantics::PoolSlots& s, In in, std::span<uint8_t> out) {
   const auto src = operand(instr, in, s.src);
-  // A window sum has at most window_h * window_w terms of magnitude <= 128.
+  // A window sum has at most window_h * window_w terms of magnitude <= 128; a maximum is one
+  // of the int8 inputs (or the identity -128).
   const uint64_t terms = uint64_t{instr.get(s.wh)} * instr.get(s.ww);
-  if (terms < (uint64_t{1} << 24)) {
+  if (static_cast<PoolMode>(instr.get(s.mode)) != PoolMode::Avg) {
+    pool_windows<int8_t>(instr, s, src, out);
+  } else if (terms <= kPoolInt16Terms) {
+    pool_windows<int16_t>(instr, s, src, out);
+  } else if (terms < (uint64_t{1} << 24)) {
     pool_windows<int32_t>(instr, s, src, out);
   } else {
     pool_windows<int64_t>(instr, s, src, out);

@@ -1,5 +1,7 @@
 // GEMM: row-broadcast or transposed-dot order, whichever is estimated cheaper.
 #include <algorithm>
+#include <climits>
+#include <cstring>
 #include <memory>
 
 #include "sim/kernels_shared.h"
@@ -36,6 +38,26 @@ NPUFORGE_CLONES int32_t dot_i16(const int16_t* x, const int16_t* y, uint64_t k) 
   return sum;
 }
 
+// dot_i16 of x with four columns at once (y, y + kp, y + 2 kp, y + 3 kp), stored as uint32
+// (the accumulators' wrap-around type): x is loaded once for the four, and the call and the
+// vector reductions are shared (most dots are short: the call was half their cost).
+NPUFORGE_CLONES void dot4_i16(const int16_t* x, const int16_t* y, uint64_t kp, uint32_t* out) {
+  if (kp % 16 != 0) __builtin_unreachable();  // a precondition (gemm_dot pads): no scalar tail
+  const int16_t *y0 = y, *y1 = y + kp, *y2 = y + 2 * kp, *y3 = y + 3 * kp;
+  int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  for (uint64_t p = 0; p < kp; ++p) {
+    const int32_t v = x[p];
+    s0 += v * y0[p];
+    s1 += v * y1[p];
+    s2 += v * y2[p];
+    s3 += v * y3[p];
+  }
+  out[0] = static_cast<uint32_t>(s0);
+  out[1] = static_cast<uint32_t>(s1);
+  out[2] = static_cast<uint32_t>(s2);
+  out[3] = static_cast<uint32_t>(s3);
+}
+
 // The widest k for which dot_i16's int32 sum provably cannot overflow: k * 2^14 < 2^31.
 constexpr uint64_t kMaxDotK = (uint64_t{1} << 17) - 1;
 
@@ -68,22 +90,71 @@ NPUFORGE_CLONES void widen_i8(int16_t* to, const uint8_t* from, uint64_t n) {
   for (uint64_t p = 0; p < n; ++p) to[p] = s8(from[p]);
 }
 
+// True when int64 arithmetic gives requant(x, p) exactly for every int32 x: with scale <
+// 2^31, |x * scale| < 2^62 and round <= 2^62, so (x * scale + round) cannot overflow. Shifts
+// above 63 act as 63 (isa/numerics.h). Every scale field of the ISA fits; a per-channel qp
+// entry holds a full 32-bit scale and may not.
+bool rq_fits64(const RequantParams& p) { return p.scale <= uint32_t{INT32_MAX}; }
+
+struct Rq64 {
+  int32_t scale;
+  int64_t round, shift;
+};
+Rq64 rq64(const RequantParams& p) {
+  const int64_t shift = std::min<uint32_t>(p.shift, 63);
+  return {static_cast<int32_t>(p.scale), shift > 0 ? int64_t{1} << (shift - 1) : 0, shift};
+}
+
+// out[j] = requant(int32(acc[j])) for j < n with one rq64 (rq_fits64) for every column: the
+// reference's exact arithmetic in int64, without requant_fast's per-output range checks.
+// `lo` is 0 with relu (max(0, clamp(v, -128, 127)) = clamp(v, 0, 127)), else -128.
+NPUFORGE_CLONES void requant_row(uint8_t* out, const uint32_t* acc, uint64_t n, Rq64 q, int64_t lo) {
+  for (uint64_t j = 0; j < n; ++j) {
+    int64_t v = (int64_t{static_cast<int32_t>(acc[j])} * q.scale + q.round) >> q.shift;
+    v = v < lo ? lo : v > 127 ? 127 : v;
+    out[j] = static_cast<uint8_t>(v);
+  }
+}
+
+// The same with column j's own rq64 (per_channel).
+NPUFORGE_CLONES void requant_row_cols(uint8_t* out, const uint32_t* acc, uint64_t n, const Rq64* q, int64_t lo) {
+  for (uint64_t j = 0; j < n; ++j) {
+    int64_t v = (int64_t{static_cast<int32_t>(acc[j])} * q[j].scale + q[j].round) >> q[j].shift;
+    v = v < lo ? lo : v > 127 ? 127 : v;
+    out[j] = static_cast<uint8_t>(v);
+  }
+}
+
 // What a GEMM row's epilogue needs: the bias (or none), the requant parameters of each
-// column (per_channel: qp) and the output row.
+// column (per_channel: qp, as rq64 in `cols` with the columns rq_fits64 rejects listed in
+// `slow`) and the output.
 struct GemmRows {
   uint64_t m, n, k;
   std::span<const uint8_t> a, b, bias, qp;
   RequantParams rq;
   bool per_channel;
   uint8_t* out;
+  const Rq64* cols;       // per_channel: n entries (a slow column's is a harmless zero)
+  const uint32_t* slow;   // per_channel: columns to redo with requant_fast
+  uint64_t slow_count;
 
   uint32_t bias_of(uint64_t j) const { return bias.empty() ? 0 : static_cast<uint32_t>(load_i32(bias.data() + 4 * j)); }
   RequantParams rq_of(uint64_t j) const {
     if (!per_channel) return rq;
     return RequantParams{static_cast<uint32_t>(load_i32(qp.data() + 8 * j)), qp[8 * j + 4], rq.relu};
   }
-  void store(uint64_t i, uint64_t j, uint32_t acc) const {
-    out[i * n + j] = u8(requant_fast(static_cast<int32_t>(acc), rq_of(j)));
+  // Output row i from its n accumulators (bias included).
+  void finish_row(uint64_t i, const uint32_t* acc) const {
+    uint8_t* o = out + i * n;
+    const int64_t lo = rq.relu ? 0 : -128;
+    if (per_channel) {
+      requant_row_cols(o, acc, n, cols, lo);
+      for (uint64_t s = 0; s < slow_count; ++s) o[slow[s]] = u8(requant_fast(static_cast<int32_t>(acc[slow[s]]), rq_of(slow[s])));
+    } else if (rq_fits64(rq)) {
+      requant_row(o, acc, n, rq64(rq), lo);
+    } else {
+      for (uint64_t j = 0; j < n; ++j) o[j] = u8(requant_fast(static_cast<int32_t>(acc[j]), rq));
+    }
   }
 };
 
@@ -107,7 +178,40 @@ void gemm_rows(const GemmRows& g) {
       axpy4_i8(acc, b + p * n, n, a4, pad ? np : n);
     }
     for (; p < k; ++p) axpy_i8(acc, b + p * n, s8(arow[p]), (p * n + np <= k * n) ? np : n);
-    for (uint64_t j = 0; j < n; ++j) g.store(i, j, acc[j]);
+    g.finish_row(i, acc);
+  }
+}
+
+// B^T's 8 x 8 blocks in 16-byte vectors (GCC/clang generic vectors: SSE2 unpacks on the
+// baseline): eight rows of 8 int8 of B (`stride` apart) widened, then interleaved in three
+// stages (16-, 32-, 64-bit units) so that vector j holds column j; stored `to_stride` apart.
+// The scalar transpose was a store per element (a tenth of GEMM's cost).
+using I8x8 = int8_t __attribute__((vector_size(8)));
+using I16x8 = int16_t __attribute__((vector_size(16)));
+
+void transpose8_widen(const uint8_t* from, uint64_t stride, int16_t* to, uint64_t to_stride) {
+  I16x8 r[8];
+  for (int i = 0; i < 8; ++i) {
+    I8x8 b;
+    std::memcpy(&b, from + i * stride, sizeof b);
+    r[i] = __builtin_convertvector(b, I16x8);
+  }
+  I16x8 t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {  // (r_i, r_i+1) pairs per column
+    t[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 8, 1, 9, 2, 10, 3, 11);
+    t[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 4, 12, 5, 13, 6, 14, 7, 15);
+  }
+  for (int i = 0; i < 8; i += 4) {  // four rows per column: t[i], t[i+2] hold rows i..i+3
+    u[i] = __builtin_shufflevector(t[i], t[i + 2], 0, 1, 8, 9, 2, 3, 10, 11);       // columns 0, 1
+    u[i + 1] = __builtin_shufflevector(t[i], t[i + 2], 4, 5, 12, 13, 6, 7, 14, 15);  // 2, 3
+    u[i + 2] = __builtin_shufflevector(t[i + 1], t[i + 3], 0, 1, 8, 9, 2, 3, 10, 11);  // 4, 5
+    u[i + 3] = __builtin_shufflevector(t[i + 1], t[i + 3], 4, 5, 12, 13, 6, 7, 14, 15);  // 6, 7
+  }
+  for (int q = 0; q < 4; ++q) {  // rows 0..3 from u[q], rows 4..7 from u[q + 4]: columns 2q, 2q+1
+    const I16x8 lo = __builtin_shufflevector(u[q], u[q + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    const I16x8 hi = __builtin_shufflevector(u[q], u[q + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    std::memcpy(to + (2 * q) * to_stride, &lo, sizeof lo);
+    std::memcpy(to + (2 * q + 1) * to_stride, &hi, sizeof hi);
   }
 }
 
@@ -120,19 +224,29 @@ void gemm_dot(const GemmRows& g) {
   const uint64_t n = g.n, k = g.k, kp = padded16(k);
   Scratch<int16_t, 2048> bt_buf(n * kp);
   Scratch<int16_t, 256> arow_buf(kp);
+  Scratch<uint32_t, 256> acc_buf(n);
   int16_t* bt = bt_buf.data();
   int16_t* arow = arow_buf.data();
-  for (uint64_t p = 0; p < k; ++p) {
+  uint32_t* acc = acc_buf.data();
+  const uint64_t n8 = n & ~uint64_t{7}, k8 = k & ~uint64_t{7};
+  for (uint64_t j = 0; j < n8; j += 8) {
+    for (uint64_t p = 0; p < k8; p += 8) transpose8_widen(g.b.data() + p * n + j, n, bt + j * kp + p, kp);
+  }
+  for (uint64_t p = 0; p < k; ++p) {  // the edges: columns n8.., and rows k8.. of the others
     const uint8_t* brow = g.b.data() + p * n;
-    for (uint64_t j = 0; j < n; ++j) bt[j * kp + p] = s8(brow[j]);
+    for (uint64_t j = p < k8 ? n8 : 0; j < n; ++j) bt[j * kp + p] = s8(brow[j]);
   }
   for (uint64_t j = 0; j < n; ++j) std::fill(bt + j * kp + k, bt + (j + 1) * kp, int16_t{0});
   std::fill(arow + k, arow + kp, int16_t{0});
   for (uint64_t i = 0; i < g.m; ++i) {
     widen_i8(arow, g.a.data() + i * k, k);
-    for (uint64_t j = 0; j < n; ++j) {
-      g.store(i, j, g.bias_of(j) + static_cast<uint32_t>(dot_i16(arow, bt + j * kp, kp)));
+    uint64_t j = 0;
+    for (; j + 4 <= n; j += 4) dot4_i16(arow, bt + j * kp, kp, acc + j);
+    for (; j < n; ++j) acc[j] = static_cast<uint32_t>(dot_i16(arow, bt + j * kp, kp));
+    if (!g.bias.empty()) {
+      for (j = 0; j < n; ++j) acc[j] += g.bias_of(j);
     }
+    g.finish_row(i, acc);
   }
 }
 
@@ -157,9 +271,20 @@ void gemm(const isa::Instruction& instr, const Semantics::GemmSlots& s, In in, s
   if (instr.get(s.has_bias) != 0) g.bias = operand(instr, in, s.bias);
   g.rq = RequantParams{instr.get(s.scale), instr.get(s.shift), instr.get(s.relu) != 0};
   g.per_channel = instr.get(s.per_channel) != 0;
-  if (g.per_channel) g.qp = operand(instr, in, s.qp);
   g.out = out.data();
   if (g.m == 0 || g.n == 0) return;
+  Scratch<Rq64, 128> cols(g.per_channel ? g.n : 0);
+  Scratch<uint32_t, 128> slow(g.per_channel ? g.n : 0);
+  if (g.per_channel) {
+    g.qp = operand(instr, in, s.qp);
+    for (uint64_t j = 0; j < g.n; ++j) {
+      const RequantParams p = g.rq_of(j);
+      cols.data()[j] = rq_fits64(p) ? rq64(p) : Rq64{0, 0, 0};
+      if (!rq_fits64(p)) slow.data()[g.slow_count++] = static_cast<uint32_t>(j);
+    }
+    g.cols = cols.data();
+    g.slow = slow.data();
+  }
   if (g.k > kMaxDotK || rows_cheaper(g.m, g.n, g.k)) {
     gemm_rows(g);
   } else {

@@ -190,5 +190,113 @@ TEST(RequantKernels, FastPathOverEveryShift) {
   }
 }
 
+// POOL's accumulator types: int8 for max, int16 up to 255 window terms, int32 past that
+// (the ISA's 8-bit window fields keep wh * ww < 2^24, so the int64 path is not reachable by
+// an instruction); strides below, at and above the window (gaps), pads on every side, c
+// around the 32 byte lanes of a vector.
+TEST(PoolKernels, AccumulatorWidthsAndStridesAgainstNaive) {
+  const Semantics sem(the_isa());
+  Rng rng(23);
+  Memory mem(config(1 << 18));
+  const std::pair<int64_t, int64_t> windows[] = {{1, 1}, {2, 2}, {3, 3}, {15, 17}, {16, 16}, {17, 15}, {24, 20}, {5, 1}};
+  for (int n = 0; n < 400; ++n) {
+    const auto [wh, ww] = windows[n % std::size(windows)];
+    naive::PoolCase p{};
+    p.pt = rng.range(0, 2), p.pl = rng.range(0, 2), p.pb = rng.range(0, 2), p.pr = rng.range(0, 2);
+    p.wh = wh, p.ww = ww;
+    p.h = std::max<int64_t>(1, wh - p.pt - p.pb) + rng.range(0, 8);
+    p.w = std::max<int64_t>(1, ww - p.pl - p.pr) + rng.range(0, 8);
+    const int64_t cs[] = {1, 3, 8, 31, 32, 33, 40};
+    p.c = cs[rng.below(std::size(cs))];
+    p.sh = rng.range(1, 4), p.sw = rng.range(1, 4), p.mode = rng.range(0, 1), p.count_pad = rng.range(0, 1);
+    fill_random(mem.sram.view(0, 0x20000), rng);
+    if (n % 5 == 0) std::fill_n(mem.sram.view(0, 0x10000).begin(), 0x10000, uint8_t{0x80});  // all -128: sums at the bound
+    const auto expect = naive::pool(p, mem.sram.view(0, static_cast<uint64_t>(p.h * p.w * p.c)));
+    sem.execute(make("pool", {{"dst", 0x20000}, {"src", 0}, {"h", p.h}, {"w", p.w}, {"c", p.c}, {"window_h", p.wh},
+                              {"window_w", p.ww}, {"stride_h", p.sh}, {"stride_w", p.sw}, {"pad_top", p.pt},
+                              {"pad_left", p.pl}, {"pad_bottom", p.pb}, {"pad_right", p.pr}, {"mode", p.mode},
+                              {"count_pad", p.count_pad}}),
+                mem);
+    const auto got = mem.sram.view(0x20000, expect.size());
+    for (size_t i = 0; i < expect.size(); ++i)
+      ASSERT_EQ(s8(got[i]), expect[i]) << "case " << n << " window " << wh << "x" << ww << " c " << p.c << " byte " << i;
+  }
+}
+
+// The widest windows the ISA's 8-bit fields allow (255 x 255 = 65025 terms: int32 sums,
+// divisors up to 65025 in div_away_row's double lanes), with pads, at the sum bounds (all
+// -128, all 127) and on random values.
+TEST(PoolKernels, WidestWindowsAgainstNaive) {
+  const Semantics sem(the_isa());
+  Rng rng(31);
+  Memory mem(config(1 << 18));
+  const naive::PoolCase cases[] = {{255, 255, 1, 255, 255, 1, 1, 0, 0, 0, 0, 1, 0},
+                                   {254, 253, 1, 255, 255, 1, 1, 1, 1, 0, 1, 1, 0},
+                                   {254, 253, 1, 255, 255, 1, 1, 1, 1, 0, 1, 1, 1},
+                                   {200, 255, 1, 200, 128, 7, 5, 0, 2, 0, 2, 1, 0},
+                                   {255, 16, 3, 255, 3, 1, 2, 0, 1, 0, 1, 0, 0}};
+  for (const auto& p : cases) {
+    for (int fill = 0; fill < 3; ++fill) {
+      auto img = mem.sram.view(0, static_cast<uint64_t>(p.h * p.w * p.c));
+      if (fill == 2) {
+        fill_random(img, rng);
+      } else {
+        std::fill(img.begin(), img.end(), fill == 0 ? uint8_t{0x80} : uint8_t{0x7f});
+      }
+      const auto expect = naive::pool(p, img);
+      sem.execute(make("pool", {{"dst", 0x20000}, {"src", 0}, {"h", p.h}, {"w", p.w}, {"c", p.c}, {"window_h", p.wh},
+                                {"window_w", p.ww}, {"stride_h", p.sh}, {"stride_w", p.sw}, {"pad_top", p.pt},
+                                {"pad_left", p.pl}, {"pad_bottom", p.pb}, {"pad_right", p.pr}, {"mode", p.mode},
+                                {"count_pad", p.count_pad}}),
+                  mem);
+      const auto got = mem.sram.view(0x20000, expect.size());
+      for (size_t i = 0; i < expect.size(); ++i)
+        ASSERT_EQ(s8(got[i]), expect[i]) << "window " << p.wh << "x" << p.ww << " fill " << fill << " byte " << i;
+    }
+  }
+}
+
+// Per-channel GEMM in both orders: qp entries with full 32-bit scales (at and above 2^31, the
+// columns the int64 epilogue leaves to requant_fast) and shift bytes 0..255 (above 63 act as
+// 63), against the 128-bit reference.
+TEST(GemmKernels, PerChannelEpilogueAgainstTripleLoop) {
+  const Semantics sem(the_isa());
+  Rng rng(29);
+  Memory mem(config(1 << 18));
+  constexpr uint32_t kQp = 0x28000;
+  for (int64_t m : {1, 3, 64}) {
+    for (int64_t n : {1, 7, 16, 33}) {
+      for (int64_t k : {1, 16, 40}) {
+        for (int rep = 0; rep < 4; ++rep) {
+          fill_random(mem.sram.view(0, 0x30000), rng);
+          const bool relu = rng.chance(0.5), has_bias = rng.chance(0.5);
+          for (int64_t j = 0; j < n; ++j) {  // some small scales and shifts, so not every output clamps
+            if (rng.chance(0.5)) mem.sram.view(kQp + 8 * j + 3, 1)[0] = static_cast<uint8_t>(rng.below(2) * 0x7f);
+            if (rng.chance(0.5)) mem.sram.view(kQp + 8 * j + 4, 1)[0] = static_cast<uint8_t>(rng.range(20, 45));
+          }
+          GemmCase g{m, n, k, 0, 0, relu, has_bias};
+          auto in = gemm_instr(g);
+          in.set_value(in.spec->require_field("qp"), kQp);
+          in.set_value(in.spec->require_field("per_channel"), 1);
+          std::vector<int8_t> expect;
+          for (int64_t j = 0; j < n; ++j) {
+            uint32_t scale;
+            std::memcpy(&scale, mem.sram.view(kQp + 8 * j, 4).data(), 4);
+            const int64_t shift = std::min<int64_t>(mem.sram.view(kQp + 8 * j + 4, 1)[0], 63);
+            g.scale = scale, g.shift = shift;
+            const auto col = naive::gemm(g, mem.sram.view(kA, m * k), mem.sram.view(kB, k * n), mem.sram.view(kBias, 4 * n));
+            expect.resize(static_cast<size_t>(m * n));
+            for (int64_t i = 0; i < m; ++i) expect[i * n + j] = col[i * n + j];
+          }
+          sem.execute(in, mem);
+          const auto got = mem.sram.view(kDst, m * n);
+          for (size_t i = 0; i < expect.size(); ++i)
+            ASSERT_EQ(s8(got[i]), expect[i]) << "m " << m << " n " << n << " k " << k << " byte " << i;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace npuforge::sim

@@ -1,6 +1,7 @@
 #pragma once
 // Test-only references for the simulator's kernels, shared by semantics_test and
 // kernels_test: the obvious loops, written without the fast paths' tricks.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -65,6 +66,41 @@ inline std::vector<int8_t> gemm(const GemmCase& g, std::span<const uint8_t> a, s
       }
       for (int64_t p = 0; p < g.k; ++p) sum += int64_t{s8(a[i * g.k + p])} * s8(b[p * g.n + j]);
       out[i * g.n + j] = requant(static_cast<int32_t>(static_cast<uint32_t>(sum)), g.scale, g.shift, g.relu);
+    }
+  }
+  return out;
+}
+
+struct PoolCase {
+  int64_t h, w, c, wh, ww, sh, sw, pt, pl, pb, pr, mode, count_pad;
+};
+
+// Every window on its own: the in-image values' maximum (-128 if none) or their sum divided
+// by the count (wh * ww with count_pad), rounded half away from zero in exact integers.
+inline std::vector<int8_t> pool(const PoolCase& p, std::span<const uint8_t> img) {
+  const int64_t oh = (p.h + p.pt + p.pb - p.wh) / p.sh + 1, ow = (p.w + p.pl + p.pr - p.ww) / p.sw + 1;
+  std::vector<int8_t> out(static_cast<size_t>(oh * ow * p.c));
+  for (int64_t oy = 0; oy < oh; ++oy) {
+    for (int64_t ox = 0; ox < ow; ++ox) {
+      for (int64_t ci = 0; ci < p.c; ++ci) {
+        int64_t best = -128, sum = 0, count = 0;
+        for (int64_t y = oy * p.sh - p.pt; y < oy * p.sh - p.pt + p.wh; ++y) {
+          for (int64_t x = ox * p.sw - p.pl; x < ox * p.sw - p.pl + p.ww; ++x) {
+            if (y < 0 || y >= p.h || x < 0 || x >= p.w) continue;
+            const int64_t v = static_cast<int8_t>(img[static_cast<size_t>((y * p.w + x) * p.c + ci)]);
+            best = std::max(best, v);
+            sum += v;
+            ++count;
+          }
+        }
+        int64_t v = best;
+        if (p.mode == 1) {
+          const int64_t d = p.count_pad ? p.wh * p.ww : count;
+          const int64_t mag = d == 0 ? 0 : (2 * (sum < 0 ? -sum : sum) + d) / (2 * d);
+          v = std::clamp<int64_t>(sum < 0 ? -mag : mag, -128, 127);
+        }
+        out[static_cast<size_t>((oy * ow + ox) * p.c + ci)] = static_cast<int8_t>(v);
+      }
     }
   }
   return out;
