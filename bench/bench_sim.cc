@@ -8,6 +8,7 @@
 // SystemC elaborates once per process, so every measurement runs in a forked child (the
 // program is built once in the parent) and reports its wall time back through a pipe
 // (manual time: the CPU time of backend.run() alone).
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -134,6 +135,7 @@ struct Sample {
   double seconds = 0;
   uint64_t instructions = 0, cycles = 0, findings = 0;
   uint64_t compute_cycles = 0;  // RTL compute-unit cycles (rtl+compute: shows it was in the loop)
+  uint64_t page_faults = 0;     // minor faults inside the run: first touches are CPU time not seen in Ir
   int ok = 0;
 };
 
@@ -144,6 +146,12 @@ double cpu_seconds() {
   timespec ts{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+uint64_t minor_faults() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<uint64_t>(ru.ru_minflt);
 }
 
 Sample run_once(Kind kind, Mode mode, bool checkers_on) {
@@ -158,10 +166,12 @@ Sample run_once(Kind kind, Mode mode, bool checkers_on) {
   sc_model::ScBackend sc(sem, so);
   SequentialBackend seq(sem);
   Backend& backend = mode == kSequential ? static_cast<Backend&>(seq) : sc;
+  const uint64_t f0 = minor_faults();
   const double t0 = cpu_seconds();
   const RunResult r = backend.run(p, checks);
   const double t1 = cpu_seconds();
-  return {t1 - t0, r.instructions, r.cycles, checks.total(), sc.stats().compute_cycles, r.completed ? 1 : 0};
+  return {t1 - t0,          r.instructions,        r.cycles, checks.total(), sc.stats().compute_cycles,
+          minor_faults() - f0, r.completed ? 1 : 0};
 }
 
 // Runs run_once in a child process (a fresh SystemC kernel) and returns its sample.
@@ -205,6 +215,7 @@ void BM_Sim(benchmark::State& state) {
   state.counters["cycles_per_s"] = benchmark::Counter(static_cast<double>(s.cycles) / s.seconds);
   state.counters["findings"] = static_cast<double>(s.findings);
   state.counters["compute_cycles"] = static_cast<double>(s.compute_cycles);
+  state.counters["page_faults"] = static_cast<double>(s.page_faults);
   const char* mode_name = mode == kSequential ? "sequential" : mode == kTlm ? "tlm" : mode == kRtl ? "rtl" : "rtl+compute";
   state.SetLabel(std::string(kind == kPipeline ? "pipeline " : "generated ") + mode_name +
                  (checkers_on ? " checkers=on" : " checkers=off"));
