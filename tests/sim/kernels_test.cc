@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -190,6 +192,21 @@ TEST(RequantKernels, FastPathOverEveryShift) {
   }
 }
 
+constexpr uint32_t kPoolSrc = 0, kPoolDst = 0x20000;
+
+// Runs POOL on the image at kPoolSrc and returns the naive kernel's output beside the view of
+// the simulator's (at kPoolDst).
+std::pair<std::vector<int8_t>, std::span<const uint8_t>> run_pool(const Semantics& sem, Memory& mem,
+                                                                   const naive::PoolCase& p) {
+  const auto expect = naive::pool(p, mem.sram.view(kPoolSrc, static_cast<uint64_t>(p.h * p.w * p.c)));
+  sem.execute(make("pool", {{"dst", kPoolDst}, {"src", kPoolSrc}, {"h", p.h}, {"w", p.w}, {"c", p.c},
+                            {"window_h", p.wh}, {"window_w", p.ww}, {"stride_h", p.sh}, {"stride_w", p.sw},
+                            {"pad_top", p.pt}, {"pad_left", p.pl}, {"pad_bottom", p.pb}, {"pad_right", p.pr},
+                            {"mode", p.mode}, {"count_pad", p.count_pad}}),
+              mem);
+  return {expect, mem.sram.view(kPoolDst, expect.size())};
+}
+
 // POOL's accumulator types: int8 for max, int16 up to 255 window terms, int32 past that
 // (the ISA's 8-bit window fields keep wh * ww < 2^24, so the int64 path is not reachable by
 // an instruction); strides below, at and above the window (gaps), pads on every side, c
@@ -211,13 +228,7 @@ TEST(PoolKernels, AccumulatorWidthsAndStridesAgainstNaive) {
     p.sh = rng.range(1, 4), p.sw = rng.range(1, 4), p.mode = rng.range(0, 1), p.count_pad = rng.range(0, 1);
     fill_random(mem.sram.view(0, 0x20000), rng);
     if (n % 5 == 0) std::fill_n(mem.sram.view(0, 0x10000).begin(), 0x10000, uint8_t{0x80});  // all -128: sums at the bound
-    const auto expect = naive::pool(p, mem.sram.view(0, static_cast<uint64_t>(p.h * p.w * p.c)));
-    sem.execute(make("pool", {{"dst", 0x20000}, {"src", 0}, {"h", p.h}, {"w", p.w}, {"c", p.c}, {"window_h", p.wh},
-                              {"window_w", p.ww}, {"stride_h", p.sh}, {"stride_w", p.sw}, {"pad_top", p.pt},
-                              {"pad_left", p.pl}, {"pad_bottom", p.pb}, {"pad_right", p.pr}, {"mode", p.mode},
-                              {"count_pad", p.count_pad}}),
-                mem);
-    const auto got = mem.sram.view(0x20000, expect.size());
+    const auto [expect, got] = run_pool(sem, mem, p);
     for (size_t i = 0; i < expect.size(); ++i)
       ASSERT_EQ(s8(got[i]), expect[i]) << "case " << n << " window " << wh << "x" << ww << " c " << p.c << " byte " << i;
   }
@@ -237,19 +248,13 @@ TEST(PoolKernels, WidestWindowsAgainstNaive) {
                                    {255, 16, 3, 255, 3, 1, 2, 0, 1, 0, 1, 0, 0}};
   for (const auto& p : cases) {
     for (int fill = 0; fill < 3; ++fill) {
-      auto img = mem.sram.view(0, static_cast<uint64_t>(p.h * p.w * p.c));
+      auto img = mem.sram.view(kPoolSrc, static_cast<uint64_t>(p.h * p.w * p.c));
       if (fill == 2) {
         fill_random(img, rng);
       } else {
         std::fill(img.begin(), img.end(), fill == 0 ? uint8_t{0x80} : uint8_t{0x7f});
       }
-      const auto expect = naive::pool(p, img);
-      sem.execute(make("pool", {{"dst", 0x20000}, {"src", 0}, {"h", p.h}, {"w", p.w}, {"c", p.c}, {"window_h", p.wh},
-                                {"window_w", p.ww}, {"stride_h", p.sh}, {"stride_w", p.sw}, {"pad_top", p.pt},
-                                {"pad_left", p.pl}, {"pad_bottom", p.pb}, {"pad_right", p.pr}, {"mode", p.mode},
-                                {"count_pad", p.count_pad}}),
-                  mem);
-      const auto got = mem.sram.view(0x20000, expect.size());
+      const auto [expect, got] = run_pool(sem, mem, p);
       for (size_t i = 0; i < expect.size(); ++i)
         ASSERT_EQ(s8(got[i]), expect[i]) << "window " << p.wh << "x" << p.ww << " fill " << fill << " byte " << i;
     }
