@@ -251,16 +251,20 @@ void Checkers::check_overlap_at(size_t instr) {
   const int64_t i = static_cast<int64_t>(instr);
   const auto born = shadow_->born_at(i);
   if (born.empty()) return;
-  const bool is_move =
-      instr < program_->instrs.size() && sem_->op(program_->instrs[instr]) == Op::Move;
+  // Looked up only for a buffer with candidates (most have none).
+  auto is_move = [&] { return instr < program_->instrs.size() && sem_->op(program_->instrs[instr]) == Op::Move; };
   for (const auto& entry : born) {
     const size_t b = static_cast<size_t>(entry.second);
-    const auto& nb = map.buffers[b];
     shadow_->overlap_done[b] = 1;
+    // Most buffers meet no other (and an empty one has no candidates): their MemBuffer (a
+    // cache miss each, ~100 bytes apart) is loaded only to report.
+    const auto cands = shadow_->overlap_candidates(b);
+    if (cands.empty()) continue;
+    const auto& nb = map.buffers[b];
     if (nb.size.value == 0) continue;
-    for (int32_t c : shadow_->overlap_candidates(b)) {
+    for (int32_t c : cands) {
       const auto& ob = idx.buffer(c);
-      if (is_move && ob.last == i && ob.first < i) continue;  // compaction hand-over
+      if (ob.last == i && ob.first < i && is_move()) continue;  // compaction hand-over
       const std::pair<size_t, size_t> key = std::minmax(b, static_cast<size_t>(c));  // copies
       if (!reported_pairs_.insert({key.first + (size_t{1} << 62), key.second}).second) continue;
       const uint64_t lo = std::max<uint64_t>(nb.offset.value, ob.offset.value);
@@ -358,12 +362,12 @@ Checkers::ShadowAccess Checkers::shadow_owner(size_t instr, const isa::Extent& e
       if ((idx.buffer(id).first == i) == write) own = id;
     }
   }
-  const auto& ob = idx.buffer(own);
   const uint64_t end = e.addr + e.bytes;
   const uint64_t inside_end = std::min(end, idx.end(own));
   if (end > inside_end && !keeping()) {
     count_only(FindingKind::OutsideBuffer);
   } else if (end > inside_end) {
+    const auto& ob = idx.buffer(own);
     Finding f = base(instr, FindingKind::OutsideBuffer);
     f.symbol = ob.symbol;
     f.addr = inside_end;
