@@ -99,6 +99,15 @@ void BufferIndex::live_at(uint64_t addr, int64_t instr, std::vector<int32_t>& ou
   }
 }
 
+void BufferIndex::live_at(uint64_t addr, int64_t instr, std::vector<Holder>& out) const {
+  out.clear();
+  if (const uint64_t u = addr / granule_; u < units_) {
+    stab(u, instr, [&](const Entry& e) {
+      if (e.holds(addr)) out.push_back({e.id, e.first, e.hi == UINT32_MAX ? end(e.id) : e.hi});
+    });
+  }
+}
+
 void BufferIndex::live_in_range(uint64_t addr, uint64_t bytes, int64_t instr,
                                 std::vector<int32_t>& out) const {
   out.clear();
