@@ -105,6 +105,7 @@ struct Checkers::Shadow {
   std::vector<uint32_t> born_from;
   std::vector<uint8_t> overlap_done;                  // per buffer
   std::vector<int32_t> scratch;
+  std::vector<BufferIndex::Holder> holders;
   // Per buffer b: the other buffers live at b.first whose bytes meet b's, ascending ids.
   std::vector<uint32_t> cand_begin;  // b -> [cand_begin[b], cand_begin[b + 1]) of cand_ids
   std::vector<int32_t> cand_ids;
@@ -251,16 +252,20 @@ void Checkers::check_overlap_at(size_t instr) {
   const int64_t i = static_cast<int64_t>(instr);
   const auto born = shadow_->born_at(i);
   if (born.empty()) return;
-  const bool is_move =
-      instr < program_->instrs.size() && sem_->op(program_->instrs[instr]) == Op::Move;
+  // Looked up only for a buffer with candidates (most have none).
+  auto is_move = [&] { return instr < program_->instrs.size() && sem_->op(program_->instrs[instr]) == Op::Move; };
   for (const auto& entry : born) {
     const size_t b = static_cast<size_t>(entry.second);
-    const auto& nb = map.buffers[b];
     shadow_->overlap_done[b] = 1;
+    // Most buffers meet no other (and an empty one has no candidates): their MemBuffer (a
+    // cache miss each, ~100 bytes apart) is loaded only to report.
+    const auto cands = shadow_->overlap_candidates(b);
+    if (cands.empty()) continue;
+    const auto& nb = map.buffers[b];
     if (nb.size.value == 0) continue;
-    for (int32_t c : shadow_->overlap_candidates(b)) {
+    for (int32_t c : cands) {
       const auto& ob = idx.buffer(c);
-      if (is_move && ob.last == i && ob.first < i) continue;  // compaction hand-over
+      if (ob.last == i && ob.first < i && is_move()) continue;  // compaction hand-over
       const std::pair<size_t, size_t> key = std::minmax(b, static_cast<size_t>(c));  // copies
       if (!reported_pairs_.insert({key.first + (size_t{1} << 62), key.second}).second) continue;
       const uint64_t lo = std::max<uint64_t>(nb.offset.value, ob.offset.value);
@@ -330,8 +335,8 @@ Checkers::ShadowAccess Checkers::shadow_owner(size_t instr, const isa::Extent& e
   const auto& idx = sh.index;
   const int64_t i = static_cast<int64_t>(instr);
   const bool write = e.access == isa::Access::Write;
-  idx.live_at(e.addr, i, sh.scratch);
-  if (sh.scratch.empty()) {  // the address names no live buffer
+  idx.live_at(e.addr, i, sh.holders);
+  if (sh.holders.empty()) {  // the address names no live buffer
     Finding f = base(instr, FindingKind::UnownedAccess);
     f.addr = e.addr;
     f.bytes = e.bytes;
@@ -351,19 +356,19 @@ Checkers::ShadowAccess Checkers::shadow_owner(size_t instr, const isa::Extent& e
   }
   // Several live holders only at a hand-over (or in a broken map): a write names the buffer
   // it produces, a read the one that existed before.
-  // One holder (all but hand-overs): it is the one, without loading its MemBuffer here.
-  int32_t own = sh.scratch.front();
-  if (sh.scratch.size() > 1) {
-    for (int32_t id : sh.scratch) {
-      if ((idx.buffer(id).first == i) == write) own = id;
+  // Its first instruction and end come from the index: no MemBuffer loaded unless reported.
+  BufferIndex::Holder own = sh.holders.front();
+  if (sh.holders.size() > 1) {
+    for (const auto& h : sh.holders) {
+      if ((h.first == i) == write) own = h;
     }
   }
-  const auto& ob = idx.buffer(own);
   const uint64_t end = e.addr + e.bytes;
-  const uint64_t inside_end = std::min(end, idx.end(own));
+  const uint64_t inside_end = std::min(end, own.end);
   if (end > inside_end && !keeping()) {
     count_only(FindingKind::OutsideBuffer);
   } else if (end > inside_end) {
+    const auto& ob = idx.buffer(own.id);
     Finding f = base(instr, FindingKind::OutsideBuffer);
     f.symbol = ob.symbol;
     f.addr = inside_end;
@@ -371,10 +376,10 @@ Checkers::ShadowAccess Checkers::shadow_owner(size_t instr, const isa::Extent& e
     f.other_symbol = symbol_at(inside_end, instr);
     f.detail = fmt::format("{} runs {} bytes past the end of %{} [{:#x}, {:#x}){}",
                            write ? "write" : "read", f.bytes, ob.symbol, ob.offset.value,
-                           idx.end(own), f.other_symbol.empty() ? " into unowned bytes" : "");
+                           own.end, f.other_symbol.empty() ? " into unowned bytes" : "");
     report(std::move(f));
   }
-  return {own, inside_end};
+  return {own.id, inside_end};
 }
 
 // A read of [addr, inside_end) for `own` found the first byte not written for it at `bad`,

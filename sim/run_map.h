@@ -76,23 +76,25 @@ class RunMap {
   static_assert(std::is_trivially_copyable_v<V>, "pages move runs with memmove");
   // The runs of one page, sorted by lo, the first at 0; empty: one run of initial_. Offsets
   // and values apart: a search reads 16 offsets per cache line (a miss per step of the
-  // binary search was most of the hazard checker's time). Plain arrays, not vectors: an
-  // access changes the run count by splice(), one memmove per array, where a vector's
-  // inserts, erases and resizes cost more in bookkeeping than the moves saved.
+  // binary search was most of the hazard checker's time). Both in one allocation, the values
+  // right after the offsets: a page of a few runs is one or two cache lines, not two
+  // allocations' (the page entry stays 24 bytes). Not vectors: an access changes the run
+  // count by splice(), one memmove per array, where a vector's inserts, erases and resizes
+  // cost more in bookkeeping than the moves saved.
   class Page {
    public:
     size_t size() const { return n_; }
     bool empty() const { return n_ == 0; }
-    uint32_t* lo() { return lo_.get(); }
-    const uint32_t* lo() const { return lo_.get(); }
-    V* value() { return value_.get(); }
-    const V* value() const { return value_.get(); }
+    uint32_t* lo() { return reinterpret_cast<uint32_t*>(mem_.get()); }
+    const uint32_t* lo() const { return reinterpret_cast<const uint32_t*>(mem_.get()); }
+    V* value() { return value_; }
+    const V* value() const { return value_; }
     uint32_t end(size_t k, uint64_t page_bytes) const {
-      return k + 1 < n_ ? lo_[k + 1] : static_cast<uint32_t>(page_bytes);
+      return k + 1 < n_ ? lo()[k + 1] : static_cast<uint32_t>(page_bytes);
     }
     // The number of runs from `from` on that start at or before x.
     size_t upper(size_t from, uint32_t x) const {
-      return static_cast<size_t>(std::upper_bound(lo_.get() + from, lo_.get() + n_, x) - lo_.get());
+      return static_cast<size_t>(std::upper_bound(lo() + from, lo() + n_, x) - lo());
     }
     // Runs [from, to) make room for `count` runs at `from` (their contents unset): the runs
     // after `to` move once (a split at each end and an erase between were up to three
@@ -104,27 +106,37 @@ class RunMap {
       if (m > cap_) {
         grow(m, from, to, count);
       } else if (to < n_) {
-        std::memmove(lo_.get() + from + count, lo_.get() + to, (n_ - to) * sizeof(uint32_t));
-        std::memmove(static_cast<void*>(value_.get() + from + count), value_.get() + to, (n_ - to) * sizeof(V));
+        std::memmove(lo() + from + count, lo() + to, (n_ - to) * sizeof(uint32_t));
+        std::memmove(static_cast<void*>(value() + from + count), value() + to, (n_ - to) * sizeof(V));
       }
       n_ = static_cast<uint32_t>(m);
     }
 
    private:
+    static_assert(alignof(V) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "the allocation aligns the values");
+    // The values' byte offset in a page of `cap` runs (aligned for V).
+    static size_t values_at(size_t cap) {
+      return (cap * sizeof(uint32_t) + alignof(V) - 1) / alignof(V) * alignof(V);
+    }
     void grow(size_t m, size_t from, size_t to, size_t count) {
       const size_t cap = std::max<size_t>(8, std::max<size_t>(m, 2 * size_t{cap_}));
-      auto lo = std::make_unique_for_overwrite<uint32_t[]>(cap);
-      auto value = std::make_unique_for_overwrite<V[]>(cap);
-      std::copy(lo_.get(), lo_.get() + from, lo.get());
-      std::copy(lo_.get() + to, lo_.get() + n_, lo.get() + from + count);
-      std::copy(value_.get(), value_.get() + from, value.get());
-      std::copy(value_.get() + to, value_.get() + n_, value.get() + from + count);
-      lo_ = std::move(lo);
-      value_ = std::move(value);
+      auto mem = std::make_unique_for_overwrite<std::byte[]>(values_at(cap) + cap * sizeof(V));
+      auto* lo = reinterpret_cast<uint32_t*>(mem.get());
+      auto* value = reinterpret_cast<V*>(mem.get() + values_at(cap));
+      if (mem_) {
+        std::copy(this->lo(), this->lo() + from, lo);
+        std::copy(this->lo() + to, this->lo() + n_, lo + from + count);
+        std::copy(this->value(), this->value() + from, value);
+        std::copy(this->value() + to, this->value() + n_, value + from + count);
+      }
+      mem_ = std::move(mem);
+      value_ = value;
       cap_ = static_cast<uint32_t>(cap);
     }
-    std::unique_ptr<uint32_t[]> lo_;  // offset in the page; a run ends where the next starts (or the page)
-    std::unique_ptr<V[]> value_;
+    // [0, cap) offsets in the page (a run ends where the next starts, or the page), then
+    // [0, cap) values.
+    std::unique_ptr<std::byte[]> mem_;
+    V* value_ = nullptr;  // in mem_, kept rather than computed in every loop over the runs
     uint32_t n_ = 0, cap_ = 0;
   };
 

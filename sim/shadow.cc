@@ -71,10 +71,21 @@ size_t BufferIndex::born_by(const Unit& u, uint32_t& hint, int64_t instr) {
   // also step back a little (a binary search is a cache miss per step).
   for (int step = 0; step < 4 && pos < n && u[pos].first <= instr; ++step) ++pos;
   for (int step = 0; step < 4 && pos > 0 && u[pos - 1].first > instr; ++step) --pos;
-  if ((pos > 0 && u[pos - 1].first > instr) || (pos < n && u[pos].first <= instr)) {  // far: search
-    pos = static_cast<size_t>(std::upper_bound(u.first, u.last, instr,
-                                               [](int64_t i, const Entry& e) { return i < e.first; }) -
-                              u.first);
+  // Far: gallop from there (doubling steps, then a binary search of the last step) rather
+  // than search the whole unit: the answer is usually tens of entries away (another queue
+  // asked last, a few thousand instructions off), and a search of the whole unit starts with
+  // steps far apart, a cache miss each.
+  const auto after = [&](const Entry& e) { return instr < e.first; };
+  if (pos < n && u[pos].first <= instr) {  // forward: the answer is in (pos, n]
+    size_t lo = pos, step = 1;
+    while (lo + step < n && !after(u[lo + step])) lo += step, step *= 2;
+    const size_t hi = std::min(n, lo + step);
+    pos = static_cast<size_t>(std::partition_point(u.first + lo + 1, u.first + hi, [&](const Entry& e) { return !after(e); }) - u.first);
+  } else if (pos > 0 && u[pos - 1].first > instr) {  // backward: the answer is in [0, pos - 1)
+    size_t hi = pos - 1, step = 1;
+    while (hi >= step && after(u[hi - step])) hi -= step, step *= 2;
+    const size_t lo = hi >= step ? hi - step + 1 : 0;
+    pos = static_cast<size_t>(std::partition_point(u.first + lo, u.first + hi, [&](const Entry& e) { return !after(e); }) - u.first);
   }
   hint = static_cast<uint32_t>(pos);
   return pos;
@@ -95,6 +106,15 @@ void BufferIndex::live_at(uint64_t addr, int64_t instr, std::vector<int32_t>& ou
   if (const uint64_t u = addr / granule_; u < units_) {
     stab(u, instr, [&](const Entry& e) {
       if (e.holds(addr)) out.push_back(e.id);
+    });
+  }
+}
+
+void BufferIndex::live_at(uint64_t addr, int64_t instr, std::vector<Holder>& out) const {
+  out.clear();
+  if (const uint64_t u = addr / granule_; u < units_) {
+    stab(u, instr, [&](const Entry& e) {
+      if (e.holds(addr)) out.push_back({e.id, e.first, e.hi == UINT32_MAX ? end(e.id) : e.hi});
     });
   }
 }

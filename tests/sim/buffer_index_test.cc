@@ -1,0 +1,100 @@
+// The shadow's BufferIndex against a brute force over the buffers: live_at (ids, and the
+// holders with their first instruction and end) for queries in increasing instruction order,
+// in three interleaved streams a few thousand instructions apart (as the queues of a run
+// come), and in random order (each query far from the unit's last one: the hint's gallop
+// both ways).
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "allocator/memmap.h"
+#include "sim/shadow.h"
+#include "util/rng.h"
+
+namespace npuforge::sim {
+namespace {
+
+constexpr uint64_t kSram = 64 * 1024;
+constexpr int64_t kInstrs = 20000;
+
+// Buffers of random sizes and lifetimes at random (overlapping) places: several live
+// holders of a byte happen, as in broken maps.
+allocator::MemMap random_map(uint64_t seed) {
+  Rng rng(seed);
+  allocator::MemMap map;
+  map.sram_bytes = {kSram};
+  map.alignment = {64};
+  map.instructions = kInstrs;
+  for (int b = 0; b < 4000; ++b) {
+    allocator::MemBuffer buf;
+    buf.symbol = "b" + std::to_string(b);
+    const uint64_t size = 64 * (1 + rng.next() % 24) - (rng.next() % 4 == 0 ? rng.next() % 64 : 0);
+    buf.offset = {static_cast<uint32_t>(rng.next() % (kSram - size))};
+    buf.size = {size};
+    buf.first = static_cast<int64_t>(rng.next() % kInstrs);
+    buf.last = buf.first + static_cast<int64_t>(rng.next() % 2500);
+    map.buffers.push_back(buf);
+  }
+  return map;
+}
+
+// What live_at must answer: the live holders, latest `first` (then highest id) first.
+std::vector<int32_t> brute_live_at(const allocator::MemMap& map, uint64_t addr, int64_t instr) {
+  std::vector<int32_t> ids;
+  for (size_t b = 0; b < map.buffers.size(); ++b) {
+    const auto& buf = map.buffers[b];
+    if (buf.size.value > 0 && buf.live_at(instr) && buf.offset.value <= addr &&
+        addr < buf.offset.value + buf.size.value) {
+      ids.push_back(static_cast<int32_t>(b));
+    }
+  }
+  std::sort(ids.begin(), ids.end(), [&](int32_t x, int32_t y) {
+    const auto fx = map.buffers[static_cast<size_t>(x)].first, fy = map.buffers[static_cast<size_t>(y)].first;
+    return fx != fy ? fx > fy : x > y;
+  });
+  return ids;
+}
+
+void expect_query(const allocator::MemMap& map, const BufferIndex& index, uint64_t addr, int64_t instr) {
+  const std::vector<int32_t> want = brute_live_at(map, addr, instr);
+  std::vector<int32_t> ids;
+  index.live_at(addr, instr, ids);
+  EXPECT_EQ(ids, want) << "addr " << addr << " instr " << instr;
+  std::vector<BufferIndex::Holder> holders;
+  index.live_at(addr, instr, holders);
+  ASSERT_EQ(holders.size(), want.size());
+  for (size_t k = 0; k < want.size(); ++k) {
+    const auto& buf = map.buffers[static_cast<size_t>(want[k])];
+    EXPECT_EQ(holders[k].id, want[k]);
+    EXPECT_EQ(holders[k].first, buf.first);
+    EXPECT_EQ(holders[k].end, buf.offset.value + buf.size.value);
+  }
+}
+
+TEST(BufferIndex, InterleavedStreamsMatchBruteForce) {
+  const allocator::MemMap map = random_map(1);
+  const BufferIndex index(map, kSram);
+  Rng rng(2);
+  // Three streams, 0, 1500 and 3000 instructions behind the lead, taking turns.
+  for (int64_t t = 0; t < kInstrs + 3000; t += 7) {
+    for (int64_t lag : {0, 1500, 3000}) {
+      const int64_t instr = t - lag;
+      if (instr < 0 || instr >= kInstrs) continue;
+      expect_query(map, index, rng.next() % kSram, instr);
+    }
+  }
+}
+
+TEST(BufferIndex, RandomOrderMatchesBruteForce) {
+  const allocator::MemMap map = random_map(3);
+  const BufferIndex index(map, kSram);
+  Rng rng(4);
+  for (int q = 0; q < 4000; ++q) {
+    expect_query(map, index, rng.next() % kSram, static_cast<int64_t>(rng.next() % kInstrs));
+  }
+}
+
+}  // namespace
+}  // namespace npuforge::sim
