@@ -25,27 +25,41 @@ char* write_symbol(char* out, OpKind origin_kind, uint32_t origin, uint32_t vers
   return util::write_dec(out, version);
 }
 
-void emit_assembly(const GeneratedProgram& p, util::BufferedWriter& out) {
-  out.format("; {}\n; {} instructions; operand symbols are given in the comments\n", p.header, p.instrs.size());
-  size_t r = 0;  // walks the SymRefs, which are in instruction order
-  for (size_t i = 0; i < p.instrs.size(); ++i) {
-    const isa::Instruction& in = p.instrs[i];
+void AssemblyEmitter::header(std::string_view header, uint64_t instructions, util::BufferedWriter& out) {
+  out.format("; {}\n; {} instructions; operand symbols are given in the comments\n", header, instructions);
+  started_ = true;
+  announced_ = instructions;
+}
+
+void AssemblyEmitter::emit(std::span<const isa::Instruction> instrs, std::span<const SymRef> refs,
+                           const SymbolInfo* symbols, util::BufferedWriter& out) {
+  size_t r = ref_;  // walks the SymRefs, which are in instruction order
+  for (size_t i = next_; i < instrs.size(); ++i) {
+    const isa::Instruction& in = instrs[i];
     char* o = isa::write_disassembly(out.reserve(in.spec->max_line_bytes + 1), in);
     const char* separator = "  ; ";
-    for (; r < p.refs.size() && p.refs[r].instr == i; ++r) {
+    for (; r < refs.size() && refs[r].instr == i; ++r) {
       out.commit(o);  // a line may carry any number of references: room for each
-      const std::string& name = in.spec->fields[p.refs[r].field].name;
+      const std::string& name = in.spec->fields[refs[r].field].name;
       o = util::write_text(out.reserve(4 + name.size() + 2 + kMaxSymbolBytes + 1), separator);  // "  ; name=%symbol\n"
       separator = " ";
       o = util::write_text(o, name);
       *o++ = '=';
       *o++ = '%';
-      const SymbolInfo& s = p.symbols[p.refs[r].symbol.value];
+      const SymbolInfo& s = symbols[refs[r].symbol.value];
       o = write_symbol(o, s.kind, s.origin, s.version);
     }
     *o++ = '\n';
     out.commit(o);
   }
+  next_ = std::max(next_, instrs.size());
+  ref_ = r;
+}
+
+void emit_assembly(const GeneratedProgram& p, util::BufferedWriter& out) {
+  AssemblyEmitter e;
+  e.header(p.header, p.instrs.size(), out);
+  e.emit(p.instrs, p.refs, p.symbols.data(), out);
 }
 
 void emit_words(const isa::Isa& isa, const GeneratedProgram& p, util::BufferedWriter& bin, util::BufferedWriter& hex) {
