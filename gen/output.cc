@@ -121,7 +121,7 @@ void publish(const OutputFiles::Paths& temp, const OutputFiles::Paths& path) {
 // are written: a write error (a full disk, a directory in the way) leaves no half-written
 // output and no mix of this run's files with an earlier run's.
 OutputFiles::OutputFiles(const isa::Isa& isa, const std::filesystem::path& prefix)
-    : isa_(isa), stream_([this](const StreamView& v, StreamProgress done) { stream_assembly(v, done); }) {
+    : isa_(isa), words_(isa), stream_([this](const StreamView& v, StreamProgress done) { stream_files(v, done); }) {
   for (size_t i = 0; i < kOutputs.size(); ++i) {
     path_[i] = prefix.string() + std::string(kOutputs[i].suffix);
     temp_[i] = path_[i] + ".tmp";
@@ -148,60 +148,75 @@ void OutputFiles::remove_temporaries() {
   }
 }
 
-// On the stream's thread: the .s file while the program is generated.
-void OutputFiles::stream_assembly(const StreamView& v, StreamProgress done) {
-  util::BufferedWriter& s = *files_[kAsm];
-  if (!assembly_.started()) assembly_.header(v.header, v.length, s);
+// On the stream's thread: the .s, .bin and .hex files while the program is generated.
+void OutputFiles::stream_files(const StreamView& v, StreamProgress done) {
+  util::BufferedWriter &s = *files_[kAsm], &bin = *files_[kBin], &hex = *files_[kHex];
+  if (!assembly_.started()) {
+    assembly_.header(v.header, v.length, s);
+    words_.header(v.header, v.length, hex);
+  }
   assembly_.emit({v.instrs, done.instrs}, {v.refs, done.refs}, v.symbols, s);
+  words_.emit({v.instrs, done.instrs}, bin, hex);
 }
 
-// The rest, once the program is complete: the .bin and .hex on a second thread, the memory
-// map and the DDR image on this one, the end of the .s on the stream's (or here if it
-// stopped early). Each file is written by one thread at a time, from final instructions,
-// so its bytes do not depend on the scheduling. A write error is reported for the first
-// file, in kOutputs' order, that had one.
+// The rest, once the program is complete. Streamed: the memory map and the DDR image here
+// while the stream writes the end of the other three. What the stream did not write (all of
+// it without one): the .bin and .hex on a second thread, the .s here. Each file is written by
+// one thread at a time, from final instructions, so its bytes do not depend on the
+// scheduling. A write error is reported for the first file, in kOutputs' order, that had one.
 void OutputFiles::finish(const GeneratedProgram& p) {
   struct StopStream {  // whatever is thrown: the stream's thread reads `p`, which the caller may free
     ProgramStream& stream;
     ~StopStream() { stream.stop(); }
   } stop_stream{stream_};
   if (stream_.started() && stream_.length() != p.instrs.size()) {
-    // Cut short (a broken allocator ends generation early): the header's count was wrong.
+    // Cut short (a broken allocator ends generation early): the headers' count was wrong.
     stream_.stop();
-    files_[kAsm].reset();
-    files_[kAsm] = std::make_unique<util::BufferedWriter>(temp_[kAsm], kOutputs[kAsm].what);
+    for (const FileIndex i : {kAsm, kBin, kHex}) {
+      files_[i].reset();
+      files_[i] = std::make_unique<util::BufferedWriter>(temp_[i], kOutputs[i].what);
+    }
     assembly_ = AssemblyEmitter{};
+    words_ = WordsEmitter{isa_};
+  }
+  std::exception_ptr assembly_error, words_error, rest_error;
+  auto write_rest = [&] {
+    try {
+      emit_memmap(p, *files_[kMemmap]);
+      files_[kMemmap]->close();
+      files_[kDdr]->put(p.ddr_image);
+      files_[kDdr]->close();
+    } catch (...) {
+      rest_error = std::current_exception();
+    }
+  };
+  const bool streamed = stream_.started();
+  if (streamed) {
+    write_rest();
+    stream_.wait();  // the end of the three files, or where the stream stopped
+    if (const std::exception_ptr e = stream_.error()) std::rethrow_exception(e);
   }
   // std::launch::deferred as well: libstdc++ starts a thread, and runs the task at get() on
   // this one only when no thread can be started.
   std::future<void> words = std::async(std::launch::async | std::launch::deferred, [&] {
-    emit_words(isa_, p, *files_[kBin], *files_[kHex]);
-    files_[kBin]->close();
-    files_[kHex]->close();
+    try {
+      if (!words_.started()) words_.header(p.header, p.instrs.size(), *files_[kHex]);
+      words_.emit(p.instrs, *files_[kBin], *files_[kHex]);
+      files_[kBin]->close();
+      files_[kHex]->close();
+    } catch (...) {
+      words_error = std::current_exception();
+    }
+    if (!streamed) write_rest();
   });
-  std::exception_ptr assembly_error, words_error, rest_error;
   try {
-    emit_memmap(p, *files_[kMemmap]);
-    files_[kMemmap]->close();
-    files_[kDdr]->put(p.ddr_image);
-    files_[kDdr]->close();
-  } catch (...) {
-    rest_error = std::current_exception();
-  }
-  stream_.wait();  // the end of the .s file, or where the stream stopped
-  try {
-    if (const std::exception_ptr e = stream_.error()) std::rethrow_exception(e);
     if (!assembly_.started()) assembly_.header(p.header, p.instrs.size(), *files_[kAsm]);
     assembly_.emit(p.instrs, p.refs, p.symbols.data(), *files_[kAsm]);
     files_[kAsm]->close();
   } catch (...) {
     assembly_error = std::current_exception();
   }
-  try {
-    words.get();
-  } catch (...) {
-    words_error = std::current_exception();
-  }
+  words.get();
   for (const std::exception_ptr& e : {assembly_error, words_error, rest_error})
     if (e) std::rethrow_exception(e);
   publish(temp_, path_);

@@ -23,8 +23,8 @@ std::string summary_line(const GeneratedProgram& program);
 // Writes the five files; throws npuforge::Error naming a file that cannot be written.
 void write_outputs(const isa::Isa& isa, const GeneratedProgram& program, const std::filesystem::path& prefix);
 
-// write_outputs in two steps, so that the assembly is written while the program is being
-// generated: the files are created first (under temporary names), stream() goes to
+// write_outputs in two steps, so that the .s, .bin and .hex files are written while the
+// program is being generated: the files are created first (under temporary names), stream() goes to
 // GenOptions::stream, finish() writes the rest and renames them into place. A run that does
 // not reach finish() (an error) leaves no files.
 class OutputFiles {
@@ -43,7 +43,7 @@ class OutputFiles {
   void finish(const GeneratedProgram& program);
 
  private:
-  void stream_assembly(const StreamView& view, StreamProgress done);
+  void stream_files(const StreamView& view, StreamProgress done);
   void remove_temporaries();
 
   const isa::Isa& isa_;
@@ -51,6 +51,7 @@ class OutputFiles {
   std::array<std::unique_ptr<util::BufferedWriter>, 5> files_;
   size_t created_ = 0;  // files_ opened, in order
   AssemblyEmitter assembly_;
+  WordsEmitter words_;
   bool published_ = false;
   ProgramStream stream_;  // last: its thread stops before the rest is destroyed
 };

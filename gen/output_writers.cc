@@ -62,23 +62,35 @@ void emit_assembly(const GeneratedProgram& p, util::BufferedWriter& out) {
   e.emit(p.instrs, p.refs, p.symbols.data(), out);
 }
 
-void emit_words(const isa::Isa& isa, const GeneratedProgram& p, util::BufferedWriter& bin, util::BufferedWriter& hex) {
+WordsEmitter::WordsEmitter(const isa::Isa& isa) : isa_(&isa) {
+  for (unsigned v = 0; v < 256; ++v) digits_[v] = {"0123456789abcdef"[v >> 4], "0123456789abcdef"[v & 15]};
+}
+
+void WordsEmitter::header(std::string_view header, uint64_t instructions, util::BufferedWriter& hex) {
   // The header isa::to_readmemh writes.
-  if (!p.header.empty()) hex.format("// {}\n", p.header);
-  hex.format("// {} instructions, {} bits each, most significant digit first\n", p.instrs.size(), isa.width_bits());
-  // Both digits of a byte in one table entry: half the loads and stores of a digit at a time.
-  std::array<std::array<char, 2>, 256> digits;
-  for (unsigned v = 0; v < 256; ++v) digits[v] = {"0123456789abcdef"[v >> 4], "0123456789abcdef"[v & 15]};
-  const size_t w = isa.width_bytes();
-  for (const isa::Instruction& in : p.instrs) {
+  if (!header.empty()) hex.format("// {}\n", header);
+  hex.format("// {} instructions, {} bits each, most significant digit first\n", instructions, isa_->width_bits());
+  started_ = true;
+}
+
+void WordsEmitter::emit(std::span<const isa::Instruction> instrs, util::BufferedWriter& bin, util::BufferedWriter& hex) {
+  const size_t w = isa_->width_bytes();
+  for (size_t i = next_; i < instrs.size(); ++i) {
     auto* word = reinterpret_cast<uint8_t*>(bin.reserve(w));
-    isa::encode(in, std::span<uint8_t>(word, w));
+    isa::encode(instrs[i], std::span<uint8_t>(word, w));
     bin.commit(reinterpret_cast<char*>(word + w));
     char* o = hex.reserve(2 * w + 1);  // most significant digit first
-    for (size_t b = w; b-- > 0; o += 2) std::memcpy(o, digits[word[b]].data(), 2);
+    for (size_t b = w; b-- > 0; o += 2) std::memcpy(o, digits_[word[b]].data(), 2);
     *o++ = '\n';
     hex.commit(o);
   }
+  next_ = std::max(next_, instrs.size());
+}
+
+void emit_words(const isa::Isa& isa, const GeneratedProgram& p, util::BufferedWriter& bin, util::BufferedWriter& hex) {
+  WordsEmitter e(isa);
+  e.header(p.header, p.instrs.size(), hex);
+  e.emit(p.instrs, bin, hex);
 }
 
 namespace {

@@ -42,6 +42,25 @@ class AssemblyEmitter {
 };
 // <prefix>.bin and <prefix>.hex in one pass: each word is encoded once.
 void emit_words(const isa::Isa& isa, const GeneratedProgram& p, util::BufferedWriter& bin, util::BufferedWriter& hex);
+
+// The same two files a piece at a time (gen/stream.h): emit_words is header() and one emit()
+// of the whole program.
+class WordsEmitter {
+ public:
+  explicit WordsEmitter(const isa::Isa& isa);
+  bool started() const { return started_; }
+  // The .hex header, with the instruction count (a program cut short has fewer).
+  void header(std::string_view header, uint64_t instructions, util::BufferedWriter& hex);
+  // The words of instructions [written so far, instrs.size()).
+  void emit(std::span<const isa::Instruction> instrs, util::BufferedWriter& bin, util::BufferedWriter& hex);
+
+ private:
+  const isa::Isa* isa_;
+  // Both digits of a byte in one table entry: half the loads and stores of a digit at a time.
+  std::array<std::array<char, 2>, 256> digits_;
+  bool started_ = false;
+  size_t next_ = 0;  // the next instruction to write
+};
 // <prefix>.memmap.yaml: GeneratedProgram::memmap().to_yaml().
 void emit_memmap(const GeneratedProgram& p, util::BufferedWriter& out);
 

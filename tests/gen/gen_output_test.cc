@@ -183,20 +183,29 @@ TEST(GenOutput, AProgramCutShortAfterStreamingStartedGetsTheRightHeader) {
         << suffix;
 }
 
-// A full disk under the streamed .s file is reported by finish(), naming it; no file is left.
-TEST(GenOutput, AStreamedWriteErrorNamesTheAssembly) {
+std::string streamed_error_of(const fs::path& prefix) {
+  try {
+    OutputFiles files(isa::builtin_isa(), prefix);
+    files.finish(program("default", 3, 30000, &files.stream()));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// A full disk under a streamed file (.s, .bin, .hex) is reported by finish(), naming it; no
+// file is left.
+TEST(GenOutput, AStreamedWriteErrorNamesTheFile) {
   if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full on this system";
   const ScratchDir dir;
   fs::create_symlink("/dev/full", dir.path / "f.s.tmp");
-  std::string what = "no error";
-  try {
-    OutputFiles files(isa::builtin_isa(), dir.path / "f");
-    files.finish(program("default", 3, 30000, &files.stream()));
-  } catch (const Error& e) {
-    what = e.what();
-  }
+  std::string what = streamed_error_of(dir.path / "f");
   EXPECT_NE(what.find("f.s.tmp: cannot write assembly: No space left on device"), std::string::npos) << what;
   expect_no_output(dir.path, "f");
+  fs::create_symlink("/dev/full", dir.path / "h.hex.tmp");
+  what = streamed_error_of(dir.path / "h");
+  EXPECT_NE(what.find("h.hex.tmp: cannot write $readmemh image: No space left on device"), std::string::npos) << what;
+  expect_no_output(dir.path, "h");
 }
 
 // Generation that fails (here: the memory limit) with files created for streaming leaves none.
