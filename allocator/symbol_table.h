@@ -64,6 +64,15 @@ class SymbolTable {
   void set_namer(Namer namer) { namer_ = std::move(namer); }
   size_t size() const { return entries_.size(); }  // symbols ever created
   void reserve(size_t symbols) { entries_.reserve(symbols); }
+  // Where the per-symbol records are, bytes reserved and in use: the generator has their
+  // pages faulted in ahead of it (gen/prefault.h).
+  struct Storage {
+    const void* data;
+    size_t reserved_bytes, used_bytes;
+  };
+  Storage storage() const {
+    return {entries_.data(), entries_.capacity() * sizeof(Entry), entries_.size() * sizeof(Entry)};
+  }
 
   // ---- Placing. Out of memory is returned (!ok(), table unchanged), not thrown.
   // Allocates `size` bytes for the symbol with `consumers` pending reads. Throws if the

@@ -21,6 +21,7 @@
 
 #include "gen/builder.h"
 #include "gen/placer.h"
+#include "gen/stream.h"
 #include "util/error.h"
 
 namespace npuforge::gen {
@@ -37,6 +38,10 @@ const isa::NpuConfig& checked(const isa::NpuConfig& npu) {
                             npu.ddr_bytes.value, 8 * sram));
   return npu;
 }
+
+// Headers name files without their directory: the same inputs give the same bytes
+// wherever the checkout lives (the hash identifies the content).
+std::string base_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
 
 std::unique_ptr<allocator::Allocator> own_allocator(const isa::NpuConfig& npu, const Profile& p, const GenOptions& o) {
   if (o.placer) return nullptr;
@@ -86,13 +91,56 @@ Builder::Builder(const isa::Isa& isa, const isa::NpuConfig& npu, const Profile& 
   order_.reserve(length);
   refs_.reserve(length * 5 / 2);
   syms_.reserve(length);
+  symbols_out_.reserve(length);
   table_.reserve(length);
   shadow_ = ShadowClocks(sram / align_ + 1, align_);
+  const allocator::SymbolTable::Storage entries = table_.storage();
+  tracks_ = {prefault_.add(instrs_), prefault_.add(refs_), prefault_.add(syms_),
+             prefault_.add(entries.data, entries.reserved_bytes), prefault_.add(symbols_out_)};
+  if (length >= kMinPrefaultLength) prefault_.start();
+  header_ = fmt::format("npuforge gen; seed: {}; profile: {} (fnv1a64 {:016x}); npu: {} (fnv1a64 {:016x}); isa: {} v{}",
+                        opt_.seed, base_name(p_.source), p_.hash, base_name(opt_.npu_source), opt_.npu_hash,
+                        isa_.name(), isa_.version());
+  if (feed_.stream)
+    feed_.stream->start({header_, static_cast<uint64_t>(length), instrs_.data(), refs_.data(), symbols_out_.data()});
+}
+
+Builder::StreamFeed::~StreamFeed() {
+  if (stream) stream->stop();
+}
+
+void Builder::stop_stream() {
+  if (feed_.stream) feed_.stream->stop();
+  feed_.stream = nullptr;
+}
+
+uint64_t Builder::final_instructions() const {
+  uint64_t first_open = emitted_;
+  for (unsigned p = 0; p < isa::kNumQueues; ++p) {
+    uint32_t followed = order_.count(p);  // of queue p's instructions, by every other queue
+    for (unsigned q = 0; q < isa::kNumQueues; ++q)
+      if (q != p) followed = std::min(followed, order_.count(q) == 0 ? 0 : order_.clock(order_.instr(q, order_.count(q)))[p]);
+    if (followed < order_.count(p)) first_open = std::min<uint64_t>(first_open, order_.instr(p, followed + 1));
+  }
+  return first_open;
+}
+
+void Builder::publish_fill() {
+  prefault_.publish(tracks_[0], instrs_);
+  prefault_.publish(tracks_[1], refs_);
+  prefault_.publish(tracks_[2], syms_);
+  const allocator::SymbolTable::Storage entries = table_.storage();
+  prefault_.publish(tracks_[3], entries.data, entries.used_bytes);
+  prefault_.publish(tracks_[4], symbols_out_);
+  if (feed_.stream) feed_.stream->publish({final_instructions(), refs_.size()});
 }
 
 uint32_t Builder::emit(const isa::Instruction& in, std::span<const Use> reads, std::span<const Use> writes,
                        int64_t ddr_dep) {
   if (emitted_ >= limit_) throw LengthReached{};
+  if (emitted_ % kPublishEvery == 0) publish_fill();
+  if (refs_.size() + reads.size() + writes.size() > refs_.capacity()) [[unlikely]]
+    stop_stream();  // refs_ would move
   const auto q = static_cast<unsigned>(in.spec->queue);
   const auto idx = static_cast<uint32_t>(emitted_);
   if (q >= 3) {  // control: no memory, no tokens
@@ -296,10 +344,6 @@ uint64_t Builder::sample_size(const SizeDist& d) {
   return std::min({size, sram, kMaxLen});
 }
 
-// Headers name files without their directory: the same inputs give the same bytes
-// wherever the checkout lives (the hash identifies the content).
-static std::string base_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
-
 GeneratedProgram Builder::run() {
   try {
     while (emitted_ < limit_) step();
@@ -307,8 +351,9 @@ GeneratedProgram Builder::run() {
   } catch (AllocatorBroken& e) {
     allocator_check_ = std::move(e.what);
   }
+  prefault_.stop();  // nothing more to fill
   // A halt ends every program; it waits for every queue to drain.
-  instrs_.push_back(isa::Instruction::make(roles_.halt()));
+  instrs_.push_back(isa::Instruction::make(roles_.halt()));  // within the reservation: no move
   ++emitted_;
   // The token order and the shadow clocks are dead now: their memory goes back before the
   // symbols and the DDR image are built (17 MB at 1M instructions), which lowers the peak.
@@ -319,17 +364,7 @@ GeneratedProgram Builder::run() {
   out.seed = opt_.seed;
   out.npu = npu_;
   out.ddr = ddr_;
-  out.header = fmt::format("npuforge gen; seed: {}; profile: {} (fnv1a64 {:016x}); npu: {} (fnv1a64 {:016x}); "
-                           "isa: {} v{}",
-                           opt_.seed, base_name(p_.source), p_.hash, base_name(opt_.npu_source), opt_.npu_hash,
-                           isa_.name(), isa_.version());
-  out.symbols.resize(syms_.size());
-  for (uint32_t i = 0; i < syms_.size(); ++i) {
-    const allocator::Placement pl = placement(i);
-    const SymbolId id{i};
-    out.symbols[i] = {pl.addr.value, static_cast<uint32_t>(pl.padded.value), static_cast<uint32_t>(pl.size.value),
-                      table_.origin(id).value, static_cast<uint16_t>(table_.version(id)), syms_[i].kind};
-  }
+  out.header = header_;
   // The DDR input image: random bytes from the seed, on a stream of their own.
   Rng ddr_rng(opt_.seed ^ 0xdd2dd2dd2dd2ull);
   out.ddr_image.resize(ddr_.input_bytes);
@@ -348,10 +383,15 @@ GeneratedProgram Builder::run() {
   sum_.peak_sram = table_.allocator().stats().high_water.value;
   out.allocator_check = allocator_check_.empty() ? table_.allocator().check_invariants() : allocator_check_;
   table_.allocator().set_event_callback({});
+  out.symbols = std::move(symbols_out_);  // complete: each symbol was recorded when placed (track)
   out.instrs = std::move(instrs_);
   out.refs = std::move(refs_);
   for (const SymRef& r : out.refs) sum_.buffers += r.write;
   out.summary = sum_;
+  // All final: the stream writes the rest beside the other writers. The arrays kept their
+  // storage as they moved into `out` (and keep it as it moves on to the caller).
+  if (feed_.stream) feed_.stream->complete({out.instrs.size(), out.refs.size()});
+  feed_.stream = nullptr;
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include "allocator/symbol_table.h"
 #include "gen/factor.h"
 #include "gen/generator.h"
+#include "gen/prefault.h"
 #include "gen/roles.h"
 #include "gen/shadow.h"
 #include "isa/extent_checks.h"
@@ -34,6 +35,12 @@ struct AllocatorBroken {
 };
 // Least allocations between two allocator self-checks (O(nodes) each; see check_allocator).
 inline constexpr uint64_t kAllocatorCheckPeriod = 256;
+// Instructions between two reports of the arrays' fill to the Prefaulter (~50 KB of them)
+// and of the final instructions to the stream.
+inline constexpr uint64_t kPublishEvery = 512;
+// Shorter programs fault in a few MB at most: not worth a thread (regressions generate
+// thousands of short programs).
+inline constexpr int64_t kMinPrefaultLength = int64_t{1} << 16;
 
 class Builder {
  public:
@@ -74,8 +81,16 @@ class Builder {
   uint32_t track(SymbolId id, OpKind kind, uint8_t depth, uint32_t from) {
     Sym& s = syms_.emplace_back();  // syms_ and the table grow together: the same ids
     s.kind = kind;
+    // Recorded now, for the stream's assembly and GeneratedProgram::symbols: a symbol's
+    // placement never changes (a moved buffer is a new version, a new symbol).
+    if (symbols_out_.size() == symbols_out_.capacity()) [[unlikely]]
+      stop_stream();  // it would move
+    const allocator::Placement pl = table_.placed(id);
+    symbols_out_.push_back({static_cast<uint32_t>(pl.addr.value), static_cast<uint32_t>(pl.padded.value),
+                            static_cast<uint32_t>(pl.size.value), table_.origin(id).value,
+                            static_cast<uint16_t>(table_.version(id)), kind});
     s.depth = depth;
-    s.written = static_cast<uint32_t>(table_.placed(id).size.value);
+    s.written = static_cast<uint32_t>(pl.size.value);
     s.due = static_cast<uint32_t>(now() + rng_.range(p_.lifetime.min, p_.lifetime.max));
     if (from != kNone) s.due = syms_[from].due;  // a version is due when its chain is
     return id.value;
@@ -188,6 +203,30 @@ class Builder {
   uint64_t placed_ = 0;          // successful placements, for the periodic allocator check
   uint64_t next_allocator_check_ = kAllocatorCheckPeriod;
   std::string allocator_check_;  // the first failed allocator check
+  std::string header_;  // GeneratedProgram::header, known from the start (the stream's assembly)
+
+  // GeneratedProgram::symbols, filled by track() (the stream's assembly names symbols from
+  // it) and reserved up front like syms_, its pages faulted in during generation too.
+  std::vector<SymbolInfo> symbols_out_;
+
+  // Faults in the pages of instrs_, refs_, syms_, the table's records and symbols_out_ ahead
+  // of their filling; last, so that its thread stops before any of them is freed.
+  Prefaulter prefault_;
+  std::array<size_t, 5> tracks_{};  // prefault_'s track of each, in that order
+  void publish_fill();  // tells prefault_ how far each array is filled, and the stream what is final
+  // Instructions no later one can change: each instruction of queue p that every other
+  // queue's latest instruction already follows (a token is only added towards an
+  // instruction its waiter does not follow yet, see emit()).
+  uint64_t final_instructions() const;
+  void stop_stream();  // before an array the stream reads could move, and at the end
+
+  // The stream this generation feeds (GenOptions::stream) until it completes or stops it;
+  // last, so that on an exception its thread stops before the arrays it reads are freed.
+  struct StreamFeed {
+    ProgramStream* stream = nullptr;
+    ~StreamFeed();
+  };
+  StreamFeed feed_{opt_.stream};
 };
 
 }  // namespace npuforge::gen

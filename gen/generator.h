@@ -81,6 +81,8 @@ struct GeneratedProgram {
   allocator::MemMap memmap() const;  // every produced symbol with its lifetime
 };
 
+class ProgramStream;  // gen/stream.h
+
 struct GenOptions {
   uint64_t seed = 1;
   int64_t length = 0;            // 0: the profile's length
@@ -89,6 +91,9 @@ struct GenOptions {
   allocator::Placer* placer = nullptr;  // tests only: a different allocator front end
   Bytes max_memory{0};           // 0: no limit; else generate() refuses a longer program up front
   Plant plant;  // a planted allocator or generator bug (util/plant.h); None by default
+  // Given: the program's final part is published to it while generating (gen/stream.h);
+  // when generate() returns, the whole program is (or the stream was stopped early).
+  ProgramStream* stream = nullptr;
 };
 
 // What generating `length` instructions costs in memory at its peak, from above: the program,

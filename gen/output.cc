@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "gen/output_writers.h"
+#include "gen/stream.h"
 #include "isa/assembler.h"
 #include "util/buffered_writer.h"
 #include "util/error.h"
@@ -99,48 +100,11 @@ constexpr std::array<OutputFile, 5> kOutputs = {{{".s", "assembly"},
                                                  {".hex", "$readmemh image"},
                                                  {".memmap.yaml", "memory map"},
                                                  {".ddr.bin", "DDR image"}}};
-using Paths = std::array<std::string, kOutputs.size()>;
-
-// The .s file (the largest, a third of the bytes and the most work per byte) is written on a
-// second thread, the other four on this one. Each file is written whole by one thread from
-// the finished program, so its bytes do not depend on the scheduling. `created` counts the
-// files opened, for the caller to remove on an error.
-void write_files(const isa::Isa& isa, const GeneratedProgram& p, const Paths& path, size_t& created) {
-  util::BufferedWriter s(path[0], kOutputs[0].what);
-  ++created;
-  util::BufferedWriter b(path[1], kOutputs[1].what);
-  ++created;
-  util::BufferedWriter h(path[2], kOutputs[2].what);
-  ++created;
-  util::BufferedWriter m(path[3], kOutputs[3].what);
-  ++created;
-  util::BufferedWriter d(path[4], kOutputs[4].what);
-  ++created;
-  // std::launch::deferred as well: libstdc++ starts a thread, and runs the task at get() on
-  // this one only when no thread can be started.
-  std::future<void> assembly = std::async(std::launch::async | std::launch::deferred, [&] {
-    emit_assembly(p, s);
-    s.close();
-  });
-  std::exception_ptr error;  // this thread's, reported after the .s file's
-  try {
-    emit_words(isa, p, b, h);
-    b.close();
-    h.close();
-    emit_memmap(p, m);
-    m.close();
-    d.put(p.ddr_image);
-    d.close();
-  } catch (...) {
-    error = std::current_exception();
-  }
-  assembly.get();
-  if (error) std::rethrow_exception(error);
-}
+enum FileIndex : size_t { kAsm, kBin, kHex, kMemmap, kDdr };
 
 // Renames each written file into place; when one cannot be, removes those already renamed:
 // the caller gets this run's five files or none.
-void publish(const Paths& temp, const Paths& path) {
+void publish(const OutputFiles::Paths& temp, const OutputFiles::Paths& path) {
   for (size_t i = 0; i < path.size(); ++i) {
     std::error_code ec;
     std::filesystem::rename(temp[i], path[i], ec);
@@ -156,21 +120,112 @@ void publish(const Paths& temp, const Paths& path) {
 // Each file is written under a temporary name beside it and renamed into place once all five
 // are written: a write error (a full disk, a directory in the way) leaves no half-written
 // output and no mix of this run's files with an earlier run's.
-void write_outputs(const isa::Isa& isa, const GeneratedProgram& p, const std::filesystem::path& prefix) {
-  Paths path, temp;
+OutputFiles::OutputFiles(const isa::Isa& isa, const std::filesystem::path& prefix)
+    : isa_(isa), words_(isa), stream_([this](const StreamView& v, StreamProgress done) { stream_files(v, done); }) {
   for (size_t i = 0; i < kOutputs.size(); ++i) {
-    path[i] = prefix.string() + std::string(kOutputs[i].suffix);
-    temp[i] = path[i] + ".tmp";
+    path_[i] = prefix.string() + std::string(kOutputs[i].suffix);
+    temp_[i] = path_[i] + ".tmp";
   }
-  size_t created = 0;
   try {
-    write_files(isa, p, temp, created);
-    publish(temp, path);
+    for (; created_ < kOutputs.size(); ++created_)
+      files_[created_] = std::make_unique<util::BufferedWriter>(temp_[created_], kOutputs[created_].what);
   } catch (...) {
-    std::error_code ignored;  // the error being reported is the one that matters
-    for (size_t i = 0; i < created; ++i) std::filesystem::remove(temp[i], ignored);
+    remove_temporaries();
     throw;
   }
+}
+
+OutputFiles::~OutputFiles() {
+  stream_.stop();  // before the files close
+  if (!published_) remove_temporaries();
+}
+
+void OutputFiles::remove_temporaries() {
+  std::error_code ignored;  // the error being reported is the one that matters
+  for (size_t i = 0; i < created_; ++i) {
+    files_[i].reset();
+    std::filesystem::remove(temp_[i], ignored);
+  }
+}
+
+// On the stream's thread: the .s, .bin and .hex files while the program is generated.
+void OutputFiles::stream_files(const StreamView& v, StreamProgress done) {
+  util::BufferedWriter &s = *files_[kAsm], &bin = *files_[kBin], &hex = *files_[kHex];
+  if (!assembly_.started()) {
+    assembly_.header(v.header, v.length, s);
+    words_.header(v.header, v.length, hex);
+  }
+  assembly_.emit({v.instrs, done.instrs}, {v.refs, done.refs}, v.symbols, s);
+  words_.emit({v.instrs, done.instrs}, bin, hex);
+}
+
+// The rest, once the program is complete. Streamed: the memory map and the DDR image here
+// while the stream writes the end of the other three. What the stream did not write (all of
+// it without one): the .bin and .hex on a second thread, the .s here. Each file is written by
+// one thread at a time, from final instructions, so its bytes do not depend on the
+// scheduling. A write error is reported for the first file, in kOutputs' order, that had one.
+void OutputFiles::finish(const GeneratedProgram& p) {
+  struct StopStream {  // whatever is thrown: the stream's thread reads `p`, which the caller may free
+    ProgramStream& stream;
+    ~StopStream() { stream.stop(); }
+  } stop_stream{stream_};
+  if (stream_.started() && stream_.length() != p.instrs.size()) {
+    // Cut short (a broken allocator ends generation early): the headers' count was wrong.
+    stream_.stop();
+    for (const FileIndex i : {kAsm, kBin, kHex}) {
+      files_[i].reset();
+      files_[i] = std::make_unique<util::BufferedWriter>(temp_[i], kOutputs[i].what);
+    }
+    assembly_ = AssemblyEmitter{};
+    words_ = WordsEmitter{isa_};
+  }
+  std::exception_ptr assembly_error, words_error, rest_error;
+  auto write_rest = [&] {
+    try {
+      emit_memmap(p, *files_[kMemmap]);
+      files_[kMemmap]->close();
+      files_[kDdr]->put(p.ddr_image);
+      files_[kDdr]->close();
+    } catch (...) {
+      rest_error = std::current_exception();
+    }
+  };
+  const bool streamed = stream_.started();
+  if (streamed) {
+    write_rest();
+    stream_.wait();  // the end of the three files, or where the stream stopped
+    if (const std::exception_ptr e = stream_.error()) std::rethrow_exception(e);
+  }
+  // std::launch::deferred as well: libstdc++ starts a thread, and runs the task at get() on
+  // this one only when no thread can be started.
+  std::future<void> words = std::async(std::launch::async | std::launch::deferred, [&] {
+    try {
+      if (!words_.started()) words_.header(p.header, p.instrs.size(), *files_[kHex]);
+      words_.emit(p.instrs, *files_[kBin], *files_[kHex]);
+      files_[kBin]->close();
+      files_[kHex]->close();
+    } catch (...) {
+      words_error = std::current_exception();
+    }
+    if (!streamed) write_rest();
+  });
+  try {
+    if (!assembly_.started()) assembly_.header(p.header, p.instrs.size(), *files_[kAsm]);
+    assembly_.emit(p.instrs, p.refs, p.symbols.data(), *files_[kAsm]);
+    files_[kAsm]->close();
+  } catch (...) {
+    assembly_error = std::current_exception();
+  }
+  words.get();
+  for (const std::exception_ptr& e : {assembly_error, words_error, rest_error})
+    if (e) std::rethrow_exception(e);
+  publish(temp_, path_);
+  published_ = true;
+}
+
+void write_outputs(const isa::Isa& isa, const GeneratedProgram& p, const std::filesystem::path& prefix) {
+  OutputFiles files(isa, prefix);
+  files.finish(p);
 }
 
 }  // namespace npuforge::gen

@@ -25,46 +25,72 @@ char* write_symbol(char* out, OpKind origin_kind, uint32_t origin, uint32_t vers
   return util::write_dec(out, version);
 }
 
-void emit_assembly(const GeneratedProgram& p, util::BufferedWriter& out) {
-  out.format("; {}\n; {} instructions; operand symbols are given in the comments\n", p.header, p.instrs.size());
-  size_t r = 0;  // walks the SymRefs, which are in instruction order
-  for (size_t i = 0; i < p.instrs.size(); ++i) {
-    const isa::Instruction& in = p.instrs[i];
+void AssemblyEmitter::header(std::string_view header, uint64_t instructions, util::BufferedWriter& out) {
+  out.format("; {}\n; {} instructions; operand symbols are given in the comments\n", header, instructions);
+  started_ = true;
+  announced_ = instructions;
+}
+
+void AssemblyEmitter::emit(std::span<const isa::Instruction> instrs, std::span<const SymRef> refs,
+                           const SymbolInfo* symbols, util::BufferedWriter& out) {
+  size_t r = ref_;  // walks the SymRefs, which are in instruction order
+  for (size_t i = next_; i < instrs.size(); ++i) {
+    const isa::Instruction& in = instrs[i];
     char* o = isa::write_disassembly(out.reserve(in.spec->max_line_bytes + 1), in);
     const char* separator = "  ; ";
-    for (; r < p.refs.size() && p.refs[r].instr == i; ++r) {
+    for (; r < refs.size() && refs[r].instr == i; ++r) {
       out.commit(o);  // a line may carry any number of references: room for each
-      const std::string& name = in.spec->fields[p.refs[r].field].name;
+      const std::string& name = in.spec->fields[refs[r].field].name;
       o = util::write_text(out.reserve(4 + name.size() + 2 + kMaxSymbolBytes + 1), separator);  // "  ; name=%symbol\n"
       separator = " ";
       o = util::write_text(o, name);
       *o++ = '=';
       *o++ = '%';
-      const SymbolInfo& s = p.symbols[p.refs[r].symbol.value];
+      const SymbolInfo& s = symbols[refs[r].symbol.value];
       o = write_symbol(o, s.kind, s.origin, s.version);
     }
     *o++ = '\n';
     out.commit(o);
   }
+  next_ = std::max(next_, instrs.size());
+  ref_ = r;
 }
 
-void emit_words(const isa::Isa& isa, const GeneratedProgram& p, util::BufferedWriter& bin, util::BufferedWriter& hex) {
+void emit_assembly(const GeneratedProgram& p, util::BufferedWriter& out) {
+  AssemblyEmitter e;
+  e.header(p.header, p.instrs.size(), out);
+  e.emit(p.instrs, p.refs, p.symbols.data(), out);
+}
+
+WordsEmitter::WordsEmitter(const isa::Isa& isa) : isa_(&isa) {
+  for (unsigned v = 0; v < 256; ++v) digits_[v] = {"0123456789abcdef"[v >> 4], "0123456789abcdef"[v & 15]};
+}
+
+void WordsEmitter::header(std::string_view header, uint64_t instructions, util::BufferedWriter& hex) {
   // The header isa::to_readmemh writes.
-  if (!p.header.empty()) hex.format("// {}\n", p.header);
-  hex.format("// {} instructions, {} bits each, most significant digit first\n", p.instrs.size(), isa.width_bits());
-  // Both digits of a byte in one table entry: half the loads and stores of a digit at a time.
-  std::array<std::array<char, 2>, 256> digits;
-  for (unsigned v = 0; v < 256; ++v) digits[v] = {"0123456789abcdef"[v >> 4], "0123456789abcdef"[v & 15]};
-  const size_t w = isa.width_bytes();
-  for (const isa::Instruction& in : p.instrs) {
+  if (!header.empty()) hex.format("// {}\n", header);
+  hex.format("// {} instructions, {} bits each, most significant digit first\n", instructions, isa_->width_bits());
+  started_ = true;
+}
+
+void WordsEmitter::emit(std::span<const isa::Instruction> instrs, util::BufferedWriter& bin, util::BufferedWriter& hex) {
+  const size_t w = isa_->width_bytes();
+  for (size_t i = next_; i < instrs.size(); ++i) {
     auto* word = reinterpret_cast<uint8_t*>(bin.reserve(w));
-    isa::encode(in, std::span<uint8_t>(word, w));
+    isa::encode(instrs[i], std::span<uint8_t>(word, w));
     bin.commit(reinterpret_cast<char*>(word + w));
     char* o = hex.reserve(2 * w + 1);  // most significant digit first
-    for (size_t b = w; b-- > 0; o += 2) std::memcpy(o, digits[word[b]].data(), 2);
+    for (size_t b = w; b-- > 0; o += 2) std::memcpy(o, digits_[word[b]].data(), 2);
     *o++ = '\n';
     hex.commit(o);
   }
+  next_ = std::max(next_, instrs.size());
+}
+
+void emit_words(const isa::Isa& isa, const GeneratedProgram& p, util::BufferedWriter& bin, util::BufferedWriter& hex) {
+  WordsEmitter e(isa);
+  e.header(p.header, p.instrs.size(), hex);
+  e.emit(p.instrs, bin, hex);
 }
 
 namespace {

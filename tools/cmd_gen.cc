@@ -75,8 +75,11 @@ int run_gen(const GenOptions& o) {
   g.npu_hash = util::fnv1a64(npu.text);
   g.max_memory = Bytes{o.max_memory};
   g.plant = parse_plant(o.plant);
+  // The files are created first: their assembly is written while the program is generated.
+  gen::OutputFiles files(isa::builtin_isa(), o.output);
+  g.stream = &files.stream();
   const gen::GeneratedProgram program = gen::generate(isa::builtin_isa(), npu.config, profile, g);
-  gen::write_outputs(isa::builtin_isa(), program, o.output);
+  files.finish(program);
   fmt::print("{}\n", gen::summary_line(program));
   if (o.check && !check_generated(program, o.output)) return kExitFinding;
   return kExitOk;

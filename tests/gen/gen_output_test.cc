@@ -1,8 +1,9 @@
 // gen::write_outputs' writers against the whole-program paths: symbol names against their
 // fmt spelling, the five
 // files of programs longer than a writer buffer (and of the profile the golden digests do not
-// cover) against to_assembly / encode_program / to_readmemh / memmap().to_yaml(), and write
-// errors on either thread reported with the file's name.
+// cover) against to_assembly / encode_program / to_readmemh / memmap().to_yaml(), the
+// assembly streamed during generation (OutputFiles) against them, and write errors on any
+// thread reported with the file's name.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -16,9 +17,11 @@
 #include "gen/generator.h"
 #include "gen/output.h"
 #include "gen/output_writers.h"
+#include "gen/stream.h"
 #include "isa/instruction.h"
 #include "util/error.h"
 #include "util/file_io.h"
+#include "util/plant.h"
 #include "util/rng.h"
 
 namespace npuforge::gen {
@@ -40,10 +43,13 @@ struct ScratchDir {
   ~ScratchDir() { fs::remove_all(path); }
 };
 
-GeneratedProgram program(const std::string& profile, uint64_t seed, int64_t length) {
+GeneratedProgram program(const std::string& profile, uint64_t seed, int64_t length, ProgramStream* stream = nullptr,
+                         Plant plant = {}) {
   GenOptions o;
   o.seed = seed;
   o.length = length;
+  o.stream = stream;
+  o.plant = plant;
   return generate(isa::builtin_isa(), isa::NpuConfig{},
                   Profile::load_file(std::string(NPUFORGE_SOURCE_DIR) + "/configs/gen/" + profile + ".yaml"), o);
 }
@@ -84,9 +90,9 @@ void expect_no_output(const fs::path& dir, const std::string& stem) {
   }
 }
 
-// The .s file is written on a second thread, the others on the caller's: a failure on either
-// reaches the caller, and when both fail the .s file's is reported (as when they were written
-// one after the other). Files are written under "<name>.tmp" and renamed when all five are:
+// The .bin and .hex files are written on a second thread, the others on the caller's: a
+// failure on either reaches the caller, and when both fail the .s file's is reported (as when
+// they were written one after the other). Files are written under "<name>.tmp" and renamed when all five are:
 // /dev/full in a temporary's place is a full disk.
 TEST(GenOutput, WriteErrorsOnEitherThreadNameTheFile) {
   if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full on this system";
@@ -136,6 +142,87 @@ TEST(GenOutput, ASuccessfulRunLeavesNoTemporary) {
     ++files;
   }
   EXPECT_EQ(files, 5u);
+}
+
+const char* const kSuffixes[] = {".s", ".bin", ".hex", ".memmap.yaml", ".ddr.bin"};
+
+// `npuforge gen`'s way: the files created first and the assembly written while the program
+// is generated. The same five files as write_outputs of the finished program, and the same
+// program as without a stream.
+TEST(GenOutput, AssemblyStreamedDuringGenerationIsTheSameFile) {
+  const ScratchDir dir;
+  const isa::Isa& isa = isa::builtin_isa();
+  for (const char* profile : {"default", "tiny-buffers", "extremes"}) {
+    OutputFiles files(isa, dir.path / "s");
+    const GeneratedProgram g = program(profile, 5, 40000, &files.stream());
+    files.finish(g);
+    write_outputs(isa, program(profile, 5, 40000), dir.path / "w");
+    for (const char* suffix : kSuffixes)
+      EXPECT_TRUE(util::read_file(dir.path / (std::string("s") + suffix)) ==
+                  util::read_file(dir.path / (std::string("w") + suffix)))
+          << profile << suffix;
+  }
+}
+
+// A planted allocator bug ends generation early, after the stream wrote a header announcing
+// the requested length: the .s file is written again, with the right count.
+TEST(GenOutput, AProgramCutShortAfterStreamingStartedGetsTheRightHeader) {
+  const ScratchDir dir;
+  const isa::Isa& isa = isa::builtin_isa();
+  OutputFiles files(isa, dir.path / "s");
+  const GeneratedProgram g = program("near-full", 3, 200000, &files.stream(), parse_plant("alloc-exact-fit-split"));
+  ASSERT_FALSE(g.allocator_check.empty());
+  ASSERT_GT(g.instrs.size(), 1024u);  // past the first publications (every 512 instructions)
+  ASSERT_LT(g.instrs.size(), 200000u);
+  files.finish(g);
+  EXPECT_TRUE(util::read_file(dir.path / "s.s") == to_assembly(g));
+  write_outputs(isa, g, dir.path / "w");
+  for (const char* suffix : kSuffixes)
+    EXPECT_TRUE(util::read_file(dir.path / (std::string("s") + suffix)) ==
+                util::read_file(dir.path / (std::string("w") + suffix)))
+        << suffix;
+}
+
+std::string streamed_error_of(const fs::path& prefix) {
+  try {
+    OutputFiles files(isa::builtin_isa(), prefix);
+    files.finish(program("default", 3, 30000, &files.stream()));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// A full disk under a streamed file (.s, .bin, .hex) is reported by finish(), naming it; no
+// file is left.
+TEST(GenOutput, AStreamedWriteErrorNamesTheFile) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full on this system";
+  const ScratchDir dir;
+  fs::create_symlink("/dev/full", dir.path / "f.s.tmp");
+  std::string what = streamed_error_of(dir.path / "f");
+  EXPECT_NE(what.find("f.s.tmp: cannot write assembly: No space left on device"), std::string::npos) << what;
+  expect_no_output(dir.path, "f");
+  fs::create_symlink("/dev/full", dir.path / "h.hex.tmp");
+  what = streamed_error_of(dir.path / "h");
+  EXPECT_NE(what.find("h.hex.tmp: cannot write $readmemh image: No space left on device"), std::string::npos) << what;
+  expect_no_output(dir.path, "h");
+}
+
+// Generation that fails (here: the memory limit) with files created for streaming leaves none.
+TEST(GenOutput, AFailedGenerationLeavesNoFile) {
+  const ScratchDir dir;
+  try {
+    OutputFiles files(isa::builtin_isa(), dir.path / "g");
+    GenOptions o;
+    o.length = 1000000;
+    o.max_memory = Bytes{1 << 20};
+    o.stream = &files.stream();
+    (void)generate(isa::builtin_isa(), isa::NpuConfig{},
+                   Profile::load_file(std::string(NPUFORGE_SOURCE_DIR) + "/configs/gen/default.yaml"), o);
+    ADD_FAILURE() << "no error";
+  } catch (const Error&) {
+  }
+  expect_no_output(dir.path, "g");
 }
 
 }  // namespace
