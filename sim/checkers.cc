@@ -322,6 +322,8 @@ void Checkers::check_overlap_at(size_t instr) {
 
 void Checkers::on_access(size_t instr, const isa::Extent& e) {
   if (e.bytes == 0 || instr >= program_->instrs.size()) return;
+  // An access no checker looks at is not logged (do_access would do nothing).
+  if (e.space == isa::Space::Ddr ? !ddr_hazards_ && !ddr_owner_ : !sram_runs_ && !(shadow_ && options_.shadow)) return;
   log({kAccess, static_cast<uint8_t>(e.field), static_cast<uint8_t>(e.access), static_cast<uint8_t>(e.space),
        static_cast<uint32_t>(instr), e.addr, e.bytes});
 }
