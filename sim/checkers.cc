@@ -185,9 +185,18 @@ Checkers::Checkers(const Program& program, const Semantics& sem, CheckerOptions 
   finish_time_.assign(n, UINT64_MAX);
   start_time_.assign(n, 0);
   started_.assign(n, 0);
+  options_.batch = std::max<size_t>(options_.batch, 1);
+  events_.reserve(std::min<size_t>(options_.batch, 1 << 16));
 }
 
-Checkers::~Checkers() = default;
+// Nothing reads the findings after this, but a check that throws would have thrown when
+// its event came (a destructor must not).
+Checkers::~Checkers() {
+  try {
+    flush();
+  } catch (...) {
+  }
+}
 
 Finding Checkers::base(size_t instr, FindingKind kind) const {
   Finding f;
@@ -209,6 +218,11 @@ void Checkers::count_only(FindingKind kind) {
 }
 
 void Checkers::report(Finding f) {
+  flush();
+  add(std::move(f));
+}
+
+void Checkers::add(Finding f) {
   ++total_;
   ++by_kind_[static_cast<size_t>(f.kind)];
   if (options_.max_errors == 0 || findings_.size() < options_.max_errors) {
@@ -216,11 +230,7 @@ void Checkers::report(Finding f) {
   }
 }
 
-void Checkers::on_start(size_t instr, uint64_t time) {
-  if (instr >= program_->instrs.size()) {
-    throw Error(fmt::format("checkers: instruction index {} beyond the program ({} instructions)",
-                            instr, program_->instrs.size()));
-  }
+void Checkers::do_start(size_t instr, uint64_t time) {
   if (started_[instr]) return;
   started_[instr] = 1;
   start_time_[instr] = time;
@@ -231,19 +241,9 @@ void Checkers::on_start(size_t instr, uint64_t time) {
     f.other_instr = p;
     f.other_mnemonic = program_->instrs[static_cast<size_t>(p)].spec->mnemonic;
     f.detail = fmt::format("started at {} before a token/barrier predecessor finished", time);
-    report(std::move(f));
+    add(std::move(f));
   }
   if (shadow_ && options_.overlap) check_overlap_at(instr);
-}
-
-void Checkers::on_finish(size_t instr, uint64_t time) {
-  if (instr < finish_time_.size()) finish_time_[instr] = time;
-}
-
-void Checkers::on_accesses(size_t instr) {
-  for (const auto& e : isa::extents(program_->instrs.at(instr))) {
-    if (e.bytes > 0) on_access(instr, e);
-  }
 }
 
 void Checkers::check_overlap_at(size_t instr) {
@@ -277,13 +277,12 @@ void Checkers::check_overlap_at(size_t instr) {
       f.other_symbol = ob.symbol;
       f.detail = fmt::format("buffer [{:#x}, +{}) live [{}, {}] overlaps live [{}, {}] of the other",
                              nb.offset.value, nb.size.value, nb.first, nb.last, ob.first, ob.last);
-      report(std::move(f));
+      add(std::move(f));
     }
   }
 }
 
-void Checkers::on_access(size_t instr, const isa::Extent& e) {
-  if (e.bytes == 0 || instr >= program_->instrs.size()) return;
+void Checkers::do_access(size_t instr, const isa::Extent& e) {
   if (e.space == isa::Space::Ddr) return check_ddr_access(instr, e);
   const uint64_t sram = program_->config.sram_bytes.value;
   if (e.addr >= sram) return;  // out of range: the executor reports it
@@ -315,7 +314,7 @@ void Checkers::check_ddr_access(size_t instr, const isa::Extent& e) {
       std::vector<Finding> found;
       ddr_owner_->access(static_cast<int64_t>(instr), in.spec->mnemonic, start_time_[instr],
                          row.access == isa::Access::Write, row.addr, row.bytes, found);
-      for (Finding& f : found) report(std::move(f));
+      for (Finding& f : found) add(std::move(f));
     }
     if (ddr_hazards_) check_ddr_hazard(instr, row);
   }
@@ -351,7 +350,7 @@ Checkers::ShadowAccess Checkers::shadow_owner(size_t instr, const isa::Extent& e
       f.symbol = idx.buffer(b).symbol;
       f.detail += fmt::format(": %{} becomes live at #{}", f.symbol, idx.buffer(b).first);
     }
-    report(std::move(f));
+    add(std::move(f));
     return {};
   }
   // Several live holders only at a hand-over (or in a broken map): a write names the buffer
@@ -377,7 +376,7 @@ Checkers::ShadowAccess Checkers::shadow_owner(size_t instr, const isa::Extent& e
     f.detail = fmt::format("{} runs {} bytes past the end of %{} [{:#x}, {:#x}){}",
                            write ? "write" : "read", f.bytes, ob.symbol, ob.offset.value,
                            own.end, f.other_symbol.empty() ? " into unowned bytes" : "");
-    report(std::move(f));
+    add(std::move(f));
   }
   return {own.id, inside_end};
 }
@@ -395,7 +394,7 @@ void Checkers::report_unwritten(size_t instr, int32_t own, uint64_t bad, uint64_
   f.detail = other == BufferIndex::kNone
                  ? std::string("bytes never written")
                  : fmt::format("bytes still hold data of another buffer");
-  report(std::move(f));
+  add(std::move(f));
 }
 
 void Checkers::report_hazard(size_t instr, isa::Space space, bool write, int64_t other,
@@ -418,10 +417,11 @@ void Checkers::report_hazard(size_t instr, isa::Space space, bool write, int64_t
   f.detail = fmt::format("{} ({}) {} bytes the other ({}) {}, and no token orders them",
                          write ? "write" : "read", queue_name(in), write && other_wrote ? "overwrites" : "touches",
                          queue_name(oi), other_wrote ? "writes" : "reads");
-  report(std::move(f));
+  add(std::move(f));
 }
 
 void Checkers::on_end() {
+  flush();
   if (ended_) return;
   ended_ = true;
   if (shadow_ && options_.overlap) {
@@ -438,22 +438,23 @@ void Checkers::on_end() {
   for (const auto& [i, p] : order_->unmatched_waits()) {
     Finding f = base(i, FindingKind::Deadlock);
     f.detail = fmt::format("waits for a token from {} that no {} instruction signals", qname(p), qname(p));
-    report(std::move(f));
+    add(std::move(f));
   }
   if (order_->unmatched_waits().empty() && !order_->stuck().empty()) {
     Finding f = base(order_->stuck().front(), FindingKind::Deadlock);
     f.detail = fmt::format("never starts: {} instructions wait on each other in a cycle",
                            order_->stuck().size());
-    report(std::move(f));
+    add(std::move(f));
   }
   for (const auto& [i, q] : order_->unmatched_signals()) {
     Finding f = base(i, FindingKind::UnconsumedSignal);
     f.detail = fmt::format("signals {} but no {} instruction waits for this token", qname(q), qname(q));
-    report(std::move(f));
+    add(std::move(f));
   }
 }
 
 std::string Checkers::summary() const {
+  flushed();
   std::string s;
   if (total_ == 0) return "no findings\n";
   s += fmt::format("{} finding(s):", total_);

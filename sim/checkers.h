@@ -31,6 +31,7 @@
 // 4. DDR ownership (memory maps with ddr_buffers, i.e. compiled models; sim/ddr_owner.h): a
 //    STORE into bytes of another live DDR tensor, a LOAD of bytes last written for another
 //    tensor; both tensors, the instruction and its start cycle are named. On with `shadow`.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
@@ -90,6 +91,11 @@ struct CheckerOptions {
   bool shadow = true;
   bool overlap = true;
   bool hazard = true;
+  // Events (on_start/on_access/on_finish) are logged and checked this many at a time, in one
+  // loop where the checkers' structures stay in cache (a concurrent model's threads and
+  // kernels evict them between two calls). Every query checks the logged events first, so
+  // the findings do not depend on it; 1 checks each event as it comes.
+  size_t batch = 1024;
 };
 
 template <bool kWriter>
@@ -108,23 +114,55 @@ class Checkers {
 
   void on_start(size_t instr, uint64_t time);
   void on_access(size_t instr, const isa::Extent& extent);
-  void on_finish(size_t instr, uint64_t time);
+  void on_finish(size_t instr, uint64_t time) { log({kFinish, 0, 0, 0, static_cast<uint32_t>(std::min<size_t>(instr, UINT32_MAX)), time, 0}); }
   void on_end();
   // Convenience: on_access for every used operand of the instruction.
   void on_accesses(size_t instr);
 
-  // Adds a finding from outside (out-of-range access, DDR mismatch).
+  // Adds a finding from outside (out-of-range access, DDR mismatch), after the findings of
+  // the events before it.
   void report(Finding f);
 
-  const std::vector<Finding>& findings() const { return findings_; }  // at most max_errors
-  uint64_t total() const { return total_; }                            // all, kept or not
-  uint64_t count(FindingKind k) const { return by_kind_[static_cast<size_t>(k)]; }
-  bool clean() const { return total_ == 0; }
+  // Each query first checks the events logged so far.
+  const std::vector<Finding>& findings() const { return flushed().findings_; }  // at most max_errors
+  uint64_t total() const { return flushed().total_; }                            // all, kept or not
+  uint64_t count(FindingKind k) const { return flushed().by_kind_[static_cast<size_t>(k)]; }
+  bool clean() const { return flushed().total_ == 0; }
   // Counts per kind and the kept findings, one per line.
   std::string summary() const;
-  const TokenOrder& order() const { return *order_; }
+  const TokenOrder& order() const { return *flushed().order_; }
 
  private:
+  // One logged event: 24 bytes (an Extent is 32, with an operand index the checkers do not use).
+  enum EventKind : uint8_t { kStart, kAccess, kFinish };
+  struct Event {
+    EventKind kind;
+    uint8_t field;   // kAccess: the extent's address field
+    uint8_t access;  // kAccess: isa::Access
+    uint8_t space;   // kAccess: isa::Space
+    uint32_t instr;
+    uint64_t a;  // kStart/kFinish: time; kAccess: addr
+    uint64_t b;  // kAccess: bytes
+  };
+  void log(const Event& e) {
+    events_.push_back(e);
+    if (events_.size() >= options_.batch) flush();
+  }
+  void flush();  // checks the logged events in order and clears the log
+  // The checkers with the logged events checked. A const query may check them: a Checkers
+  // with logged events was not defined const (the events were logged through a non-const
+  // reference), so casting the const away is sound, and the results are what they would be
+  // had each event been checked when it came.
+  const Checkers& flushed() const {
+    if (!events_.empty()) const_cast<Checkers*>(this)->flush();
+    return *this;
+  }
+  void do_start(size_t instr, uint64_t time);
+  void do_access(size_t instr, const isa::Extent& extent);
+  void do_finish(size_t instr, uint64_t time) {
+    if (instr < finish_time_.size()) finish_time_[instr] = time;
+  }
+
   struct Shadow;
   class DdrOwner;
   void check_overlap_at(size_t instr);
@@ -146,6 +184,7 @@ class Checkers {
   std::string symbol_at(uint64_t addr, size_t instr) const;  // live buffer holding addr
   void report_hazard(size_t instr, isa::Space space, bool write, int64_t other, bool other_wrote,
                      uint64_t lo, uint64_t hi);
+  void add(Finding f);                  // report() without the flush: from the checks
   bool keeping() const;                 // another finding would still be kept
   void count_only(FindingKind kind);    // counts a finding beyond max_errors without building it
   Finding base(size_t instr, FindingKind kind) const;
@@ -170,6 +209,7 @@ class Checkers {
   uint64_t total_ = 0;
   std::array<uint64_t, 16> by_kind_{};
   bool ended_ = false;
+  std::vector<Event> events_;  // logged, not yet checked (at most options_.batch)
 };
 
 }  // namespace npuforge::sim
