@@ -21,47 +21,88 @@ using kernels::operand;
 using kernels::s8;
 using kernels::u8;
 
-void im2col(const isa::Instruction& instr, const Semantics::Im2colSlots& s, In in,
-            std::span<uint8_t> out) {
-  const int64_t h = instr.get(s.h), w = instr.get(s.w), c = instr.get(s.c);
-  const int64_t kh = instr.get(s.kh), kw = instr.get(s.kw);
-  const int64_t sh = instr.get(s.sh), sw = instr.get(s.sw), dh = instr.get(s.dh), dw = instr.get(s.dw);
-  const int64_t pt = instr.get(s.pt), pl = instr.get(s.pl), pb = instr.get(s.pb), pr = instr.get(s.pr);
-  const auto src = operand(instr, in, s.src);
-  const int64_t oh = (h + pt + pb - (kh - 1) * dh - 1) / sh + 1, ow = (w + pl + pr - (kw - 1) * dw - 1) / sw + 1;
-  uint8_t* o = out.data();
-  for (int64_t oy = 0; oy < oh; ++oy) {
-    for (int64_t ox = 0; ox < ow; ++ox) {
-      for (int64_t ky = 0; ky < kh; ++ky) {
-        const int64_t iy = oy * sh - pt + ky * dh;
-        if (iy < 0 || iy >= h) {
-          std::memset(o, 0, kw * c);
-          o += kw * c;
+// IM2COL's geometry, read from the instruction once.
+struct Im2colShape {
+  int64_t h, w, c, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow;
+};
+
+// The gather for pixels of `C` channels (0: c, known at run time only). A pixel is a few
+// bytes (c is 1..8 in generated programs): a libc memcpy/memset call per pixel or window row
+// was most of IM2COL's time, where a compile-time size is a move or two.
+template <size_t C>
+void im2col_pixels(const Im2colShape& g, const uint8_t* src, uint8_t* o) {
+  const int64_t c = C ? static_cast<int64_t>(C) : g.c;
+  auto copy = [&](uint8_t* to, const uint8_t* from, int64_t pixels) {
+    if constexpr (C > 0) {
+      for (int64_t p = 0; p < pixels; ++p) std::memcpy(to + p * C, from + p * C, C);
+    } else {
+      std::memcpy(to, from, static_cast<size_t>(pixels * c));
+    }
+  };
+  auto zero = [&](uint8_t* to, int64_t pixels) {
+    if constexpr (C > 0) {
+      for (int64_t p = 0; p < pixels; ++p) std::memset(to + p * C, 0, C);
+    } else {
+      std::memset(to, 0, static_cast<size_t>(pixels * c));
+    }
+  };
+  for (int64_t oy = 0; oy < g.oh; ++oy) {
+    for (int64_t ox = 0; ox < g.ow; ++ox) {
+      for (int64_t ky = 0; ky < g.kh; ++ky) {
+        const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
+        if (iy < 0 || iy >= g.h) {
+          zero(o, g.kw);
+          o += g.kw * c;
           continue;
         }
-        const uint8_t* srow = src.data() + iy * w * c;
-        const int64_t x0 = ox * sw - pl;  // ix at kx = 0
-        if (dw == 1) {
+        const uint8_t* srow = src + iy * g.w * c;
+        const int64_t x0 = ox * g.sw - g.pl;  // ix at kx = 0
+        if (g.dw == 1) {
           // The window row's in-image pixels kx0 <= kx < kx1 are contiguous in the source:
-          // one copy between the zeros of the pads, not one per pixel (c is often small).
-          const int64_t kx0 = std::clamp<int64_t>(-x0, 0, kw), kx1 = std::clamp<int64_t>(w - x0, kx0, kw);
-          if (kx0 > 0) std::memset(o, 0, kx0 * c);
-          if (kx1 > kx0) std::memcpy(o + kx0 * c, srow + (x0 + kx0) * c, (kx1 - kx0) * c);
-          if (kx1 < kw) std::memset(o + kx1 * c, 0, (kw - kx1) * c);
-          o += kw * c;
+          // one copy between the zeros of the pads (per pixel when that is a fixed-size move).
+          const int64_t kx0 = std::clamp<int64_t>(-x0, 0, g.kw), kx1 = std::clamp<int64_t>(g.w - x0, kx0, g.kw);
+          if (kx0 > 0) zero(o, kx0);
+          if (kx1 > kx0) copy(o + kx0 * c, srow + (x0 + kx0) * c, kx1 - kx0);
+          if (kx1 < g.kw) zero(o + kx1 * c, g.kw - kx1);
+          o += g.kw * c;
           continue;
         }
-        for (int64_t kx = 0; kx < kw; ++kx) {
-          const int64_t ix = x0 + kx * dw;
-          if (ix < 0 || ix >= w) {
-            std::memset(o, 0, c);
+        for (int64_t kx = 0; kx < g.kw; ++kx) {
+          const int64_t ix = x0 + kx * g.dw;
+          if (ix < 0 || ix >= g.w) {
+            zero(o, 1);
           } else {
-            std::memcpy(o, srow + ix * c, c);
+            copy(o, srow + ix * c, 1);
           }
           o += c;
         }
       }
     }
+  }
+}
+
+void im2col(const isa::Instruction& instr, const Semantics::Im2colSlots& s, In in,
+            std::span<uint8_t> out) {
+  Im2colShape g{};
+  g.h = instr.get(s.h), g.w = instr.get(s.w), g.c = instr.get(s.c);
+  g.kh = instr.get(s.kh), g.kw = instr.get(s.kw);
+  g.sh = instr.get(s.sh), g.sw = instr.get(s.sw), g.dh = instr.get(s.dh), g.dw = instr.get(s.dw);
+  g.pt = instr.get(s.pt), g.pl = instr.get(s.pl);
+  const int64_t pb = instr.get(s.pb), pr = instr.get(s.pr);
+  g.oh = (g.h + g.pt + pb - (g.kh - 1) * g.dh - 1) / g.sh + 1;
+  g.ow = (g.w + g.pl + pr - (g.kw - 1) * g.dw - 1) / g.sw + 1;
+  const uint8_t* src = operand(instr, in, s.src).data();
+  uint8_t* o = out.data();
+  switch (g.c) {
+    case 1: return im2col_pixels<1>(g, src, o);
+    case 2: return im2col_pixels<2>(g, src, o);
+    case 3: return im2col_pixels<3>(g, src, o);
+    case 4: return im2col_pixels<4>(g, src, o);
+    case 5: return im2col_pixels<5>(g, src, o);
+    case 6: return im2col_pixels<6>(g, src, o);
+    case 7: return im2col_pixels<7>(g, src, o);
+    case 8: return im2col_pixels<8>(g, src, o);
+    default: return im2col_pixels<0>(g, src, o);
   }
 }
 

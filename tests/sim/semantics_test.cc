@@ -222,11 +222,12 @@ TEST(Im2col, HandComputedPadding) {
 }
 
 TEST(Im2col, RandomAgainstGatherModel) {
-  // Per-side pads, strides and dilations per axis, drawn independently.
+  // Per-side pads, strides and dilations per axis, drawn independently; channel counts 1..8
+  // (each its own fixed-size gather in the kernel) and beyond (the general one).
   const Semantics sem(the_isa());
   Rng rng(5);
-  for (int n = 0; n < 80; ++n) {
-    const int64_t h = rng.range(1, 9), w = rng.range(1, 9), c = rng.range(1, 5);
+  for (int n = 0; n < 160; ++n) {
+    const int64_t h = rng.range(1, 9), w = rng.range(1, 9), c = rng.range(1, 10);
     const int64_t pt = rng.range(0, 2), pl = rng.range(0, 2), pb = rng.range(0, 2), pr = rng.range(0, 2);
     const int64_t sh = rng.range(1, 3), sw = rng.range(1, 3), dh = rng.range(1, 3), dw = rng.range(1, 3);
     const int64_t kh = rng.range(1, std::max<int64_t>(1, std::min<int64_t>((h + pt + pb - 1) / dh + 1, 5)));
