@@ -259,15 +259,16 @@ class NpuTop : public sc_core::sc_module {
   ScOptions options_;
   Context ctx_;
   Memory memory_;
-  // The program as encoded into the ROM, kept aside: a fetched word equal to its image is
-  // known to decode to the program's own instruction (see dispatch()).
-  std::vector<uint8_t> rom_image_;
   // round_trips_[i]: decoding instruction i's encoding gives it back (npu_top.cc round_trips).
   std::vector<bool> round_trips_;
   // The model-fetch-bit-flip plant: instruction flip_index_'s fetched word has bit flip_bit_
   // flipped (-1: no plant).
   int64_t flip_index_ = -1;
   unsigned flip_bit_ = 0;
+  // The program as encoded: a fetched word equal to its image here is known to decode to the
+  // program's own instruction (see dispatch()). The ROM's bytes are that image (the target
+  // refuses writes), so the dispatcher compares with them: a second copy of the image was
+  // 3.2 MB to allocate, fill and fault in per 100k instructions.
   Rom rom_;
   std::function<void()> on_done_;
   bool done_ = false;
