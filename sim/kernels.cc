@@ -269,10 +269,23 @@ NPUFORGE_CLONES void fold_lanes(bool avg, Acc* into, const Acc* from, size_t n) 
   }
 }
 
+// Pass 1's first window column: n bytes of `from` as they are (identity op x == x).
+template <typename Acc>
+NPUFORGE_CLONES void widen_bytes(Acc* into, const uint8_t* from, size_t n) {
+  for (size_t i = 0; i < n; ++i) into[i] = s8(from[i]);
+}
+
 template <typename Acc>
 struct PoolOp {
   bool avg;
   Acc identity() const { return avg ? Acc{0} : Acc{-128}; }
+  void load(Acc* into, const uint8_t* from, size_t n) const {
+    if constexpr (sizeof(Acc) == 1) {
+      std::memcpy(into, from, n);
+    } else {
+      widen_bytes(into, from, n);
+    }
+  }
   void fold(Acc* into, const Acc* from, size_t n) const { fold_lanes(avg, into, from, n); }
   void fold(Acc* into, const uint8_t* from, size_t n) const { fold_bytes(avg, into, from, n); }
 };
@@ -297,7 +310,10 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
   // Every sum is at most 128 * wh * ww in magnitude and every divisor at most wh * ww: under
   // div_away32's limit (2^29) when wh * ww < 2^21.
   const bool small = static_cast<uint64_t>(wh) * static_cast<uint64_t>(ww) < (uint64_t{1} << 21);
-  std::vector<Acc> rows(static_cast<size_t>(h) * row, op.identity()), acc(row);
+  // Every value of `rows` is written by pass 1's first window column (a value or the identity).
+  const auto rows_buf = std::make_unique_for_overwrite<Acc[]>(static_cast<size_t>(h) * row);
+  const std::span<Acc> rows(rows_buf.get(), static_cast<size_t>(h) * row);
+  std::vector<Acc> acc(row);
   // avg: an output row's sums and divisors, for div_away_row (|sum| < 2^28 when small).
   std::vector<int32_t> sums(op.avg && small ? static_cast<size_t>(ow * c) : 0), divisors(sums.size());
   std::vector<int32_t> cols(sums.size());  // in-image window columns of each output value
@@ -306,10 +322,17 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
     std::fill_n(cols.begin() + ox * c, c, static_cast<int32_t>(std::max<int64_t>(x1 - x0, 0)));
   }
   if (count_pad) std::fill(divisors.begin(), divisors.end(), static_cast<int32_t>(wh * ww));
+  int32_t divisors_rows = -1;  // without count_pad: the in-image row count `divisors` holds
+  // Window column 0 covers the starts lo0 .. hi0 (see below): its bytes are the row's first
+  // values as they are, the identity elsewhere (one pass, not a fill and a fold).
+  const int64_t lo0 = std::min(pl, xw), hi0 = std::max(lo0, std::min<int64_t>(xw, pl + w));
   for (int64_t iy = 0; iy < h; ++iy) {  // pass 1: window columns
     Acc* r = rows.data() + static_cast<size_t>(iy) * row;
     const uint8_t* in = src.data() + iy * w * c;
-    for (int64_t kx = 0; kx < ww; ++kx) {
+    std::fill(r, r + lo0 * c, op.identity());
+    if (hi0 > lo0) op.load(r + lo0 * c, in + (lo0 - pl) * c, static_cast<size_t>((hi0 - lo0) * c));
+    std::fill(r + hi0 * c, r + row, op.identity());
+    for (int64_t kx = 1; kx < ww; ++kx) {
       // Window starts whose column kx is inside the image: 0 <= x - pl + kx < w.
       const int64_t lo = std::max<int64_t>(0, pl - kx), hi = std::min<int64_t>(xw, pl - kx + w);
       if (lo < hi) op.fold(r + lo * c, in + (lo - pl + kx) * c, static_cast<size_t>((hi - lo) * c));
@@ -317,8 +340,14 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
   }
   for (int64_t oy = 0; oy < oh; ++oy) {  // pass 2: window rows
     const int64_t y0 = std::max<int64_t>(oy * sh - pt, 0), y1 = std::min(oy * sh - pt + wh, h);
-    std::fill(acc.begin(), acc.end(), op.identity());
-    for (int64_t iy = y0; iy < y1; ++iy) op.fold(acc.data(), rows.data() + static_cast<size_t>(iy) * row, row);
+    // The first window row is the accumulator as it lies (identity op x == x): one copy, not
+    // a fill and a fold.
+    if (y0 < y1) {
+      std::copy_n(rows.data() + static_cast<size_t>(y0) * row, row, acc.data());
+    } else {
+      std::fill(acc.begin(), acc.end(), op.identity());
+    }
+    for (int64_t iy = y0 + 1; iy < y1; ++iy) op.fold(acc.data(), rows.data() + static_cast<size_t>(iy) * row, row);
     uint8_t* o = out.data() + static_cast<size_t>(oy * ow * c);
     if (!op.avg) {
       if (sw == 1) {
@@ -333,8 +362,14 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
     }
     if (small) {  // checked once per instruction; the row is divided in one pass
       if (!count_pad) {  // in-image rows times columns, at least 1 (below 2^21: no overflow)
+        // They depend on the output row only through its in-image row count, the same for
+        // every row but a few at the edges: filled again only when it changes (a pass per
+        // output row was a quarter of the pool's own instructions).
         const auto rc = static_cast<int32_t>(std::max<int64_t>(y1 - y0, 0));
-        for (size_t j = 0; j < divisors.size(); ++j) divisors[j] = std::max(rc * cols[j], 1);
+        if (rc != divisors_rows) {
+          for (size_t j = 0; j < divisors.size(); ++j) divisors[j] = std::max(rc * cols[j], 1);
+          divisors_rows = rc;
+        }
       }
       if constexpr (sizeof(Acc) <= sizeof(int32_t)) {
         if (sw == 1) {  // the window starts are the output columns: the sums lie packed
