@@ -9,6 +9,10 @@
 
 #include <fmt/core.h>
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
+#endif
+
 #include "util/error.h"
 #include "sim/kernels_shared.h"
 #include "sim/semantics.h"
@@ -194,6 +198,32 @@ void eltwise(const isa::Instruction& instr, const Semantics::EltwiseSlots& s, In
   throw Error(fmt::format("eltwise: unknown op value {}", instr.get(s.op)));
 }
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define NPUFORGE_LUT_AVX2 1
+// LUT eight lookups at a time with AVX2's dword gather (the scalar loop took ~6 instructions
+// per byte, a third of Semantics::run's own). Each lookup reads the dword at table + index
+// from a copy of the 256-byte table padded with 4 bytes (so every read stays inside it) and
+// keeps its low byte: the same byte as table[index]. Returns the bytes done (a multiple of 8).
+__attribute__((target("avx2"))) size_t lut_avx2(const uint8_t* t, const uint8_t* x, uint8_t* o, size_t n) {
+  alignas(32) uint8_t table[256 + 4] = {};
+  std::memcpy(table, t, 256);
+  const __m256i flip = _mm256_set1_epi32(0x80);
+  // Each 128-bit lane's four low bytes to its first dword, then those two dwords side by side.
+  const __m256i low_bytes = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,  //
+                                             0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+  const __m256i join = _mm256_setr_epi32(0, 4, 1, 1, 1, 1, 1, 1);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + i));
+    const __m256i idx = _mm256_xor_si256(_mm256_cvtepu8_epi32(b), flip);
+    const __m256i v = _mm256_i32gather_epi32(reinterpret_cast<const int*>(table), idx, 1);
+    const __m256i packed = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(v, low_bytes), join);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(o + i), _mm256_castsi256_si128(packed));
+  }
+  return i;
+}
+#endif
+
 void lut(const isa::Instruction& instr, const Semantics::LutSlots& s, In in, std::span<uint8_t> out) {
   const auto src = operand(instr, in, s.src);
   const auto table = operand(instr, in, s.table);
@@ -204,6 +234,9 @@ void lut(const isa::Instruction& instr, const Semantics::LutSlots& s, In in, std
   uint8_t* o = out.data();
   const size_t n = out.size();
   size_t i = 0;
+#ifdef NPUFORGE_LUT_AVX2
+  if (table.size() >= 256 && n >= 8 && __builtin_cpu_supports("avx2")) i = lut_avx2(t, x, o, n);
+#endif
   for (; i + 8 <= n; i += 8) {
     for (size_t u = 0; u < 8; ++u) o[i + u] = t[x[i + u] ^ 0x80u];
   }
