@@ -32,7 +32,8 @@ struct Im2colShape {
 
 // The gather for pixels of `C` channels (0: c, known at run time only). A pixel is a few
 // bytes (c is 1..8 in generated programs): a libc memcpy/memset call per pixel or window row
-// was most of IM2COL's time, where a compile-time size is a move or two.
+// was most of IM2COL's time, where a compile-time size is a move or two. The general case
+// copies a window row's in-image pixels in one call (dw == 1).
 template <size_t C>
 void im2col_pixels(const Im2colShape& g, const uint8_t* src, uint8_t* o) {
   const int64_t c = C ? static_cast<int64_t>(C) : g.c;
@@ -50,6 +51,43 @@ void im2col_pixels(const Im2colShape& g, const uint8_t* src, uint8_t* o) {
       std::memset(to, 0, static_cast<size_t>(pixels * c));
     }
   };
+  if (g.oh <= 0 || g.ow <= 0) return;  // no output pixels (nothing to write)
+  if constexpr (C > 0) {
+    // Pixel by pixel from a table of each output column's taps (their source column's offset
+    // in a row, -1 outside the image), worked out once: per output row and window row only
+    // the source row is new.
+    std::vector<int32_t> taps(static_cast<size_t>(g.ow * g.kw));
+    for (int64_t ox = 0; ox < g.ow; ++ox) {
+      for (int64_t kx = 0; kx < g.kw; ++kx) {
+        const int64_t ix = ox * g.sw - g.pl + kx * g.dw;
+        taps[static_cast<size_t>(ox * g.kw + kx)] = ix < 0 || ix >= g.w ? -1 : static_cast<int32_t>(ix * c);
+      }
+    }
+    const int64_t pixel_row = g.kh * g.kw * c;  // one output pixel's bytes
+    for (int64_t oy = 0; oy < g.oh; ++oy) {
+      for (int64_t ky = 0; ky < g.kh; ++ky) {
+        const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
+        uint8_t* p = o + oy * g.ow * pixel_row + ky * g.kw * c;  // (oy, ox = 0, ky)
+        const bool inside = iy >= 0 && iy < g.h;
+        const uint8_t* srow = src + (inside ? iy * g.w * c : 0);
+        for (int64_t ox = 0; ox < g.ow; ++ox, p += pixel_row) {
+          if (!inside) {
+            zero(p, g.kw);
+            continue;
+          }
+          const int32_t* t = taps.data() + ox * g.kw;
+          for (int64_t kx = 0; kx < g.kw; ++kx) {
+            if (t[kx] < 0) {
+              zero(p + kx * C, 1);
+            } else {
+              copy(p + kx * C, srow + t[kx], 1);
+            }
+          }
+        }
+      }
+    }
+    return;
+  }
   for (int64_t oy = 0; oy < g.oh; ++oy) {
     for (int64_t ox = 0; ox < g.ow; ++ox) {
       for (int64_t ky = 0; ky < g.kh; ++ky) {
