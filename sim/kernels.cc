@@ -9,6 +9,10 @@
 
 #include <fmt/core.h>
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
+#endif
+
 #include "util/error.h"
 #include "sim/kernels_shared.h"
 #include "sim/semantics.h"
@@ -20,50 +24,6 @@ using kernels::In;
 using kernels::operand;
 using kernels::s8;
 using kernels::u8;
-
-void im2col(const isa::Instruction& instr, const Semantics::Im2colSlots& s, In in,
-            std::span<uint8_t> out) {
-  const int64_t h = instr.get(s.h), w = instr.get(s.w), c = instr.get(s.c);
-  const int64_t kh = instr.get(s.kh), kw = instr.get(s.kw);
-  const int64_t sh = instr.get(s.sh), sw = instr.get(s.sw), dh = instr.get(s.dh), dw = instr.get(s.dw);
-  const int64_t pt = instr.get(s.pt), pl = instr.get(s.pl), pb = instr.get(s.pb), pr = instr.get(s.pr);
-  const auto src = operand(instr, in, s.src);
-  const int64_t oh = (h + pt + pb - (kh - 1) * dh - 1) / sh + 1, ow = (w + pl + pr - (kw - 1) * dw - 1) / sw + 1;
-  uint8_t* o = out.data();
-  for (int64_t oy = 0; oy < oh; ++oy) {
-    for (int64_t ox = 0; ox < ow; ++ox) {
-      for (int64_t ky = 0; ky < kh; ++ky) {
-        const int64_t iy = oy * sh - pt + ky * dh;
-        if (iy < 0 || iy >= h) {
-          std::memset(o, 0, kw * c);
-          o += kw * c;
-          continue;
-        }
-        const uint8_t* srow = src.data() + iy * w * c;
-        const int64_t x0 = ox * sw - pl;  // ix at kx = 0
-        if (dw == 1) {
-          // The window row's in-image pixels kx0 <= kx < kx1 are contiguous in the source:
-          // one copy between the zeros of the pads, not one per pixel (c is often small).
-          const int64_t kx0 = std::clamp<int64_t>(-x0, 0, kw), kx1 = std::clamp<int64_t>(w - x0, kx0, kw);
-          if (kx0 > 0) std::memset(o, 0, kx0 * c);
-          if (kx1 > kx0) std::memcpy(o + kx0 * c, srow + (x0 + kx0) * c, (kx1 - kx0) * c);
-          if (kx1 < kw) std::memset(o + kx1 * c, 0, (kw - kx1) * c);
-          o += kw * c;
-          continue;
-        }
-        for (int64_t kx = 0; kx < kw; ++kx) {
-          const int64_t ix = x0 + kx * dw;
-          if (ix < 0 || ix >= w) {
-            std::memset(o, 0, c);
-          } else {
-            std::memcpy(o, srow + ix * c, c);
-          }
-          o += c;
-        }
-      }
-    }
-  }
-}
 
 // requant(a op b) over int32 lanes, for an instruction whose every x = a op b satisfies
 // |x| * scale + round < 2^31 with shift < 31 (eltwise_fits32): then the reference's exact
@@ -153,6 +113,32 @@ void eltwise(const isa::Instruction& instr, const Semantics::EltwiseSlots& s, In
   throw Error(fmt::format("eltwise: unknown op value {}", instr.get(s.op)));
 }
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define NPUFORGE_LUT_AVX2 1
+// LUT eight lookups at a time with AVX2's dword gather (the scalar loop took ~6 instructions
+// per byte, a third of Semantics::run's own). Each lookup reads the dword at table + index
+// from a copy of the 256-byte table padded with 4 bytes (so every read stays inside it) and
+// keeps its low byte: the same byte as table[index]. Returns the bytes done (a multiple of 8).
+__attribute__((target("avx2"))) size_t lut_avx2(const uint8_t* t, const uint8_t* x, uint8_t* o, size_t n) {
+  alignas(32) uint8_t table[256 + 4] = {};
+  std::memcpy(table, t, 256);
+  const __m256i flip = _mm256_set1_epi32(0x80);
+  // Each 128-bit lane's four low bytes to its first dword, then those two dwords side by side.
+  const __m256i low_bytes = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,  //
+                                             0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+  const __m256i join = _mm256_setr_epi32(0, 4, 1, 1, 1, 1, 1, 1);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + i));
+    const __m256i idx = _mm256_xor_si256(_mm256_cvtepu8_epi32(b), flip);
+    const __m256i v = _mm256_i32gather_epi32(reinterpret_cast<const int*>(table), idx, 1);
+    const __m256i packed = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(v, low_bytes), join);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(o + i), _mm256_castsi256_si128(packed));
+  }
+  return i;
+}
+#endif
+
 void lut(const isa::Instruction& instr, const Semantics::LutSlots& s, In in, std::span<uint8_t> out) {
   const auto src = operand(instr, in, s.src);
   const auto table = operand(instr, in, s.table);
@@ -163,6 +149,9 @@ void lut(const isa::Instruction& instr, const Semantics::LutSlots& s, In in, std
   uint8_t* o = out.data();
   const size_t n = out.size();
   size_t i = 0;
+#ifdef NPUFORGE_LUT_AVX2
+  if (table.size() >= 256 && n >= 8 && __builtin_cpu_supports("avx2")) i = lut_avx2(t, x, o, n);
+#endif
   for (; i + 8 <= n; i += 8) {
     for (size_t u = 0; u < 8; ++u) o[i + u] = t[x[i + u] ^ 0x80u];
   }
@@ -228,10 +217,23 @@ NPUFORGE_CLONES void fold_lanes(bool avg, Acc* into, const Acc* from, size_t n) 
   }
 }
 
+// Pass 1's first window column: n bytes of `from` as they are (identity op x == x).
+template <typename Acc>
+NPUFORGE_CLONES void widen_bytes(Acc* into, const uint8_t* from, size_t n) {
+  for (size_t i = 0; i < n; ++i) into[i] = s8(from[i]);
+}
+
 template <typename Acc>
 struct PoolOp {
   bool avg;
   Acc identity() const { return avg ? Acc{0} : Acc{-128}; }
+  void load(Acc* into, const uint8_t* from, size_t n) const {
+    if constexpr (sizeof(Acc) == 1) {
+      std::memcpy(into, from, n);
+    } else {
+      widen_bytes(into, from, n);
+    }
+  }
   void fold(Acc* into, const Acc* from, size_t n) const { fold_lanes(avg, into, from, n); }
   void fold(Acc* into, const uint8_t* from, size_t n) const { fold_bytes(avg, into, from, n); }
 };
@@ -256,7 +258,10 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
   // Every sum is at most 128 * wh * ww in magnitude and every divisor at most wh * ww: under
   // div_away32's limit (2^29) when wh * ww < 2^21.
   const bool small = static_cast<uint64_t>(wh) * static_cast<uint64_t>(ww) < (uint64_t{1} << 21);
-  std::vector<Acc> rows(static_cast<size_t>(h) * row, op.identity()), acc(row);
+  // Every value of `rows` is written by pass 1's first window column (a value or the identity).
+  const auto rows_buf = std::make_unique_for_overwrite<Acc[]>(static_cast<size_t>(h) * row);
+  const std::span<Acc> rows(rows_buf.get(), static_cast<size_t>(h) * row);
+  std::vector<Acc> acc(row);
   // avg: an output row's sums and divisors, for div_away_row (|sum| < 2^28 when small).
   std::vector<int32_t> sums(op.avg && small ? static_cast<size_t>(ow * c) : 0), divisors(sums.size());
   std::vector<int32_t> cols(sums.size());  // in-image window columns of each output value
@@ -265,10 +270,17 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
     std::fill_n(cols.begin() + ox * c, c, static_cast<int32_t>(std::max<int64_t>(x1 - x0, 0)));
   }
   if (count_pad) std::fill(divisors.begin(), divisors.end(), static_cast<int32_t>(wh * ww));
+  int32_t divisors_rows = -1;  // without count_pad: the in-image row count `divisors` holds
+  // Window column 0 covers the starts lo0 .. hi0 (see below): its bytes are the row's first
+  // values as they are, the identity elsewhere (one pass, not a fill and a fold).
+  const int64_t lo0 = std::min(pl, xw), hi0 = std::max(lo0, std::min<int64_t>(xw, pl + w));
   for (int64_t iy = 0; iy < h; ++iy) {  // pass 1: window columns
     Acc* r = rows.data() + static_cast<size_t>(iy) * row;
     const uint8_t* in = src.data() + iy * w * c;
-    for (int64_t kx = 0; kx < ww; ++kx) {
+    std::fill(r, r + lo0 * c, op.identity());
+    if (hi0 > lo0) op.load(r + lo0 * c, in + (lo0 - pl) * c, static_cast<size_t>((hi0 - lo0) * c));
+    std::fill(r + hi0 * c, r + row, op.identity());
+    for (int64_t kx = 1; kx < ww; ++kx) {
       // Window starts whose column kx is inside the image: 0 <= x - pl + kx < w.
       const int64_t lo = std::max<int64_t>(0, pl - kx), hi = std::min<int64_t>(xw, pl - kx + w);
       if (lo < hi) op.fold(r + lo * c, in + (lo - pl + kx) * c, static_cast<size_t>((hi - lo) * c));
@@ -276,8 +288,14 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
   }
   for (int64_t oy = 0; oy < oh; ++oy) {  // pass 2: window rows
     const int64_t y0 = std::max<int64_t>(oy * sh - pt, 0), y1 = std::min(oy * sh - pt + wh, h);
-    std::fill(acc.begin(), acc.end(), op.identity());
-    for (int64_t iy = y0; iy < y1; ++iy) op.fold(acc.data(), rows.data() + static_cast<size_t>(iy) * row, row);
+    // The first window row is the accumulator as it lies (identity op x == x): one copy, not
+    // a fill and a fold.
+    if (y0 < y1) {
+      std::copy_n(rows.data() + static_cast<size_t>(y0) * row, row, acc.data());
+    } else {
+      std::fill(acc.begin(), acc.end(), op.identity());
+    }
+    for (int64_t iy = y0 + 1; iy < y1; ++iy) op.fold(acc.data(), rows.data() + static_cast<size_t>(iy) * row, row);
     uint8_t* o = out.data() + static_cast<size_t>(oy * ow * c);
     if (!op.avg) {
       if (sw == 1) {
@@ -292,8 +310,14 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
     }
     if (small) {  // checked once per instruction; the row is divided in one pass
       if (!count_pad) {  // in-image rows times columns, at least 1 (below 2^21: no overflow)
+        // They depend on the output row only through its in-image row count, the same for
+        // every row but a few at the edges: filled again only when it changes (a pass per
+        // output row was a quarter of the pool's own instructions).
         const auto rc = static_cast<int32_t>(std::max<int64_t>(y1 - y0, 0));
-        for (size_t j = 0; j < divisors.size(); ++j) divisors[j] = std::max(rc * cols[j], 1);
+        if (rc != divisors_rows) {
+          for (size_t j = 0; j < divisors.size(); ++j) divisors[j] = std::max(rc * cols[j], 1);
+          divisors_rows = rc;
+        }
       }
       if constexpr (sizeof(Acc) <= sizeof(int32_t)) {
         if (sw == 1) {  // the window starts are the output columns: the sums lie packed
@@ -374,7 +398,7 @@ void Semantics::run(Op o, const isa::Instruction& instr, In in, std::span<uint8_
     case Op::Gemm:
       return kernels::gemm(instr, gemm_, in, out);
     case Op::Im2col:
-      return im2col(instr, im2col_, in, out);
+      return kernels::im2col(instr, im2col_, in, out);
     case Op::Eltwise:
       return eltwise(instr, eltwise_, in, out);
     case Op::Pool:

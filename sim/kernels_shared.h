@@ -41,4 +41,7 @@ inline int32_t load_i32(const uint8_t* p) {
 // GEMM (sim/kernels_gemm.cc).
 void gemm(const isa::Instruction& instr, const Semantics::GemmSlots& s, In in, std::span<uint8_t> out);
 
+// IM2COL (sim/kernels_im2col.cc).
+void im2col(const isa::Instruction& instr, const Semantics::Im2colSlots& s, In in, std::span<uint8_t> out);
+
 }  // namespace npuforge::sim::kernels

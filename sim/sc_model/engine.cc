@@ -102,6 +102,7 @@ void Engine::send_tokens(const isa::Instruction& instr) {
 }
 
 void Engine::transport(isa::Space space, tlm::tlm_command cmd, uint64_t addr, std::span<uint8_t> data) {
+  if (cmd == tlm::TLM_WRITE_COMMAND) before_write(space, addr, data.size());
   tlm::tlm_generic_payload& p = payload_;
   p.set_command(cmd);
   p.set_address(addr);
@@ -149,6 +150,7 @@ std::span<const uint8_t> Engine::read_operand(unsigned k, const isa::Extent& e, 
 void Engine::write_result(const isa::Extent& e, std::span<uint8_t> out) {
   if (e.space == isa::Space::Sram) {
     if (uint8_t* direct = sram_direct(e.addr, out.size())) {
+      before_write(e.space, e.addr, out.size());
       std::memcpy(direct, out.data(), out.size());
       return;
     }
@@ -173,6 +175,7 @@ void Engine::write_result(const isa::Extent& e, std::span<uint8_t> out) {
 Engine::Plan Engine::plan(Op op, const isa::Instruction& instr, const isa::ExtentList& ex, const isa::Extent* we) {
   if (!sram_direct(0, 0)) return Plan::AtEnd;  // no DMI: every operand is a copy
   if (!we) return Plan::AtStart;                // nothing computed: the operands are only read
+  if (can_defer(op, instr, ex, *we)) return Plan::Deferred;
   if (op == Op::Store) return store_covers(instr, we->bytes) ? Plan::AtStart : Plan::AtEnd;
   uint64_t sram_in = 0;
   for (const isa::Extent& e : ex)
@@ -190,6 +193,80 @@ bool Engine::store_covers(const isa::Instruction& instr, uint64_t bytes) const {
   const uint64_t rows = instr.get(s.rows), row_bytes = instr.get(s.row_bytes), stride = instr.get(s.stride);
   if (rows == 0 || (rows > 1 && stride > row_bytes)) return false;
   return bytes == (rows - 1) * stride + row_bytes;
+}
+
+// A LOAD or STORE whose rows are back to back on both sides (one row, or rows `stride ==
+// row_bytes` apart) moves one contiguous range, read at the instruction's start and written at
+// its end. Done literally that is two copies (into an operand buffer, then out of it); as long
+// as nothing writes the source in between, copying it straight from source to destination at
+// the end moves the same bytes, and the first engine about to write it makes this one take its
+// copy first (before_write, snapshot): the bytes are always those of the start. Not with the
+// plants that bend the transfer itself (they keep their two-copy path).
+bool Engine::can_defer(Op op, const isa::Instruction& instr, const isa::ExtentList& ex, const isa::Extent& we) {
+  if (op != Op::Load && op != Op::Store) return false;
+  if (planted(PlantId::ModelDmaOffByOne) || planted(PlantId::ModelStoreShort)) return false;
+  const auto& s = op == Op::Load ? ctx_->sem->load_slots() : ctx_->sem->store_slots();
+  const uint64_t rows = instr.get(s.rows), row_bytes = instr.get(s.row_bytes), stride = instr.get(s.stride);
+  if ((rows != 1 && stride != row_bytes) || we.bytes != rows * row_bytes) return false;
+  const isa::Space from_space = op == Op::Load ? isa::Space::Ddr : isa::Space::Sram;
+  const isa::Extent* from = nullptr;
+  for (const isa::Extent& e : ex) {
+    if (e.bytes == 0 || e.access != isa::Access::Read) continue;
+    if (from || e.space != from_space || e.bytes != we.bytes) return false;
+    from = &e;
+  }
+  if (!from || we.space == from_space) return false;
+  const isa::Extent& sram_side = op == Op::Load ? we : *from;
+  return sram_direct(sram_side.addr, sram_side.bytes) != nullptr;
+}
+
+// Called before every write this engine makes: a deferred read of another engine that the
+// write would change takes its copy now (its source is still as it was at its start).
+void Engine::before_write(isa::Space space, uint64_t addr, uint64_t bytes) {
+  for (Engine* e : ctx_->deferred) {
+    if (!e || e == this) continue;
+    const isa::Extent& f = e->deferred_.from;
+    if (f.space == space && addr < f.addr + f.bytes && f.addr < addr + bytes) e->snapshot();
+  }
+}
+
+// The deferred read's copy, taken the two-copy way: a LOAD's DDR range into its operand
+// buffer, a STORE's scratchpad range into its result buffer (its rows are contiguous: packed
+// is the range as it lies).
+void Engine::snapshot() {
+  Deferred& d = deferred_;
+  ctx_->deferred[q_] = nullptr;
+  d.copied = true;
+  if (d.from.space == isa::Space::Ddr) {
+    read_operand(d.k, d.from, false);
+  } else {
+    const std::span<uint8_t> out = out_.take(d.from.bytes);
+    std::memcpy(out.data(), sram_direct(d.from.addr, d.from.bytes), d.from.bytes);
+  }
+}
+
+// The end of a Plan::Deferred DMA: one copy straight from source to destination, or, if a
+// write made it take its copy earlier, that copy written as before.
+void Engine::finish_deferred(const isa::Instruction& instr, const isa::ExtentList& ex, const isa::Extent& we) {
+  Deferred& d = deferred_;
+  ctx_->deferred[q_] = nullptr;
+  if (we.space == isa::Space::Sram) {  // LOAD
+    before_write(we.space, we.addr, we.bytes);
+    const std::span<uint8_t> to{sram_direct(we.addr, we.bytes), we.bytes};
+    if (!d.copied) {
+      transport(isa::Space::Ddr, tlm::TLM_READ_COMMAND, d.from.addr, to);
+      return;
+    }
+    OperandBuffers ob;
+    ob.in[d.k] = in_[d.k].take(d.from.bytes);  // what snapshot() read
+    ob.out = to;
+    ctx_->sem->compute(instr, ob, ex);
+    return;
+  }
+  // STORE
+  const std::span<uint8_t> from =
+      d.copied ? out_.take(we.bytes) : std::span<uint8_t>{sram_direct(d.from.addr, d.from.bytes), d.from.bytes};
+  write_result(we, from);
 }
 
 void Engine::execute(uint32_t i, const isa::Instruction& instr) {
@@ -240,7 +317,12 @@ void Engine::run_operands(uint32_t i, const isa::Instruction& instr, const isa::
   for (unsigned k = 0; k < ex.count; ++k) {
     const isa::Extent& e = ex.items[k];
     if (e.bytes == 0 || e.access != isa::Access::Read) continue;
-    ob.in[k] = read_operand(k, e, how == Plan::AtStart);
+    if (how == Plan::Deferred) {  // the DMA's one read operand: copied at the end (or when clobbered)
+      deferred_ = {k, e, false};
+      ctx_->deferred[q_] = this;
+    } else {
+      ob.in[k] = read_operand(k, e, how == Plan::AtStart);
+    }
     checkers.on_access(i, e);
   }
   const sc_time busy_for = kCycle * static_cast<double>(expected);
@@ -270,8 +352,12 @@ void Engine::run_operands(uint32_t i, const isa::Instruction& instr, const isa::
     wait_until_done();
     if (failed) std::rethrow_exception(failed);
     write_result(*we, ob.out);
+  } else if (how == Plan::Deferred) {
+    wait_until_done();
+    finish_deferred(instr, ex, *we);
   } else if (how == Plan::AtEndInPlace) {
     wait_until_done();
+    before_write(we->space, we->addr, we->bytes);
     ob.out = {sram_direct(we->addr, we->bytes), we->bytes};
     sem.compute(instr, ob, ex);
   } else {

@@ -115,8 +115,7 @@ NpuTop::NpuTop(sc_core::sc_module_name name, const Program& program, const Seman
     : sc_module(name),
       options_(options),
       memory_(program.config),
-      rom_image_(isa::encode_program(*program.isa, program.instrs)),
-      rom_(rom_image_),
+      rom_(isa::encode_program(*program.isa, program.instrs)),
       on_done_(std::move(on_done)),
       trace_(open_trace(options.trace_path)),
       rom_target_("rom", rom_),
@@ -218,7 +217,7 @@ void NpuTop::dispatch() {
     if (flip_index_ == int64_t{i}) word[flip_bit_ / 8] ^= static_cast<uint8_t>(1u << (flip_bit_ % 8));  // planted
     // What was fetched is executed: only a word equal to its encoding in the ROM image may
     // skip the decode (a corrupted fetch or ROM must still be decoded, and fail or misbehave).
-    const bool as_encoded = std::equal(word.begin(), word.end(), rom_image_.begin() + ptrdiff_t{i} * width);
+    const bool as_encoded = std::equal(word.begin(), word.end(), rom_.bytes().begin() + ptrdiff_t{i} * width);
     const isa::Instruction& instr = as_encoded && round_trips_[i]
                                         ? prog.instrs[i]
                                         : ctx_.fetched.emplace_back(isa::decode(*prog.isa, word, prog.name));

@@ -30,6 +30,8 @@ inline const sc_core::sc_time kCycle(1, sc_core::SC_NS);
 
 inline uint64_t to_cycles(const sc_core::sc_time& t) { return t.value() / kCycle.value(); }
 
+class Engine;
+
 // What every process of one top shares.
 struct Context {
   // The kernel's current time, read in place: sc_time_stamp() is an out-of-line call that
@@ -69,6 +71,10 @@ struct Context {
   bool draining = false;
   uint64_t completed = 0;
   uint64_t last_finish = 0;  // cycles
+  // deferred[q]: queue q's engine while its DMA copies its source at its end instead of its
+  // start (Plan::Deferred, engine.cc), else null: every write first lets it take its copy if
+  // the write would change it (Engine::before_write).
+  std::array<Engine*, isa::kNumQueues> deferred{};
   RunResult result;
   Plant plant;  // a planted model bug (ScOptions::plant)
 };
@@ -171,9 +177,13 @@ class Engine : public sc_core::sc_module {
   void take_tokens(const isa::Instruction& instr);
   void send_tokens(const isa::Instruction& instr);
   void execute(uint32_t index, const isa::Instruction& instr);
-  enum class Plan : uint8_t { AtStart, AtEndInPlace, AtEnd };  // where the kernel runs (engine.cc)
+  enum class Plan : uint8_t { AtStart, AtEndInPlace, AtEnd, Deferred };  // where the kernel runs (engine.cc)
   Plan plan(Op op, const isa::Instruction& instr, const isa::ExtentList& ex, const isa::Extent* write);
   bool store_covers(const isa::Instruction& instr, uint64_t bytes) const;
+  bool can_defer(Op op, const isa::Instruction& instr, const isa::ExtentList& ex, const isa::Extent& write);
+  void finish_deferred(const isa::Instruction& instr, const isa::ExtentList& ex, const isa::Extent& write);
+  void before_write(isa::Space space, uint64_t addr, uint64_t bytes);
+  void snapshot();
   void run_operands(uint32_t index, const isa::Instruction& instr, const isa::ExtentList& ex, sc_core::sc_time t0,
                     uint64_t expected);
   std::span<const uint8_t> read_operand(unsigned k, const isa::Extent& e, bool in_place);
@@ -200,6 +210,15 @@ class Engine : public sc_core::sc_module {
   // fresh vector per operand cost an allocation each, and page faults for large ones.
   std::array<ByteBuffer, isa::kMaxOperands> in_;
   ByteBuffer out_;
+  // A DMA whose one copy is deferred to its end (Plan::Deferred): its source extent `from`
+  // (DDR for a LOAD, the scratchpad for a STORE) and its operand index; `copied` once
+  // snapshot() has copied it the two-copy way because another engine was about to write it.
+  struct Deferred {
+    unsigned k = 0;  // the source operand
+    isa::Extent from;
+    bool copied = false;
+  };
+  Deferred deferred_;
   // One payload for all of the engine's transports (one at a time; transport() sets every
   // field it uses): constructing and destroying one per transfer was ~90 instructions each.
   tlm::tlm_generic_payload payload_;
@@ -240,15 +259,16 @@ class NpuTop : public sc_core::sc_module {
   ScOptions options_;
   Context ctx_;
   Memory memory_;
-  // The program as encoded into the ROM, kept aside: a fetched word equal to its image is
-  // known to decode to the program's own instruction (see dispatch()).
-  std::vector<uint8_t> rom_image_;
   // round_trips_[i]: decoding instruction i's encoding gives it back (npu_top.cc round_trips).
   std::vector<bool> round_trips_;
   // The model-fetch-bit-flip plant: instruction flip_index_'s fetched word has bit flip_bit_
   // flipped (-1: no plant).
   int64_t flip_index_ = -1;
   unsigned flip_bit_ = 0;
+  // The program as encoded: a fetched word equal to its image here is known to decode to the
+  // program's own instruction (see dispatch()). The ROM's bytes are that image (the target
+  // refuses writes), so the dispatcher compares with them: a second copy of the image was
+  // 3.2 MB to allocate, fill and fault in per 100k instructions.
   Rom rom_;
   std::function<void()> on_done_;
   bool done_ = false;

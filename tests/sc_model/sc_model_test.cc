@@ -305,6 +305,45 @@ TEST(ScModel, MissingTokenRacesAndTheHazardCheckerFires) {
   EXPECT_NE(out[1].result.ddr, golden_ddr(bad));
 }
 
+// A DMA moves its bytes with one copy at its end when nothing writes its source meanwhile
+// (engine.cc, Plan::Deferred); a write that does must not change what it moves: the bytes are
+// those of its start, as in program order (the golden model). Two races without tokens:
+//  - `load_clobbered`: a 16-byte store writes DDR inside a 4 KiB load's source mid-flight
+//    (cycle ~53 of ~178); the loaded bytes are stored again afterwards;
+//  - `store_clobbered`: a move writes into a 4 KiB store's scratchpad source mid-flight (the
+//    move waits for a small load that runs alongside the store).
+// A model that copied the source at the DMA's end without taking a copy first on such a
+// write stores the clobbered bytes, and the DDR differs from the golden model's.
+TEST(ScModel, ADmaMovesItsSourceAsItWasAtItsStartWhenAnotherQueueWritesItMidFlight) {
+  REQUIRE_FRESH_PROCESS();
+  const Program load_clobbered = make_program(
+      ".equ %a, 0x0000\n.equ %b, 0x1000\n"
+      "load %a, ddr:0x0, rows=1, row_bytes=4096, stride=4096, signal=store\n"
+      "store ddr:0x10, %b, rows=1, row_bytes=16, stride=16\n"
+      "store ddr:0x2000, %a, rows=1, row_bytes=4096, stride=4096, wait=load\n"
+      "halt\n",
+      {buf("a", 0x0000, 4096, 0, 2), buf("b", 0x1000, 16, 0, 1)}, 0x3000, 31);
+  const Program store_clobbered = make_program(
+      ".equ %a, 0x0000\n.equ %z, 0x1000\n.equ %c, 0x1100\n"
+      "load %a, ddr:0x0, rows=1, row_bytes=4096, stride=4096, signal=store\n"
+      "store ddr:0x2000, %a, rows=1, row_bytes=4096, stride=4096, wait=load\n"
+      "load %z, ddr:0x1000, rows=1, row_bytes=16, stride=16, signal=compute\n"
+      "move %a+0x40, %c, len=64, wait=load\n"
+      "halt\n",
+      {buf("a", 0x0000, 4096, 0, 3), buf("z", 0x1000, 16, 2, 3), buf("c", 0x1100, 64, 0, 3)}, 0x3000, 32);
+  Checkers load_checks(load_clobbered, sem()), store_checks(store_clobbered, sem());
+  const std::vector<ScJob> jobs = {{&load_clobbered, &load_checks, {}}, {&store_clobbered, &store_checks, {}}};
+  const auto out = run_together(sem(), jobs);
+  ASSERT_TRUE(out[0].result.completed);
+  ASSERT_TRUE(out[1].result.completed);
+  // The races are real (the checkers see them) ...
+  EXPECT_FALSE(load_checks.clean());
+  EXPECT_FALSE(store_checks.clean());
+  // ... and each DMA moved its source as it was when it started.
+  EXPECT_EQ(out[0].result.ddr, golden_ddr(load_clobbered));
+  EXPECT_EQ(out[1].result.ddr, golden_ddr(store_clobbered));
+}
+
 // The dispatcher executes the word it fetched, not the program's instruction: with one ROM
 // bit flipped (the first load's destination one allocation unit off), the run reports the
 // misplaced write and its DDR differs from the golden model's. A dispatcher that skipped the

@@ -222,11 +222,12 @@ TEST(Im2col, HandComputedPadding) {
 }
 
 TEST(Im2col, RandomAgainstGatherModel) {
-  // Per-side pads, strides and dilations per axis, drawn independently.
+  // Per-side pads, strides and dilations per axis, drawn independently; channel counts 1..8
+  // (each its own fixed-size gather in the kernel) and beyond (the general one).
   const Semantics sem(the_isa());
   Rng rng(5);
-  for (int n = 0; n < 80; ++n) {
-    const int64_t h = rng.range(1, 9), w = rng.range(1, 9), c = rng.range(1, 5);
+  for (int n = 0; n < 160; ++n) {
+    const int64_t h = rng.range(1, 9), w = rng.range(1, 9), c = rng.range(1, 10);
     const int64_t pt = rng.range(0, 2), pl = rng.range(0, 2), pb = rng.range(0, 2), pr = rng.range(0, 2);
     const int64_t sh = rng.range(1, 3), sw = rng.range(1, 3), dh = rng.range(1, 3), dw = rng.range(1, 3);
     const int64_t kh = rng.range(1, std::max<int64_t>(1, std::min<int64_t>((h + pt + pb - 1) / dh + 1, 5)));
@@ -363,6 +364,24 @@ TEST(Lut, TableIndexedFromMinus128) {
   sem.execute(make("lut", {{"dst", 0x40}, {"src", 0}, {"table", 0x100}, {"len", 5}}), mem);
   const std::vector<int8_t> want = {127, 0, -1, -2, -128};
   for (int i = 0; i < 5; ++i) EXPECT_EQ(s8(mem.sram.view(0x40 + i, 1)[0]), want[i]) << i;
+}
+
+// Lengths around the kernel's 8-byte gathers, odd offsets, random tables:
+// every byte is table[src ^ 0x80] (the AVX2 path and the scalar tail alike).
+TEST(Lut, RandomLengthsAndOffsetsAgainstTheTable) {
+  const Semantics sem(the_isa());
+  Rng rng(41);
+  for (int n = 0; n < 120; ++n) {
+    Memory mem(small_config());
+    fill_random(mem.sram.view(0, 0x3000), rng);
+    const int64_t len = n < 20 ? n + 1 : rng.range(1, 700);
+    const int64_t src = rng.range(0, 7), dst = 0x1000 + rng.range(0, 7), table = 0x2000 + rng.range(0, 7);
+    sem.execute(make("lut", {{"dst", dst}, {"src", src}, {"table", table}, {"len", len}}), mem);
+    for (int64_t i = 0; i < len; ++i) {
+      const uint8_t x = mem.sram.view(src + i, 1)[0];
+      ASSERT_EQ(mem.sram.view(dst + i, 1)[0], mem.sram.view(table + (x ^ 0x80), 1)[0]) << "case " << n << " byte " << i;
+    }
+  }
 }
 
 TEST(Move, OverlappingIsMemmove) {
