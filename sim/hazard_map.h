@@ -84,6 +84,8 @@ class BasicHazardMap {
   void visit_record_write_untracked(uint64_t lo, uint64_t hi, unsigned q, int32_t instr, F&& f) {
     runs_.visit_assign(lo, hi, f, written(q, instr, -1));
   }
+  // Turns the run map's fast paths off (tests compare them with the general path).
+  void set_fast_paths(bool on) { runs_.set_fast_paths(on); }
   // The bytes' writer becomes `writer`, their accesses unchanged.
   void record_writer(uint64_t lo, uint64_t hi, int32_t writer) {
     runs_.update(lo, hi, [&](Seg& s) { s.writer = writer; });

@@ -52,6 +52,12 @@ class RunMap {
   // pages of [lo, hi) are disjoint, so checking page by page sees what visit() would.
   template <typename F>
   void visit_assign(uint64_t lo, uint64_t hi, F&& f, const V& v) {
+    if (const One one = one_run(lo, hi); one.runs) {
+      const V& cur = one.runs->value()[one.k];
+      f(lo, hi, cur);
+      if (!(cur == v)) put_inside(*one.runs, one, v);
+      return;
+    }
     for_pages(lo, hi, [&](Page& runs, uint64_t base, const Span& s) {
       visit_clipped(runs, base, s, f);
       assign_runs(runs, s, v);
@@ -60,11 +66,21 @@ class RunMap {
   // visit(lo, hi) then update(lo, hi, change) in one pass (see visit_assign).
   template <typename F, typename G>
   void visit_update(uint64_t lo, uint64_t hi, F&& f, G&& change) {
+    if (const One one = one_run(lo, hi); one.runs) {
+      const V& cur = one.runs->value()[one.k];
+      V x = cur;
+      change(x);
+      f(lo, hi, cur);
+      if (!(x == cur)) put_inside(*one.runs, one, x);
+      return;
+    }
     for_pages(lo, hi, [&](Page& runs, uint64_t base, const Span& s) {
       visit_clipped(runs, base, s, f);
       update_runs(runs, s, change);
     });
   }
+  // Turns the fast paths off (tests compare them with the general path).
+  void set_fast_paths(bool on) { fast_ = on; }
   // Calls change(value) for each run of [lo, hi), then merges runs that became equal (many
   // reads of one region, the DDR inputs or a shared weight buffer, must not fragment it).
   template <typename F>
@@ -255,8 +271,68 @@ class RunMap {
     runs.splice(out, to, 0);
   }
 
+  // The fast path of an access inside one run of a present page (most are: a DMA row, an
+  // operand of a buffer written whole): no span, and one splice of known shape instead of
+  // the general splice-then-merge passes. The run's page (null: not inside one run), index,
+  // bounds and the access's offsets in the page.
+  struct One {
+    Page* runs = nullptr;
+    size_t k = 0;
+    uint32_t l = 0, h = 0, end = 0;
+  };
+  One one_run(uint64_t lo, uint64_t hi) {
+    if (!fast_ || lo >= hi) return {};
+    const uint64_t p = lo / page_bytes_, base = p * page_bytes_;
+    if (hi - base > page_bytes_ || p >= pages_.size() || pages_[p].empty()) return {};
+    Page& runs = pages_[p];
+    const auto l = static_cast<uint32_t>(lo - base), h = static_cast<uint32_t>(hi - base);
+    const size_t k = holding_near(runs, l, p);
+    const uint32_t end = runs.end(k, page_bytes_);
+    if (h > end) return {};
+    last_page_ = p, last_run_ = k;  // the hint for_pages would leave
+    return {&runs, k, l, h, end};
+  }
+  // [l, h) of run k (value != x) becomes x; what is left of the run on either side keeps its
+  // value, and the new run merges with a neighbour of value x when it reaches it (the runs
+  // assign_runs/update_runs and coalesce() would leave).
+  static void put_inside(Page& runs, const One& o, const V& x) {
+    const size_t k = o.k;
+    const uint32_t start = runs.lo()[k];
+    const bool left = start < o.l, right = o.h < o.end;
+    const V cur = runs.value()[k];
+    if (!left && !right) {  // the whole run
+      const bool merge_right = k + 1 < runs.size() && runs.value()[k + 1] == x;
+      runs.value()[k] = x;
+      if (k > 0 && runs.value()[k - 1] == x) {
+        runs.splice(k, k + 1 + (merge_right ? 1 : 0), 0);  // the left neighbour takes it (and the right one)
+      } else if (merge_right) {
+        runs.splice(k + 1, k + 2, 0);
+      }
+    } else if (!left) {  // [start, h) = x, [h, end) = cur
+      if (k > 0 && runs.value()[k - 1] == x) {
+        runs.lo()[k] = o.h;  // the left neighbour grows to h
+        return;
+      }
+      runs.splice(k, k + 1, 2);
+      runs.lo()[k] = start, runs.value()[k] = x, runs.lo()[k + 1] = o.h, runs.value()[k + 1] = cur;
+    } else if (!right) {  // [start, l) = cur, [l, end) = x
+      if (k + 1 < runs.size() && runs.value()[k + 1] == x) {
+        runs.lo()[k + 1] = o.l;  // the right neighbour grows to l
+        return;
+      }
+      runs.splice(k, k + 1, 2);
+      runs.lo()[k] = start, runs.value()[k] = cur, runs.lo()[k + 1] = o.l, runs.value()[k + 1] = x;
+    } else {  // [start, l) = cur, [l, h) = x, [h, end) = cur
+      runs.splice(k, k + 1, 3);
+      runs.lo()[k] = start, runs.value()[k] = cur;
+      runs.lo()[k + 1] = o.l, runs.value()[k + 1] = x;
+      runs.lo()[k + 2] = o.h, runs.value()[k + 2] = cur;
+    }
+  }
+
   V initial_;
   uint64_t page_bytes_;
+  bool fast_ = true;
   std::vector<Page> pages_;
   // Where the previous access's runs began (a hint for holding_near).
   uint64_t last_page_ = UINT64_MAX;

@@ -3,6 +3,8 @@
 // runs visit() reports (clipped, in address order, covering the range) must match the model.
 #include <cstdint>
 #include <functional>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -150,6 +152,66 @@ TEST(HazardMap, UntrackedOperationsMatchTheGeneralOnes) {
     by_update.record_writer(lo, hi, op % 7 - 1);
   }
   EXPECT_EQ(bytes_of(writers, 0, 8192), bytes_of(by_update, 0, 8192));
+}
+
+// The run map's fast paths (an access inside one run) against the general path, on random
+// accesses most of which reuse a range accessed before (whole runs, the fast path's case) or
+// part of one: the runs visited, in order, and every byte after each access must match.
+template <typename Map>
+void compare_fast_and_general(uint64_t bytes, uint64_t seed) {
+  using S = typename Map::Seg;
+  Map fast(bytes), general(bytes);
+  general.set_fast_paths(false);
+  Rng rng(seed);
+  std::vector<std::pair<uint64_t, uint64_t>> used;
+  struct Visit {
+    uint64_t a, b;
+    S s;
+    bool operator==(const Visit& o) const { return a == o.a && b == o.b && s == o.s; }
+  };
+  size_t whole = 0;
+  for (int op = 0; op < 20000; ++op) {
+    // Often on a 64-byte grid: neighbouring ranges, whose runs may merge.
+    const uint64_t grain = rng.chance(0.5) ? 64 : 1;
+    uint64_t lo = rng.below(bytes / grain) * grain;
+    uint64_t hi = std::min(bytes, lo + grain * (1 + rng.below(600 / grain + 1)));
+    if (!used.empty() && rng.chance(0.7)) {
+      std::tie(lo, hi) = used[rng.below(used.size())];
+      if (rng.chance(0.3) && hi - lo > 2) lo += rng.below((hi - lo) / 2), hi -= rng.below((hi - lo) / 2);
+    } else {
+      used.emplace_back(lo, hi);
+    }
+    const unsigned q = rng.chance(0.5) ? 0 : static_cast<unsigned>(rng.below(isa::kNumQueues));
+    // Often a few instructions again: equal values, runs that merge with their neighbours.
+    const int32_t instr = rng.chance(0.5) ? static_cast<int32_t>(rng.below(3)) : op;
+    std::vector<Visit> vf, vg;
+    auto into = [](std::vector<Visit>& v) { return [&v](uint64_t a, uint64_t b, const S& s) { v.push_back({a, b, s}); }; };
+    const int kind = static_cast<int>(rng.below(3));
+    if (kind == 0) {
+      fast.visit_record_read(lo, hi, q, instr, into(vf));
+      general.visit_record_read(lo, hi, q, instr, into(vg));
+    } else if (kind == 1) {
+      fast.visit_record_write(lo, hi, q, instr, into(vf));
+      general.visit_record_write(lo, hi, q, instr, into(vg));
+    } else {
+      const int32_t writer = static_cast<int32_t>(rng.below(3)) - 1;
+      fast.visit_record_write_by(lo, hi, q, instr, writer, into(vf));
+      general.visit_record_write_by(lo, hi, q, instr, writer, into(vg));
+    }
+    ASSERT_TRUE(vf == vg) << "op " << op;
+    whole += vf.size() == 1 && vf[0].a == lo && vf[0].b == hi;
+    std::vector<Visit> af, ag;
+    const uint64_t vlo = lo >= 700 ? lo - 700 : 0, vhi = std::min(bytes, hi + 700);
+    fast.visit(vlo, vhi, into(af));
+    general.visit(vlo, vhi, into(ag));
+    ASSERT_TRUE(af == ag) << "op " << op;  // the same runs: neighbours merged alike
+  }
+  EXPECT_GT(whole, 2500u);  // most accesses met one run: the fast path ran
+}
+
+TEST(HazardMap, FastPathsMatchTheGeneralPath) {
+  compare_fast_and_general<HazardMap>(3 * 4096 + 300, 3);
+  compare_fast_and_general<DdrHazardMap>(3 * 4096 + 300, 4);
 }
 
 }  // namespace
