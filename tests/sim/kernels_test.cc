@@ -67,6 +67,24 @@ TEST(GemmKernels, ShapeSweepAgainstTripleLoop) {
   }
 }
 
+// Every n and k remainder of the dot order's 8 x 8 transpose blocks (partial blocks through a
+// zero tile), of its four-column dots (zero columns up to a multiple of 4) and of its A widened
+// whole (a row's dot reads on into the next row, or the zeros after the last).
+TEST(GemmKernels, DotOrderEdgesAgainstTripleLoop) {
+  const Semantics sem(the_isa());
+  Rng rng(151);
+  Memory mem(config(1 << 18));
+  for (int64_t m : {9, 24, 64}) {
+    for (int64_t n = 1; n <= 20; ++n) {
+      for (int64_t k : {1, 4, 5, 7, 8, 9, 12, 23, 24, 25, 40, 127}) {
+        fill_random(mem.sram.view(0, 0x30000), rng);
+        const GemmCase g{m, n, k, rng.range(0, 65535), rng.range(0, 40), rng.chance(0.5), rng.chance(0.5)};
+        ASSERT_NO_FATAL_FAILURE(expect_gemm(sem, mem, g));
+      }
+    }
+  }
+}
+
 TEST(GemmKernels, WidestKAtTheInt32Limit) {
   // k = 65535 (the field's widest) of (-128) * (-128): the sum of products is 2^30 - 2^14, and
   // a bias near INT32_MAX wraps the accumulator, in both orders (m = 1: rows; m = 4: dot).
