@@ -252,6 +252,35 @@ TEST(PoolKernels, AccumulatorWidthsAndStridesAgainstNaive) {
   }
 }
 
+// Strides above 1 with c on both sides of the 16 values an output column picks as one block
+// (max: int8 bytes; avg: int16 and int32 sums), small and wide windows, the image's last
+// output columns (whose block would pass the output's end) included.
+TEST(PoolKernels, StridedPicksAgainstNaive) {
+  const Semantics sem(the_isa());
+  Rng rng(157);
+  Memory mem(config(1 << 18));
+  for (int n = 0; n < 600; ++n) {
+    naive::PoolCase p{};
+    const bool wide = n % 4 == 3;  // 16 x 16 windows: int32 sums
+    p.wh = wide ? 16 : rng.range(1, 4), p.ww = wide ? 16 : rng.range(1, 4);
+    p.pt = rng.range(0, 1), p.pl = rng.range(0, 1), p.pb = rng.range(0, 1), p.pr = rng.range(0, 1);
+    p.h = std::max<int64_t>(1, p.wh - p.pt - p.pb) + rng.range(0, 9);
+    p.w = std::max<int64_t>(1, p.ww - p.pl - p.pr) + rng.range(0, 9);
+    p.c = rng.range(1, 18);
+    p.sh = rng.range(1, 3), p.sw = rng.range(2, 4), p.mode = rng.range(0, 1), p.count_pad = rng.range(0, 1);
+    fill_random(mem.sram.view(0, 0x20000), rng);
+    const uint64_t out_bytes = static_cast<uint64_t>(((p.h + p.pt + p.pb - p.wh) / p.sh + 1) *
+                                                     ((p.w + p.pl + p.pr - p.ww) / p.sw + 1) * p.c);
+    const auto after = mem.sram.view(kPoolDst + out_bytes, 32);  // no spare lands past the output
+    const std::vector<uint8_t> before(after.begin(), after.end());
+    const auto [expect, got] = run_pool(sem, mem, p);
+    ASSERT_EQ(expect.size(), out_bytes);
+    for (size_t i = 0; i < expect.size(); ++i)
+      ASSERT_EQ(s8(got[i]), expect[i]) << "case " << n << " c " << p.c << " sw " << p.sw << " byte " << i;
+    ASSERT_TRUE(std::equal(before.begin(), before.end(), mem.sram.view(kPoolDst + out_bytes, 32).begin())) << "case " << n;
+  }
+}
+
 // The widest windows the ISA's 8-bit fields allow (255 x 255 = 65025 terms: int32 sums,
 // divisors up to 65025 in div_away_row's double lanes), with pads, at the sum bounds (all
 // -128, all 127) and on random values.
