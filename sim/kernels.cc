@@ -238,6 +238,13 @@ struct PoolOp {
   void fold(Acc* into, const uint8_t* from, size_t n) const { fold_bytes(avg, into, from, n); }
 };
 
+// With sw > 1 each output column picks c values of the pass-2 row, at ox * sw * c: up to
+// kPickLanes of them are moved as one fixed-width block (vector moves, where a loop over c
+// ran a few scalar iterations per column). The block's spare values land past the column,
+// where the next column's block, or nothing that is read, comes after; the buffers read and
+// written have kPickLanes spare values at their end.
+constexpr int64_t kPickLanes = 16;
+
 template <typename Acc>
 void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, std::span<const uint8_t> src,
                   std::span<uint8_t> out) {
@@ -261,10 +268,15 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
   // Every value of `rows` is written by pass 1's first window column (a value or the identity).
   const auto rows_buf = std::make_unique_for_overwrite<Acc[]>(static_cast<size_t>(h) * row);
   const std::span<Acc> rows(rows_buf.get(), static_cast<size_t>(h) * row);
-  std::vector<Acc> acc(row);
+  std::vector<Acc> acc(row + kPickLanes);  // the spare lanes: zero, only ever picked into spares
   // avg: an output row's sums and divisors, for div_away_row (|sum| < 2^28 when small).
-  std::vector<int32_t> sums(op.avg && small ? static_cast<size_t>(ow * c) : 0), divisors(sums.size());
-  std::vector<int32_t> cols(sums.size());  // in-image window columns of each output value
+  // The sums keep Acc's width (picked by plain moves); int64 only comes with windows too
+  // wide for `small`, where `sums` is not used.
+  using Sum = std::conditional_t<sizeof(Acc) <= sizeof(int32_t), Acc, int32_t>;
+  const size_t outs = op.avg && small ? static_cast<size_t>(ow * c) : 0;
+  std::vector<Sum> sums(outs == 0 ? 0 : outs + kPickLanes);
+  std::vector<int32_t> divisors(outs);
+  std::vector<int32_t> cols(outs);  // in-image window columns of each output value
   for (int64_t ox = 0; ox < ow && !cols.empty(); ++ox) {
     const int64_t x0 = std::max<int64_t>(ox * sw - pl, 0), x1 = std::min(ox * sw - pl + ww, w);
     std::fill_n(cols.begin() + ox * c, c, static_cast<int32_t>(std::max<int64_t>(x1 - x0, 0)));
@@ -302,8 +314,15 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
         for (size_t j = 0; j < row; ++j) o[j] = u8(static_cast<int8_t>(acc[j]));
         continue;
       }
+      const int64_t outs_left = (oh - oy) * ow * c;  // output bytes from o on: the spares stay inside
       for (int64_t ox = 0; ox < ow; ++ox) {
         const Acc* a = acc.data() + ox * sw * c;
+        if constexpr (sizeof(Acc) == 1) {  // max: int8 lanes are the output bytes
+          if (c <= kPickLanes && ox * c + kPickLanes <= outs_left) {
+            std::memcpy(o + ox * c, a, kPickLanes);
+            continue;
+          }
+        }
         for (int64_t ci = 0; ci < c; ++ci) o[ox * c + ci] = u8(static_cast<int8_t>(a[ci]));
       }
       continue;
@@ -327,7 +346,14 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
       }
       for (int64_t ox = 0; ox < ow; ++ox) {
         const Acc* a = acc.data() + ox * sw * c;
-        for (int64_t ci = 0; ci < c; ++ci) sums[ox * c + ci] = static_cast<int32_t>(a[ci]);
+        Sum* to = sums.data() + ox * c;
+        if constexpr (std::is_same_v<Sum, Acc>) {
+          if (c <= kPickLanes) {
+            std::memcpy(to, a, kPickLanes * sizeof(Acc));
+            continue;
+          }
+        }
+        for (int64_t ci = 0; ci < c; ++ci) to[ci] = static_cast<Sum>(a[ci]);
       }
       div_away_row(o, sums.data(), divisors.data(), divisors.size());
       continue;

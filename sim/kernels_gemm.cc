@@ -27,20 +27,13 @@ class Scratch {
   std::unique_ptr<T[]> heap_;
 };
 
-// One output of a GEMM: the dot product of a row of A and a column of B, both widened to
-// int16 (column contiguous, see gemm_dot) and zero-padded to k a multiple of 16. int32 cannot overflow: |a * b| <= 2^14 and
-// k <= kMaxDotK, so |sum| < 2^31. A plain int32 reduction over int16 inputs is what the
-// compiler turns into 16-bit multiply-adds (pmaddwd, 8 or 16 MACs at a time).
-NPUFORGE_CLONES int32_t dot_i16(const int16_t* x, const int16_t* y, uint64_t k) {
-  if (k % 16 != 0) __builtin_unreachable();  // a precondition (gemm_dot pads): no scalar tail
-  int32_t sum = 0;
-  for (uint64_t p = 0; p < k; ++p) sum += int32_t{x[p]} * int32_t{y[p]};
-  return sum;
-}
-
-// dot_i16 of x with four columns at once (y, y + kp, y + 2 kp, y + 3 kp), stored as uint32
-// (the accumulators' wrap-around type): x is loaded once for the four, and the call and the
-// vector reductions are shared (most dots are short: the call was half their cost).
+// Four outputs of a GEMM: the dot products of a row of A with four columns of B (y, y + kp,
+// y + 2 kp, y + 3 kp), all widened to int16 (columns contiguous, see gemm_dot) and zero-padded
+// to kp a multiple of 16, stored as uint32 (the accumulators' wrap-around type). int32 cannot
+// overflow: |a * b| <= 2^14 and k <= kMaxDotK, so |sum| < 2^31. A plain int32 reduction over
+// int16 inputs is what the compiler turns into 16-bit multiply-adds (pmaddwd). x is loaded
+// once for the four, and the call and the vector reductions are shared (most dots are short:
+// the call was half their cost).
 NPUFORGE_CLONES void dot4_i16(const int16_t* x, const int16_t* y, uint64_t kp, uint32_t* out) {
   if (kp % 16 != 0) __builtin_unreachable();  // a precondition (gemm_dot pads): no scalar tail
   const int16_t *y0 = y, *y1 = y + kp, *y2 = y + 2 * kp, *y3 = y + 3 * kp;
@@ -58,7 +51,7 @@ NPUFORGE_CLONES void dot4_i16(const int16_t* x, const int16_t* y, uint64_t kp, u
   out[3] = static_cast<uint32_t>(s3);
 }
 
-// The widest k for which dot_i16's int32 sum provably cannot overflow: k * 2^14 < 2^31.
+// The widest k for which dot4_i16's int32 sums provably cannot overflow: k * 2^14 < 2^31.
 constexpr uint64_t kMaxDotK = (uint64_t{1} << 17) - 1;
 
 // acc[j] += sum over the rows r < 4 of a[r] * b[r * stride + j] for j < len, with uint32
@@ -215,36 +208,66 @@ void transpose8_widen(const uint8_t* from, uint64_t stride, int16_t* to, uint64_
   }
 }
 
+// transpose8_widen of the partial block at B's edge: `rows` x `cols` values (either may be
+// below 8) through an 8 x 8 tile. Rows past `rows` are zeros and are stored (B^T's k padding,
+// which is zero); columns past `cols` are not stored (they would pass B^T's end), so the tile
+// takes whole 8-byte rows (one load, not a variable-length copy) wherever B has the bytes
+// (`avail`: bytes of B from `from` on); column c of the result depends on tile column c only.
+void transpose8_widen_edge(const uint8_t* from, uint64_t stride, uint64_t rows, uint64_t cols, uint64_t avail,
+                           int16_t* to, uint64_t to_stride) {
+  uint8_t tile[64] = {};
+  for (uint64_t r = 0; r < rows; ++r) {
+    if (r * stride + 8 <= avail) {
+      std::memcpy(tile + 8 * r, from + r * stride, 8);
+    } else {
+      std::memcpy(tile + 8 * r, from + r * stride, cols);
+    }
+  }
+  int16_t t[64];
+  transpose8_widen(tile, 8, t, 8);
+  for (uint64_t c = 0; c < cols; ++c) std::memcpy(to + c * to_stride, t + 8 * c, 8 * sizeof(int16_t));
+}
+
 // Dot order: B (k x n, row-major) is transposed and widened once per instruction so that
-// every output is one contiguous dot product (dot_i16); the products and their int32 sum
+// every output is one contiguous dot product (dot4_i16); the products and their int32 sum
 // are exact, so adding them to the bias with uint32 wrap-around gives the reference result
 // bit for bit. Cheapest when m is large: the transpose is paid once for m rows. Rows are
 // zero-padded to whole 16-lane vectors (zeros add nothing): no dot ends in a scalar tail.
+// B^T has n rounded up to 4 rows (the extra ones zero): every column is in a dot4_i16. A is
+// widened whole, once: row i's dot reads kp values from row i's start, the ones past k
+// (the next row's, or the zeros after the last row) meet B^T's zero padding and add nothing.
 void gemm_dot(const GemmRows& g) {
-  const uint64_t n = g.n, k = g.k, kp = padded16(k);
-  Scratch<int16_t, 2048> bt_buf(n * kp);
-  Scratch<int16_t, 256> arow_buf(kp);
-  Scratch<uint32_t, 256> acc_buf(n);
+  const uint64_t n = g.n, k = g.k, kp = padded16(k), n4 = (n + 3) & ~uint64_t{3};
+  Scratch<int16_t, 2048> bt_buf(n4 * kp);
+  Scratch<int16_t, 4096> a_buf(g.m * k + kp);
+  Scratch<uint32_t, 256> acc_buf(n4);
   int16_t* bt = bt_buf.data();
-  int16_t* arow = arow_buf.data();
+  int16_t* a16 = a_buf.data();
   uint32_t* acc = acc_buf.data();
-  const uint64_t n8 = n & ~uint64_t{7}, k8 = k & ~uint64_t{7};
-  for (uint64_t j = 0; j < n8; j += 8) {
-    for (uint64_t p = 0; p < k8; p += 8) transpose8_widen(g.b.data() + p * n + j, n, bt + j * kp + p, kp);
+  for (uint64_t j = 0; j < n; j += 8) {
+    const uint64_t cols = std::min<uint64_t>(8, n - j);
+    for (uint64_t p = 0; p < k; p += 8) {
+      const uint64_t rows = std::min<uint64_t>(8, k - p);
+      if (rows == 8 && cols == 8) {
+        transpose8_widen(g.b.data() + p * n + j, n, bt + j * kp + p, kp);
+      } else {
+        transpose8_widen_edge(g.b.data() + p * n + j, n, rows, cols, k * n - (p * n + j), bt + j * kp + p, kp);
+      }
+    }
   }
-  for (uint64_t p = 0; p < k; ++p) {  // the edges: columns n8.., and rows k8.. of the others
-    const uint8_t* brow = g.b.data() + p * n;
-    for (uint64_t j = p < k8 ? n8 : 0; j < n; ++j) bt[j * kp + p] = s8(brow[j]);
+  // The k padding past the last (possibly partial) block of 8, and the zero rows n .. n4.
+  const uint64_t k8up = (k + 7) & ~uint64_t{7};
+  if (k8up < kp) {
+    for (uint64_t j = 0; j < n; ++j) std::fill(bt + j * kp + k8up, bt + (j + 1) * kp, int16_t{0});
   }
-  for (uint64_t j = 0; j < n; ++j) std::fill(bt + j * kp + k, bt + (j + 1) * kp, int16_t{0});
-  std::fill(arow + k, arow + kp, int16_t{0});
+  std::fill(bt + n * kp, bt + n4 * kp, int16_t{0});
+  widen_i8(a16, g.a.data(), g.m * k);
+  std::fill(a16 + g.m * k, a16 + g.m * k + kp, int16_t{0});
   for (uint64_t i = 0; i < g.m; ++i) {
-    widen_i8(arow, g.a.data() + i * k, k);
-    uint64_t j = 0;
-    for (; j + 4 <= n; j += 4) dot4_i16(arow, bt + j * kp, kp, acc + j);
-    for (; j < n; ++j) acc[j] = static_cast<uint32_t>(dot_i16(arow, bt + j * kp, kp));
+    const int16_t* arow = a16 + i * k;
+    for (uint64_t j = 0; j < n4; j += 4) dot4_i16(arow, bt + j * kp, kp, acc + j);
     if (!g.bias.empty()) {
-      for (j = 0; j < n; ++j) acc[j] += g.bias_of(j);
+      for (uint64_t j = 0; j < n; ++j) acc[j] += g.bias_of(j);
     }
     g.finish_row(i, acc);
   }

@@ -67,6 +67,24 @@ TEST(GemmKernels, ShapeSweepAgainstTripleLoop) {
   }
 }
 
+// Every n and k remainder of the dot order's 8 x 8 transpose blocks (partial blocks through a
+// zero tile), of its four-column dots (zero columns up to a multiple of 4) and of its A widened
+// whole (a row's dot reads on into the next row, or the zeros after the last).
+TEST(GemmKernels, DotOrderEdgesAgainstTripleLoop) {
+  const Semantics sem(the_isa());
+  Rng rng(151);
+  Memory mem(config(1 << 18));
+  for (int64_t m : {9, 24, 64}) {
+    for (int64_t n = 1; n <= 20; ++n) {
+      for (int64_t k : {1, 4, 5, 7, 8, 9, 12, 23, 24, 25, 40, 127}) {
+        fill_random(mem.sram.view(0, 0x30000), rng);
+        const GemmCase g{m, n, k, rng.range(0, 65535), rng.range(0, 40), rng.chance(0.5), rng.chance(0.5)};
+        ASSERT_NO_FATAL_FAILURE(expect_gemm(sem, mem, g));
+      }
+    }
+  }
+}
+
 TEST(GemmKernels, WidestKAtTheInt32Limit) {
   // k = 65535 (the field's widest) of (-128) * (-128): the sum of products is 2^30 - 2^14, and
   // a bias near INT32_MAX wraps the accumulator, in both orders (m = 1: rows; m = 4: dot).
@@ -231,6 +249,35 @@ TEST(PoolKernels, AccumulatorWidthsAndStridesAgainstNaive) {
     const auto [expect, got] = run_pool(sem, mem, p);
     for (size_t i = 0; i < expect.size(); ++i)
       ASSERT_EQ(s8(got[i]), expect[i]) << "case " << n << " window " << wh << "x" << ww << " c " << p.c << " byte " << i;
+  }
+}
+
+// Strides above 1 with c on both sides of the 16 values an output column picks as one block
+// (max: int8 bytes; avg: int16 and int32 sums), small and wide windows, the image's last
+// output columns (whose block would pass the output's end) included.
+TEST(PoolKernels, StridedPicksAgainstNaive) {
+  const Semantics sem(the_isa());
+  Rng rng(157);
+  Memory mem(config(1 << 18));
+  for (int n = 0; n < 600; ++n) {
+    naive::PoolCase p{};
+    const bool wide = n % 4 == 3;  // 16 x 16 windows: int32 sums
+    p.wh = wide ? 16 : rng.range(1, 4), p.ww = wide ? 16 : rng.range(1, 4);
+    p.pt = rng.range(0, 1), p.pl = rng.range(0, 1), p.pb = rng.range(0, 1), p.pr = rng.range(0, 1);
+    p.h = std::max<int64_t>(1, p.wh - p.pt - p.pb) + rng.range(0, 9);
+    p.w = std::max<int64_t>(1, p.ww - p.pl - p.pr) + rng.range(0, 9);
+    p.c = rng.range(1, 18);
+    p.sh = rng.range(1, 3), p.sw = rng.range(2, 4), p.mode = rng.range(0, 1), p.count_pad = rng.range(0, 1);
+    fill_random(mem.sram.view(0, 0x20000), rng);
+    const uint64_t out_bytes = static_cast<uint64_t>(((p.h + p.pt + p.pb - p.wh) / p.sh + 1) *
+                                                     ((p.w + p.pl + p.pr - p.ww) / p.sw + 1) * p.c);
+    const auto after = mem.sram.view(kPoolDst + out_bytes, 32);  // no spare lands past the output
+    const std::vector<uint8_t> before(after.begin(), after.end());
+    const auto [expect, got] = run_pool(sem, mem, p);
+    ASSERT_EQ(expect.size(), out_bytes);
+    for (size_t i = 0; i < expect.size(); ++i)
+      ASSERT_EQ(s8(got[i]), expect[i]) << "case " << n << " c " << p.c << " sw " << p.sw << " byte " << i;
+    ASSERT_TRUE(std::equal(before.begin(), before.end(), mem.sram.view(kPoolDst + out_bytes, 32).begin())) << "case " << n;
   }
 }
 
