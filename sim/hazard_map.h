@@ -53,7 +53,8 @@ class BasicHazardMap {
   // last_write and last_read of that queue in every run of the page.
   using Latest = std::array<int32_t, isa::kNumQueues>;
 
-  explicit BasicHazardMap(uint64_t bytes) : runs_(bytes, Seg{}) {}
+  explicit BasicHazardMap(uint64_t bytes)
+      : runs_(bytes, Seg{}), shift_(static_cast<unsigned>(std::countr_zero(runs_.page_bytes()))) {}
 
   // Calls f(lo, hi, seg) for the runs of [lo, hi) in address order, clipped to [lo, hi).
   template <typename F>
@@ -126,8 +127,7 @@ class BasicHazardMap {
   // Queue q's instruction accesses [lo, hi): the pages' Latest.
   void note(uint64_t lo, uint64_t hi, unsigned q, int32_t instr) {
     if (!kSummary || lo >= hi) return;
-    const uint64_t shift = static_cast<uint64_t>(std::countr_zero(runs_.page_bytes()));
-    const uint64_t first = lo >> shift, last = (hi - 1) >> shift;
+    const uint64_t first = lo >> shift_, last = (hi - 1) >> shift_;
     if (last >= latest_.size()) latest_.resize(last + 1, Latest{-1, -1, -1});
     for (uint64_t p = first; p <= last; ++p) latest_[p][q] = std::max(latest_[p][q], instr);
   }
@@ -160,9 +160,11 @@ class BasicHazardMap {
     };
   }
   // Kept for DDR only: its rows' general path (a row over several runs) is where the skips
-  // paid; in SRAM, keeping it cost more than it saved (bench_sim 100k: +1.2 M Ir in all).
+  // paid; in SRAM, keeping it cost more than it saved (bench_sim 100k: Checkers::flush
+  // +3.7 M Ir over a DDR summary alone, the notes on every access and the code around them).
   static constexpr bool kSummary = !kWriter;
   RunMap<Seg> runs_;
+  unsigned shift_;  // log2 of the run map's page size
   std::vector<Latest> latest_;  // per page of runs_, as far as the highest page accessed
   bool look_ = true;
 };
