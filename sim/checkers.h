@@ -204,6 +204,7 @@ class Checkers {
   // HazardCheck's latest instruction per queue known to happen before settled_instr_.
   size_t settled_instr_ = SIZE_MAX;
   std::array<int64_t, isa::kNumQueues> settled_{};
+  bool settled_exact_ = false;  // settled_ holds the token order's latest_before
   std::set<std::pair<size_t, size_t>> reported_pairs_;  // hazard/overlap de-duplication
   std::vector<Finding> findings_;
   uint64_t total_ = 0;

@@ -25,7 +25,23 @@ class Checkers::HazardCheck {
     if (c.settled_instr_ != instr) {
       c.settled_instr_ = instr;
       c.settled_.fill(-1);
+      c.settled_exact_ = false;
     }
+  }
+  // Whether a page of several runs whose accesses of each queue are at most `latest` (the
+  // hazard map's per-page summary) needs its runs checked: not when every one of them, of
+  // both other queues, happens before this instruction (consider() would return at its
+  // first comparison for each). A write replacing many runs of earlier buffers skips them.
+  // Exact: settled_ is made the token order's answer (queue r's instructions up to
+  // latest_before(instr, r) are the ones that happen before instr) before saying yes.
+  bool look(const std::array<int32_t, isa::kNumQueues>& latest) {
+    auto& before = c_.settled_;
+    if (latest[r1_] <= before[r1_] && latest[r2_] <= before[r2_]) return false;
+    if (c_.settled_exact_) return true;
+    c_.settled_exact_ = true;  // once per instruction (two clock loads)
+    before[r1_] = std::max(before[r1_], c_.order_->latest_before(instr_, r1_));
+    before[r2_] = std::max(before[r2_], c_.order_->latest_before(instr_, r2_));
+    return latest[r1_] > before[r1_] || latest[r2_] > before[r2_];
   }
   // Checks a run of the bytes against the accesses before this one.
   void operator()(uint64_t lo, uint64_t hi, const AccessSeg& seg) {

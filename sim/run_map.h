@@ -52,20 +52,32 @@ class RunMap {
   // pages of [lo, hi) are disjoint, so checking page by page sees what visit() would.
   template <typename F>
   void visit_assign(uint64_t lo, uint64_t hi, F&& f, const V& v) {
+    visit_assign(lo, hi, f, v, EveryPage{});
+  }
+  // visit_assign, visiting only the pages p of more than one run with look(p) true (the
+  // caller knows that nothing in the others concerns f).
+  template <typename F, typename L>
+  void visit_assign(uint64_t lo, uint64_t hi, F&& f, const V& v, L&& look) {
     if (const One one = one_run(lo, hi); one.runs) {
       const V& cur = one.runs->value()[one.k];
       f(lo, hi, cur);
       if (!(cur == v)) put_inside(*one.runs, one, v);
       return;
     }
-    for_pages(lo, hi, [&](Page& runs, uint64_t base, const Span& s) {
-      visit_clipped(runs, base, s, f);
+    for_pages(lo, hi, [&](Page& runs, uint64_t p, uint64_t base, const Span& s) {
+      if (look(p)) visit_clipped(runs, base, s, f);
       assign_runs(runs, s, v);
     });
   }
   // visit(lo, hi) then update(lo, hi, change) in one pass (see visit_assign).
   template <typename F, typename G>
   void visit_update(uint64_t lo, uint64_t hi, F&& f, G&& change) {
+    visit_update(lo, hi, f, change, EveryPage{});
+  }
+  // visit_update, visiting only the pages of more than one run with look(p) true (see
+  // visit_assign).
+  template <typename F, typename G, typename L>
+  void visit_update(uint64_t lo, uint64_t hi, F&& f, G&& change, L&& look) {
     if (const One one = one_run(lo, hi); one.runs) {
       const V& cur = one.runs->value()[one.k];
       V x = cur;
@@ -74,13 +86,14 @@ class RunMap {
       if (!(x == cur)) put_inside(*one.runs, one, x);
       return;
     }
-    for_pages(lo, hi, [&](Page& runs, uint64_t base, const Span& s) {
-      visit_clipped(runs, base, s, f);
+    for_pages(lo, hi, [&](Page& runs, uint64_t p, uint64_t base, const Span& s) {
+      if (look(p)) visit_clipped(runs, base, s, f);
       update_runs(runs, s, change);
     });
   }
   // Turns the fast paths off (tests compare them with the general path).
   void set_fast_paths(bool on) { fast_ = on; }
+  uint64_t page_bytes() const { return page_bytes_; }
   // Calls change(value) for each run of [lo, hi), then merges runs that became equal (many
   // reads of one region, the DDR inputs or a shared weight buffer, must not fragment it).
   template <typename F>
@@ -158,6 +171,9 @@ class RunMap {
 
   // The visitor of assign() and update(), which look at nothing.
   static void ignore_runs(uint64_t, uint64_t, const V&) {}
+  struct EveryPage {  // a type, not a function: the look(p) calls inline to nothing
+    bool operator()(uint64_t) const { return true; }
+  };
   // The run holding offset x: the last one starting at or before it.
   static size_t holding(const Page& runs, uint32_t x) { return runs.upper(0, x) - 1; }
   // holding(runs, x), trying first the run after the previous access's (a 2-D DMA's rows
@@ -198,7 +214,7 @@ class RunMap {
       f(base + std::max(runs.lo()[k], s.l), base + std::min(runs.end(k, page_bytes_), s.h), runs.value()[k]);
     }
   }
-  // Calls f(runs, base, span) per page of [lo, hi) (base: the page's first address), the page
+  // Calls f(runs, p, base, span) per page p of [lo, hi) (base: its first address), the page
   // created if absent.
   template <typename F>
   void for_pages(uint64_t lo, uint64_t hi, F&& f) {
@@ -216,7 +232,7 @@ class RunMap {
       s.last = ends_after(runs, s.first, s.h);
       s.left = runs.lo()[s.first] < s.l;
       s.right = s.h < page_bytes_ && (s.last == runs.size() || runs.lo()[s.last] > s.h);
-      f(runs, base, s);
+      f(runs, p, base, s);
       // The next access often starts a run or three later (see holding_near).
       last_page_ = p, last_run_ = s.first;
       lo = end;
