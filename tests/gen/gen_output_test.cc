@@ -8,8 +8,10 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -181,6 +183,32 @@ TEST(GenOutput, AProgramCutShortAfterStreamingStartedGetsTheRightHeader) {
     EXPECT_TRUE(util::read_file(dir.path / (std::string("s") + suffix)) ==
                 util::read_file(dir.path / (std::string("w") + suffix)))
         << suffix;
+}
+
+// The generator stops the stream when an array it feeds would move (Builder::stop_stream):
+// finish() then writes the rest of the .s, .bin and .hex files from the finished program,
+// wherever the stream's thread stopped (nowhere, within the published part, or at its end).
+TEST(GenOutput, AStreamStoppedHalfwayIsFinishedFromTheProgram) {
+  const ScratchDir dir;
+  const isa::Isa& isa = isa::builtin_isa();
+  const GeneratedProgram g = program("default", 11, 20000);
+  write_outputs(isa, g, dir.path / "w");
+  const uint64_t half = g.instrs.size() / 2;
+  uint64_t half_refs = 0;
+  while (half_refs < g.refs.size() && g.refs[half_refs].instr < half) ++half_refs;
+  ASSERT_GT(half_refs, 0u);
+  for (const int wait_ms : {0, 1, 30}) {
+    OutputFiles files(isa, dir.path / "s");
+    files.stream().start({g.header, g.instrs.size(), g.instrs.data(), g.refs.data(), g.symbols.data()});
+    files.stream().publish({half, half_refs});
+    std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+    files.stream().stop();
+    files.finish(g);
+    for (const char* suffix : kSuffixes)
+      EXPECT_TRUE(util::read_file(dir.path / (std::string("s") + suffix)) ==
+                  util::read_file(dir.path / (std::string("w") + suffix)))
+          << "stopped after " << wait_ms << " ms: " << suffix;
+  }
 }
 
 std::string streamed_error_of(const fs::path& prefix) {
