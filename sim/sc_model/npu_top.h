@@ -244,9 +244,7 @@ class NpuTop : public sc_core::sc_module {
   void dispatch();
   void watchdog();
   void wait_dispatch(const isa::Instruction& instr, const sc_core::sc_time& t0, const sc_core::sc_time& latency);
-  // The ROM's bytes by DMI (asked once, again after an invalidation), or null.
-  const uint8_t* rom_direct();
-  void invalidate_rom_dmi(sc_dt::uint64 start, sc_dt::uint64 end);
+  const isa::Instruction& fetch(uint32_t index);
   void drain();
   void control(uint32_t index, const isa::Instruction& instr);
   void check_rtl_decode(uint32_t index, std::span<const uint8_t> word, const isa::Instruction& instr);
@@ -265,10 +263,7 @@ class NpuTop : public sc_core::sc_module {
   // flipped (-1: no plant).
   int64_t flip_index_ = -1;
   unsigned flip_bit_ = 0;
-  // The program as encoded: a fetched word equal to its image here is known to decode to the
-  // program's own instruction (see dispatch()). The ROM's bytes are that image (the target
-  // refuses writes), so the dispatcher compares with them: a second copy of the image was
-  // 3.2 MB to allocate, fill and fault in per 100k instructions.
+  // The program as encoded (words encoded when read, mem_target.h), behind rom_target_.
   Rom rom_;
   std::function<void()> on_done_;
   bool done_ = false;
@@ -295,11 +290,6 @@ class NpuTop : public sc_core::sc_module {
   std::vector<uint8_t> fetch_word_;
   tlm::tlm_generic_payload fetch_payload_;
   sc_core::sc_event latency_ev_;  // the dispatch latency is over (see wait_dispatch)
-  // The ROM's DMI region (see rom_direct): a fetch is a copy of the word, not a transport
-  // through the socket's callbacks (a tenth of the dispatcher's own instructions).
-  bool rom_dmi_asked_ = false;
-  const uint8_t* rom_dmi_ = nullptr;
-  uint64_t rom_dmi_bytes_ = 0;
 };
 
 }  // namespace npuforge::sim::sc_model
