@@ -221,12 +221,11 @@ void NpuTop::dispatch() {
 // corrupted fetch must still be decoded, and fail or misbehave). The ROM is read-only and its
 // word i is that encoding, so a fetch nothing corrupts is known to give it: an instruction that
 // decodes back to itself (round_trips_) is taken as it is, unfetched, unless the fetch-bit-flip
-// plant flips its word or the RTL decoder must see the word. Every other word is fetched over
-// the socket and compared with the encoding.
-const isa::Instruction& NpuTop::fetch(uint32_t i) {
+// plant flips its word or the RTL decoder must see the word (NpuTop::fetch). Every other word
+// is fetched over the socket and compared with the encoding.
+const isa::Instruction& NpuTop::fetch_word(uint32_t i) {
   const Program& prog = *ctx_.program;
   const bool flipped = flip_index_ == int64_t{i};
-  if (round_trips_[i] && !flipped && !rtl_decoder_) return prog.instrs[i];
   const unsigned width = prog.isa->width_bytes();
   // Members, not locals: a thread left blocked by a deadlock never unwinds its stack.
   std::vector<uint8_t>& word = fetch_word_;

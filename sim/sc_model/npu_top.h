@@ -244,7 +244,13 @@ class NpuTop : public sc_core::sc_module {
   void dispatch();
   void watchdog();
   void wait_dispatch(const isa::Instruction& instr, const sc_core::sc_time& t0, const sc_core::sc_time& latency);
-  const isa::Instruction& fetch(uint32_t index);
+  // Instruction `index` as fetched and decoded (npu_top.cc fetch_word); inline for the
+  // instructions that need no fetch, nearly all of them.
+  const isa::Instruction& fetch(uint32_t index) {
+    if (round_trips_[index] && flip_index_ != int64_t{index} && !rtl_decoder_) return ctx_.program->instrs[index];
+    return fetch_word(index);
+  }
+  const isa::Instruction& fetch_word(uint32_t index);
   void drain();
   void control(uint32_t index, const isa::Instruction& instr);
   void check_rtl_decode(uint32_t index, std::span<const uint8_t> word, const isa::Instruction& instr);
