@@ -127,7 +127,6 @@ NpuTop::NpuTop(sc_core::sc_module_name name, const Program& program, const Seman
   ctx_.checkers = &checkers;
   ctx_.plant = options.plant;
   ctx_.traced = trace_ != nullptr;
-  ctx_.decoded.resize(program.instrs.size());
   // Which instructions decode back to themselves depends on the program alone: worked out
   // once here, beside the ROM image, not per dispatched instruction.
   round_trips_.resize(program.instrs.size());
@@ -197,7 +196,6 @@ void NpuTop::dispatch() {
     const sc_time t0 = ctx_.now();
     const isa::Instruction& instr = fetch(i);
     wait_dispatch(instr, t0, latency);
-    ctx_.decoded[i] = &instr;
     if (ctx_.traced) pc_.write(i);
     if (instr.spec->queue == isa::Queue::Control) {
       control(i, instr);
@@ -243,9 +241,12 @@ const isa::Instruction& NpuTop::fetch_word(uint32_t i) {
   std::array<uint8_t, isa::kMaxWordBytes> encoded;
   rom_.word(i, {encoded.data(), width});
   const bool as_encoded = std::equal(word.begin(), word.end(), encoded.begin());
-  const isa::Instruction& instr = as_encoded && round_trips_[i]
-                                      ? prog.instrs[i]
-                                      : ctx_.fetched.emplace_back(isa::decode(*prog.isa, word, prog.name));
+  if (as_encoded && round_trips_[i]) {
+    if (rtl_decoder_) check_rtl_decode(i, word, prog.instrs[i]);
+    return prog.instrs[i];
+  }
+  const isa::Instruction& instr = ctx_.fetched.emplace_back(isa::decode(*prog.isa, word, prog.name));
+  ctx_.fetched_at.push_back(i);
   if (rtl_decoder_) check_rtl_decode(i, word, instr);
   return instr;
 }
@@ -381,7 +382,7 @@ void NpuTop::watchdog() {
 std::string NpuTop::queue_states() const {
   const Program& prog = *ctx_.program;
   auto name_of = [&](int64_t i) {
-    return fmt::format("#{} {}", i, ctx_.decoded[static_cast<size_t>(i)]->spec->mnemonic);
+    return fmt::format("#{} {}", i, ctx_.instr(static_cast<uint32_t>(i)).spec->mnemonic);
   };
   std::string s;
   for (unsigned q = 0; q < isa::kNumQueues; ++q) {

@@ -41,11 +41,19 @@ struct Context {
   const Program* program = nullptr;
   const Semantics* sem = nullptr;
   Checkers* checkers = nullptr;
-  // Filled by dispatch before an engine sees index i: the program's own instruction when the
-  // fetched word is its encoding (no 100-byte copy per instruction, and no image of them all
-  // to zero-fill), else one decoded from the word, kept in `fetched`.
-  std::vector<const isa::Instruction*> decoded;
-  std::deque<isa::Instruction> fetched;  // a deque: pointers into it stay valid
+  // Instruction i as dispatched: the program's own, unless its fetched word is not known to
+  // decode to it (NpuTop::fetch_word), when it is the one decoded from the word, kept in
+  // `fetched` with its index in `fetched_at` (ascending: the dispatcher fetches in order). A
+  // table of a pointer per instruction was 800 KB per 100k instructions to zero and fault in.
+  const isa::Instruction& instr(uint32_t i) const {
+    if (!fetched_at.empty()) {
+      const auto it = std::lower_bound(fetched_at.begin(), fetched_at.end(), i);
+      if (it != fetched_at.end() && *it == i) return fetched[static_cast<size_t>(it - fetched_at.begin())];
+    }
+    return program->instrs[i];
+  }
+  std::deque<isa::Instruction> fetched;  // a deque: references into it stay valid
+  std::vector<uint32_t> fetched_at;
   // tokens[from][to]: signals sent by queue `from` to queue `to` not yet consumed.
   std::array<std::array<uint32_t, isa::kNumQueues>, isa::kNumQueues> tokens{};
   std::array<sc_core::sc_event, isa::kNumQueues> token_ev;  // a token arrived for queue q
