@@ -56,7 +56,7 @@ void Engine::run() {
     uint32_t i = 0;
     queue.read(i);
     instr_ = i;
-    const isa::Instruction& instr = *ctx_->decoded[i];
+    const isa::Instruction& instr = ctx_->instr(i);
     take_tokens(instr);
     if (planted(PlantId::ModelStaleRead) && q_ == 0) send_tokens(instr);  // before the write lands
     execute(i, instr);

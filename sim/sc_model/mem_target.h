@@ -3,6 +3,7 @@
 // Several initiators (the engines of the three queues) bind to one multi-socket; accesses are
 // zero-time because the engines model the timing of the whole instruction.
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <cstdint>
 #include <span>
@@ -13,27 +14,44 @@
 #include <tlm>
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
+#include "isa/instruction.h"
 #include "sim/memory.h"
 
 namespace npuforge::sim::sc_model {
 
-// The encoded program as a read-only store.
+// The encoded program as a read-only store. Its bytes are a function of the program (word i is
+// isa::encode of instruction i), so they are encoded when read, word by word: the dispatcher
+// fetches only the words it must look at (NpuTop::dispatch), and an image of every word was
+// 3.2 MB to allocate, zero and encode per 100k instructions (4% of a TLM run) for bytes that
+// are mostly never read.
 class Rom {
  public:
-  explicit Rom(std::vector<uint8_t> bytes) : bytes_(std::move(bytes)) {}
-  uint64_t size() const { return bytes_.size(); }
-  std::span<const uint8_t> bytes() const { return bytes_; }
+  // `program` must outlive the store.
+  Rom(const isa::Isa& isa, std::span<const isa::Instruction> program)
+      : width_(isa.width_bytes()), program_(program) {}
+  uint64_t size() const { return program_.size() * width_; }
+  // Word i as encoded into `out` (width bytes).
+  void word(size_t i, std::span<uint8_t> out) const { isa::encode(program_[i], out); }
   void read(uint64_t addr, std::span<uint8_t> out) const {
-    if (addr > bytes_.size() || out.size() > bytes_.size() - addr)
-      throw AccessError(isa::Space::Ddr, addr, out.size(), bytes_.size());
-    std::copy_n(bytes_.begin() + static_cast<std::ptrdiff_t>(addr), out.size(), out.begin());
+    if (addr > size() || out.size() > size() - addr) throw AccessError(isa::Space::Ddr, addr, out.size(), size());
+    std::array<uint8_t, isa::kMaxWordBytes> buffer;
+    const std::span<uint8_t> w(buffer.data(), width_);
+    while (!out.empty()) {  // any range: a word's tail, whole words, a word's head
+      const uint64_t offset = addr % width_;
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(out.size(), width_ - offset));
+      word(static_cast<size_t>(addr / width_), w);
+      std::copy_n(w.begin() + static_cast<std::ptrdiff_t>(offset), n, out.begin());
+      out = out.subspan(n);
+      addr += n;
+    }
   }
   void write(uint64_t addr, std::span<const uint8_t> in) {
     throw AccessError(isa::Space::Ddr, addr, in.size(), 0);  // read-only
   }
 
  private:
-  std::vector<uint8_t> bytes_;
+  size_t width_;
+  std::span<const isa::Instruction> program_;
 };
 
 // Contract (the engines rely on it): a read that succeeds fills every byte of the payload's
@@ -58,27 +76,19 @@ class MemTarget : public sc_core::sc_module {
 
  private:
   // TLM-2.0 DMI: the scratchpad grants its whole byte array for reads and writes at zero
-  // latency (the engines time whole instructions, as with b_transport), the ROM its bytes for
-  // reads (the dispatcher still compares every fetched word with its own image of the
-  // program, and the fetch-bit-flip plant flips the fetched copy). Both arrays are fixed for
+  // latency (the engines time whole instructions, as with b_transport). The array is fixed for
   // the target's lifetime, so a grant never needs invalidating. DDR (pages allocated on first
-  // write over a shared image) grants none: the initiator falls back to b_transport.
+  // write over a shared image) and the ROM (encoded when read) grant none: the initiator falls
+  // back to b_transport.
   bool get_direct_mem_ptr(int /*initiator*/, tlm::tlm_generic_payload& /*p*/, tlm::tlm_dmi& dmi) {
     dmi.set_start_address(0);
-    if constexpr (std::is_same_v<Store, Sram> || std::is_same_v<Store, Rom>) {
+    if constexpr (std::is_same_v<Store, Sram>) {
       if (store_->size() > 0) {
         dmi.set_end_address(store_->size() - 1);
         dmi.set_read_latency(sc_core::SC_ZERO_TIME);
         dmi.set_write_latency(sc_core::SC_ZERO_TIME);
-        if constexpr (std::is_same_v<Store, Sram>) {
-          dmi.set_dmi_ptr(store_->view(0, store_->size()).data());
-          dmi.allow_read_write();
-        } else {
-          // tlm_dmi holds a mutable pointer; reads only are allowed, and the initiator
-          // (NpuTop::rom_direct) takes it as const.
-          dmi.set_dmi_ptr(const_cast<uint8_t*>(store_->bytes().data()));
-          dmi.allow_read();
-        }
+        dmi.set_dmi_ptr(store_->view(0, store_->size()).data());
+        dmi.allow_read_write();
         return true;
       }
     }

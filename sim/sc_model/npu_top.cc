@@ -115,7 +115,7 @@ NpuTop::NpuTop(sc_core::sc_module_name name, const Program& program, const Seman
     : sc_module(name),
       options_(options),
       memory_(program.config),
-      rom_(isa::encode_program(*program.isa, program.instrs)),
+      rom_(*program.isa, program.instrs),
       on_done_(std::move(on_done)),
       trace_(open_trace(options.trace_path)),
       rom_target_("rom", rom_),
@@ -127,7 +127,6 @@ NpuTop::NpuTop(sc_core::sc_module_name name, const Program& program, const Seman
   ctx_.checkers = &checkers;
   ctx_.plant = options.plant;
   ctx_.traced = trace_ != nullptr;
-  ctx_.decoded.resize(program.instrs.size());
   // Which instructions decode back to themselves depends on the program alone: worked out
   // once here, beside the ROM image, not per dispatched instruction.
   round_trips_.resize(program.instrs.size());
@@ -178,7 +177,6 @@ NpuTop::NpuTop(sc_core::sc_module_name name, const Program& program, const Seman
     trace_signal(trace_, engines_[q]->current);
   }
   fetch_.bind(rom_target_.socket);
-  fetch_.register_invalidate_direct_mem_ptr(this, &NpuTop::invalidate_rom_dmi);
   bind_sram(sram_dump_);
   trace_signal(trace_, pc_);
   SC_THREAD(dispatch);
@@ -191,39 +189,13 @@ NpuTop::~NpuTop() {
 
 void NpuTop::dispatch() {
   const Program& prog = *ctx_.program;
-  const unsigned width = prog.isa->width_bytes();
   const sc_time latency = kCycle * static_cast<double>(prog.config.dispatch_latency_cycles);
-  // Members, not locals: a thread left blocked by a deadlock never unwinds its stack.
-  std::vector<uint8_t>& word = fetch_word_;
-  word.resize(width);
-  tlm::tlm_generic_payload& p = fetch_payload_;
   for (uint32_t i = 0; i < prog.instrs.size(); ++i) {
     dispatch_pc_ = i;
     dispatch_state_ = DispatchState::Fetching;
     const sc_time t0 = ctx_.now();
-    const uint8_t* rom = rom_direct();
-    if (rom && uint64_t{i + 1} * width <= rom_dmi_bytes_) {
-      std::copy_n(rom + ptrdiff_t{i} * width, width, word.begin());  // zero latency, as b_transport
-    } else {
-      p.set_command(tlm::TLM_READ_COMMAND);
-      p.set_address(uint64_t{i} * width);
-      p.set_data_ptr(word.data());
-      p.set_data_length(width);
-      p.set_streaming_width(width);
-      p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-      sc_time delay = sc_core::SC_ZERO_TIME;
-      fetch_->b_transport(p, delay);
-    }
-    if (flip_index_ == int64_t{i}) word[flip_bit_ / 8] ^= static_cast<uint8_t>(1u << (flip_bit_ % 8));  // planted
-    // What was fetched is executed: only a word equal to its encoding in the ROM image may
-    // skip the decode (a corrupted fetch or ROM must still be decoded, and fail or misbehave).
-    const bool as_encoded = std::equal(word.begin(), word.end(), rom_.bytes().begin() + ptrdiff_t{i} * width);
-    const isa::Instruction& instr = as_encoded && round_trips_[i]
-                                        ? prog.instrs[i]
-                                        : ctx_.fetched.emplace_back(isa::decode(*prog.isa, word, prog.name));
-    if (rtl_decoder_) check_rtl_decode(i, word, instr);
+    const isa::Instruction& instr = fetch(i);
     wait_dispatch(instr, t0, latency);
-    ctx_.decoded[i] = &instr;
     if (ctx_.traced) pc_.write(i);
     if (instr.spec->queue == isa::Queue::Control) {
       control(i, instr);
@@ -242,27 +214,41 @@ void NpuTop::dispatch() {
   finish();
 }
 
-const uint8_t* NpuTop::rom_direct() {
-  if (!rom_dmi_asked_) {
-    rom_dmi_asked_ = true;
-    tlm::tlm_generic_payload p;
-    p.set_command(tlm::TLM_READ_COMMAND);
-    p.set_address(0);
-    tlm::tlm_dmi dmi;
-    // The whole ROM from address 0 at zero latency, or nothing (b_transport then).
-    if (fetch_->get_direct_mem_ptr(p, dmi) && dmi.is_read_allowed() && dmi.get_start_address() == 0 &&
-        dmi.get_read_latency() == sc_core::SC_ZERO_TIME) {
-      rom_dmi_ = dmi.get_dmi_ptr();
-      rom_dmi_bytes_ = dmi.get_end_address() + 1;
-    }
+// Instruction i as fetched from the ROM (zero time, as b_transport) and decoded. What was
+// fetched is executed: only a word equal to its instruction's encoding may skip the decode (a
+// corrupted fetch must still be decoded, and fail or misbehave). The ROM is read-only and its
+// word i is that encoding, so a fetch nothing corrupts is known to give it: an instruction that
+// decodes back to itself (round_trips_) is taken as it is, unfetched, unless the fetch-bit-flip
+// plant flips its word or the RTL decoder must see the word (NpuTop::fetch). Every other word
+// is fetched over the socket and compared with the encoding.
+const isa::Instruction& NpuTop::fetch_word(uint32_t i) {
+  const Program& prog = *ctx_.program;
+  const bool flipped = flip_index_ == int64_t{i};
+  const unsigned width = prog.isa->width_bytes();
+  // Members, not locals: a thread left blocked by a deadlock never unwinds its stack.
+  std::vector<uint8_t>& word = fetch_word_;
+  word.resize(width);
+  tlm::tlm_generic_payload& p = fetch_payload_;
+  p.set_command(tlm::TLM_READ_COMMAND);
+  p.set_address(uint64_t{i} * width);
+  p.set_data_ptr(word.data());
+  p.set_data_length(width);
+  p.set_streaming_width(width);
+  p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_time delay = sc_core::SC_ZERO_TIME;
+  fetch_->b_transport(p, delay);
+  if (flipped) word[flip_bit_ / 8] ^= static_cast<uint8_t>(1u << (flip_bit_ % 8));  // planted
+  std::array<uint8_t, isa::kMaxWordBytes> encoded;
+  rom_.word(i, {encoded.data(), width});
+  const bool as_encoded = std::equal(word.begin(), word.end(), encoded.begin());
+  if (as_encoded && round_trips_[i]) {
+    if (rtl_decoder_) check_rtl_decode(i, word, prog.instrs[i]);
+    return prog.instrs[i];
   }
-  return rom_dmi_;
-}
-
-void NpuTop::invalidate_rom_dmi(sc_dt::uint64 /*start*/, sc_dt::uint64 /*end*/) {
-  rom_dmi_ = nullptr;
-  rom_dmi_bytes_ = 0;
-  rom_dmi_asked_ = false;
+  const isa::Instruction& instr = ctx_.fetched.emplace_back(isa::decode(*prog.isa, word, prog.name));
+  ctx_.fetched_at.push_back(i);
+  if (rtl_decoder_) check_rtl_decode(i, word, instr);
+  return instr;
 }
 
 // Waits out the dispatch latency from `t0` and, for a full queue, its slot too: one wake-up
@@ -396,7 +382,7 @@ void NpuTop::watchdog() {
 std::string NpuTop::queue_states() const {
   const Program& prog = *ctx_.program;
   auto name_of = [&](int64_t i) {
-    return fmt::format("#{} {}", i, ctx_.decoded[static_cast<size_t>(i)]->spec->mnemonic);
+    return fmt::format("#{} {}", i, ctx_.instr(static_cast<uint32_t>(i)).spec->mnemonic);
   };
   std::string s;
   for (unsigned q = 0; q < isa::kNumQueues; ++q) {

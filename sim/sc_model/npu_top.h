@@ -41,11 +41,19 @@ struct Context {
   const Program* program = nullptr;
   const Semantics* sem = nullptr;
   Checkers* checkers = nullptr;
-  // Filled by dispatch before an engine sees index i: the program's own instruction when the
-  // fetched word is its encoding (no 100-byte copy per instruction, and no image of them all
-  // to zero-fill), else one decoded from the word, kept in `fetched`.
-  std::vector<const isa::Instruction*> decoded;
-  std::deque<isa::Instruction> fetched;  // a deque: pointers into it stay valid
+  // Instruction i as dispatched: the program's own, unless its fetched word is not known to
+  // decode to it (NpuTop::fetch_word), when it is the one decoded from the word, kept in
+  // `fetched` with its index in `fetched_at` (ascending: the dispatcher fetches in order). A
+  // table of a pointer per instruction was 800 KB per 100k instructions to zero and fault in.
+  const isa::Instruction& instr(uint32_t i) const {
+    if (!fetched_at.empty()) {
+      const auto it = std::lower_bound(fetched_at.begin(), fetched_at.end(), i);
+      if (it != fetched_at.end() && *it == i) return fetched[static_cast<size_t>(it - fetched_at.begin())];
+    }
+    return program->instrs[i];
+  }
+  std::deque<isa::Instruction> fetched;  // a deque: references into it stay valid
+  std::vector<uint32_t> fetched_at;
   // tokens[from][to]: signals sent by queue `from` to queue `to` not yet consumed.
   std::array<std::array<uint32_t, isa::kNumQueues>, isa::kNumQueues> tokens{};
   std::array<sc_core::sc_event, isa::kNumQueues> token_ev;  // a token arrived for queue q
@@ -244,9 +252,13 @@ class NpuTop : public sc_core::sc_module {
   void dispatch();
   void watchdog();
   void wait_dispatch(const isa::Instruction& instr, const sc_core::sc_time& t0, const sc_core::sc_time& latency);
-  // The ROM's bytes by DMI (asked once, again after an invalidation), or null.
-  const uint8_t* rom_direct();
-  void invalidate_rom_dmi(sc_dt::uint64 start, sc_dt::uint64 end);
+  // Instruction `index` as fetched and decoded (npu_top.cc fetch_word); inline for the
+  // instructions that need no fetch, nearly all of them.
+  const isa::Instruction& fetch(uint32_t index) {
+    if (round_trips_[index] && flip_index_ != int64_t{index} && !rtl_decoder_) return ctx_.program->instrs[index];
+    return fetch_word(index);
+  }
+  const isa::Instruction& fetch_word(uint32_t index);
   void drain();
   void control(uint32_t index, const isa::Instruction& instr);
   void check_rtl_decode(uint32_t index, std::span<const uint8_t> word, const isa::Instruction& instr);
@@ -265,10 +277,7 @@ class NpuTop : public sc_core::sc_module {
   // flipped (-1: no plant).
   int64_t flip_index_ = -1;
   unsigned flip_bit_ = 0;
-  // The program as encoded: a fetched word equal to its image here is known to decode to the
-  // program's own instruction (see dispatch()). The ROM's bytes are that image (the target
-  // refuses writes), so the dispatcher compares with them: a second copy of the image was
-  // 3.2 MB to allocate, fill and fault in per 100k instructions.
+  // The program as encoded (words encoded when read, mem_target.h), behind rom_target_.
   Rom rom_;
   std::function<void()> on_done_;
   bool done_ = false;
@@ -295,11 +304,6 @@ class NpuTop : public sc_core::sc_module {
   std::vector<uint8_t> fetch_word_;
   tlm::tlm_generic_payload fetch_payload_;
   sc_core::sc_event latency_ev_;  // the dispatch latency is over (see wait_dispatch)
-  // The ROM's DMI region (see rom_direct): a fetch is a copy of the word, not a transport
-  // through the socket's callbacks (a tenth of the dispatcher's own instructions).
-  bool rom_dmi_asked_ = false;
-  const uint8_t* rom_dmi_ = nullptr;
-  uint64_t rom_dmi_bytes_ = 0;
 };
 
 }  // namespace npuforge::sim::sc_model
