@@ -3,29 +3,12 @@
 #include <climits>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "sim/kernels_shared.h"
 
 namespace npuforge::sim::kernels {
 namespace {
-
-// Scratch of `n` values of T, written before it is read (no zero fill): on the stack up to
-// kInline values, else on the heap. The kernels run per instruction, mostly on small shapes,
-// and the allocations of per-instruction vectors cost more than some of those kernels.
-template <typename T, size_t kInline>
-class Scratch {
- public:
-  explicit Scratch(size_t n) {
-    if (n > kInline) heap_ = std::make_unique_for_overwrite<T[]>(n);
-  }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  T* data() { return heap_ ? heap_.get() : local_; }
-
- private:
-  T local_[kInline];  // uninitialized on purpose
-  std::unique_ptr<T[]> heap_;
-};
 
 // Four outputs of a GEMM: the dot products of a row of A with four columns of B (y, y + kp,
 // y + 2 kp, y + 3 kp), all widened to int16 (columns contiguous, see gemm_dot) and zero-padded
@@ -83,52 +66,92 @@ NPUFORGE_CLONES void widen_i8(int16_t* to, const uint8_t* from, uint64_t n) {
   for (uint64_t p = 0; p < n; ++p) to[p] = s8(from[p]);
 }
 
-// True when int64 arithmetic gives requant(x, p) exactly for every int32 x: with scale <
-// 2^31, |x * scale| < 2^62 and round <= 2^62, so (x * scale + round) cannot overflow. Shifts
-// above 63 act as 63 (isa/numerics.h). Every scale field of the ISA fits; a per-channel qp
-// entry holds a full 32-bit scale and may not.
-bool rq_fits64(const RequantParams& p) { return p.scale <= uint32_t{INT32_MAX}; }
-
-struct Rq64 {
-  int32_t scale;
-  int64_t round, shift;
+// GEMM's epilogue, requant(int32 acc) per output, in one of two exact forms per GEMM:
+//  - Rq32 (int32 lanes, 8 per AVX2 vector, the per-column shifts in vpsravd): x is first
+//    clamped to [xlo, xhi]. requant is monotone in x (scale >= 0) and already gives -128 at
+//    xlo and 127 at xhi, so the clamp changes no output; inside it x * scale + round stays
+//    below 2^31 in magnitude when rq32 accepts the parameters (scales and shifts of real
+//    models; a 32-bit per-channel scale or a shift of 31 or more does not fit).
+//  - RqWide (int64, any parameters): with scale < 2^32 and |x| <= 2^31, x * scale is exact
+//    in int64 (|.| < 2^63), and (x * scale + 2^(s-1)) >> s = (p >> s) + bit s-1 of p (p =
+//    x * scale: adding half rounds up exactly when that bit is set), so the rounding term
+//    is never added and nothing overflows. Shifts above 63 act as 63 (isa/numerics.h).
+// (requant_fast's range checks per output, and isa::requant's 128-bit path for the columns
+// whose scale passes INT32_MAX, were a tenth of GEMM's time.)
+struct Rq32 {
+  int32_t xlo, xhi, scale, round, shift;
 };
-Rq64 rq64(const RequantParams& p) {
-  const int64_t shift = std::min<uint32_t>(p.shift, 63);
-  return {static_cast<int32_t>(p.scale), shift > 0 ? int64_t{1} << (shift - 1) : 0, shift};
+struct RqWide {
+  int64_t scale, shift, half_shift, half_mask;  // half_*: bit s-1 of p, none when s = 0
+};
+
+RqWide rq_wide(const RequantParams& p) {
+  const int64_t s = std::min<uint32_t>(p.shift, 63);
+  return {int64_t{p.scale}, s, s > 0 ? s - 1 : 0, s > 0 ? 1 : 0};
 }
 
-// out[j] = requant(int32(acc[j])) for j < n with one rq64 (rq_fits64) for every column: the
-// reference's exact arithmetic in int64, without requant_fast's per-output range checks.
+std::optional<Rq32> rq32(const RequantParams& p) {
+  const int64_t s = std::min<uint32_t>(p.shift, 63);
+  if (s >= 31 || p.scale > uint32_t{INT32_MAX}) return std::nullopt;
+  const int64_t scale = p.scale, S = int64_t{1} << s, round = s > 0 ? S / 2 : 0;
+  if (scale == 0) return Rq32{0, 0, 0, 0, 0};  // every x gives round >> s = 0
+  // xhi: the least x with x * scale + round >= 127 S; xlo: the greatest with
+  // x * scale + round <= -127 S - 1 (then (.) >> s <= -128). Both below 2^62 in magnitude.
+  const int64_t xhi = std::min<int64_t>((127 * S - round + scale - 1) / scale, INT32_MAX);
+  const int64_t xlo = std::max<int64_t>(-((127 * S + 1 + round + scale - 1) / scale), INT32_MIN);
+  const int64_t top = xhi * scale + round, bottom = xlo * scale + round;  // |.| < 2^31 * 2^31 + 2^30
+  if (top > INT32_MAX || bottom < INT32_MIN) return std::nullopt;
+  return Rq32{static_cast<int32_t>(xlo), static_cast<int32_t>(xhi), static_cast<int32_t>(scale),
+              static_cast<int32_t>(round), static_cast<int32_t>(s)};
+}
+
 // `lo` is 0 with relu (max(0, clamp(v, -128, 127)) = clamp(v, 0, 127)), else -128.
-NPUFORGE_CLONES void requant_row(uint8_t* out, const uint32_t* acc, uint64_t n, Rq64 q, int64_t lo) {
+NPUFORGE_CLONES void requant_row32(uint8_t* out, const uint32_t* acc, uint64_t n, Rq32 q, int32_t lo) {
   for (uint64_t j = 0; j < n; ++j) {
-    int64_t v = (int64_t{static_cast<int32_t>(acc[j])} * q.scale + q.round) >> q.shift;
+    int32_t x = static_cast<int32_t>(acc[j]);
+    x = x < q.xlo ? q.xlo : x > q.xhi ? q.xhi : x;
+    int32_t v = (x * q.scale + q.round) >> q.shift;
     v = v < lo ? lo : v > 127 ? 127 : v;
     out[j] = static_cast<uint8_t>(v);
   }
 }
 
-// The same with column j's own rq64 (per_channel).
-NPUFORGE_CLONES void requant_row_cols(uint8_t* out, const uint32_t* acc, uint64_t n, const Rq64* q, int64_t lo) {
+// Column j's own Rq32 (per_channel), as five arrays of n (vector lanes load them directly).
+struct Rq32Cols {
+  const int32_t *xlo, *xhi, *scale, *round, *shift;
+};
+NPUFORGE_CLONES void requant_cols32(uint8_t* out, const uint32_t* acc, uint64_t n, Rq32Cols q, int32_t lo) {
   for (uint64_t j = 0; j < n; ++j) {
-    int64_t v = (int64_t{static_cast<int32_t>(acc[j])} * q[j].scale + q[j].round) >> q[j].shift;
+    int32_t x = static_cast<int32_t>(acc[j]);
+    x = x < q.xlo[j] ? q.xlo[j] : x > q.xhi[j] ? q.xhi[j] : x;
+    int32_t v = (x * q.scale[j] + q.round[j]) >> q.shift[j];
     v = v < lo ? lo : v > 127 ? 127 : v;
     out[j] = static_cast<uint8_t>(v);
   }
 }
 
-// What a GEMM row's epilogue needs: the bias (or none), the requant parameters of each
-// column (per_channel: qp, as rq64 in `cols` with the columns rq_fits64 rejects listed in
-// `slow`) and the output.
+int64_t requant_wide(uint32_t acc, const RqWide& q, int64_t lo) {
+  const int64_t p = int64_t{static_cast<int32_t>(acc)} * q.scale;
+  const int64_t v = (p >> q.shift) + ((p >> q.half_shift) & q.half_mask);
+  return v < lo ? lo : v > 127 ? 127 : v;
+}
+
+void requant_row_wide(uint8_t* out, const uint32_t* acc, uint64_t n, const RqWide& q, int64_t lo) {
+  for (uint64_t j = 0; j < n; ++j) out[j] = static_cast<uint8_t>(requant_wide(acc[j], q, lo));
+}
+
+// What a GEMM row's epilogue needs: the bias (or none), the requant parameters (one set, or
+// per_channel one per column of qp) in the form the GEMM takes (see Rq32) and the output.
 struct GemmRows {
   uint64_t m, n, k;
   std::span<const uint8_t> a, b, bias, qp;
   RequantParams rq;
   bool per_channel;
   uint8_t* out;
-  const Rq64* cols;       // per_channel: n entries (a slow column's is a harmless zero)
-  const uint32_t* slow;   // per_channel: columns to redo with requant_fast
+  std::optional<Rq32> one32;  // not per_channel: the int32 form, when it fits
+  Rq32Cols cols32{};          // per_channel: the int32 forms (a column that has none: zeros)
+  const RqWide* wide;         // one entry, or n (per_channel)
+  const uint32_t* slow;       // per_channel: the columns without an int32 form
   uint64_t slow_count;
 
   uint32_t bias_of(uint64_t j) const { return bias.empty() ? 0 : static_cast<uint32_t>(load_i32(bias.data() + 4 * j)); }
@@ -139,14 +162,14 @@ struct GemmRows {
   // Output row i from its n accumulators (bias included).
   void finish_row(uint64_t i, const uint32_t* acc) const {
     uint8_t* o = out + i * n;
-    const int64_t lo = rq.relu ? 0 : -128;
+    const int32_t lo = rq.relu ? 0 : -128;
     if (per_channel) {
-      requant_row_cols(o, acc, n, cols, lo);
-      for (uint64_t s = 0; s < slow_count; ++s) o[slow[s]] = u8(requant_fast(static_cast<int32_t>(acc[slow[s]]), rq_of(slow[s])));
-    } else if (rq_fits64(rq)) {
-      requant_row(o, acc, n, rq64(rq), lo);
+      requant_cols32(o, acc, n, cols32, lo);
+      for (uint64_t s = 0; s < slow_count; ++s) o[slow[s]] = static_cast<uint8_t>(requant_wide(acc[slow[s]], wide[slow[s]], lo));
+    } else if (one32) {
+      requant_row32(o, acc, n, *one32, lo);
     } else {
-      for (uint64_t j = 0; j < n; ++j) o[j] = u8(requant_fast(static_cast<int32_t>(acc[j]), rq));
+      requant_row_wide(o, acc, n, wide[0], lo);
     }
   }
 };
@@ -296,17 +319,26 @@ void gemm(const isa::Instruction& instr, const Semantics::GemmSlots& s, In in, s
   g.per_channel = instr.get(s.per_channel) != 0;
   g.out = out.data();
   if (g.m == 0 || g.n == 0) return;
-  Scratch<Rq64, 128> cols(g.per_channel ? g.n : 0);
+  // The epilogue's parameters, once per GEMM (see Rq32).
+  const uint64_t sets = g.per_channel ? g.n : 1;
+  if (g.per_channel) g.qp = operand(instr, in, s.qp);
+  Scratch<RqWide, 128> wide(sets);
+  Scratch<int32_t, 5 * 128> cols32(g.per_channel ? 5 * g.n : 0);
   Scratch<uint32_t, 128> slow(g.per_channel ? g.n : 0);
-  if (g.per_channel) {
-    g.qp = operand(instr, in, s.qp);
-    for (uint64_t j = 0; j < g.n; ++j) {
-      const RequantParams p = g.rq_of(j);
-      cols.data()[j] = rq_fits64(p) ? rq64(p) : Rq64{0, 0, 0};
-      if (!rq_fits64(p)) slow.data()[g.slow_count++] = static_cast<uint32_t>(j);
-    }
-    g.cols = cols.data();
+  for (uint64_t j = 0; j < sets; ++j) wide.data()[j] = rq_wide(g.rq_of(j));
+  g.wide = wide.data();
+  if (!g.per_channel) {
+    g.one32 = rq32(g.rq);
+  } else {
+    int32_t* c = cols32.data();
+    g.cols32 = {c, c + g.n, c + 2 * g.n, c + 3 * g.n, c + 4 * g.n};
     g.slow = slow.data();
+    for (uint64_t j = 0; j < g.n; ++j) {
+      const auto fits = rq32(g.rq_of(j));
+      if (!fits) slow.data()[g.slow_count++] = static_cast<uint32_t>(j);
+      const Rq32 q = fits.value_or(Rq32{0, 0, 0, 0, 0});  // a slow column's lanes: a harmless zero
+      c[j] = q.xlo, c[g.n + j] = q.xhi, c[2 * g.n + j] = q.scale, c[3 * g.n + j] = q.round, c[4 * g.n + j] = q.shift;
+    }
   }
   if (g.k > kMaxDotK || rows_cheaper(g.m, g.n, g.k)) {
     gemm_rows(g);
