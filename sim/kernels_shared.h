@@ -60,6 +60,9 @@ inline int32_t load_i32(const uint8_t* p) {
 
 // GEMM (sim/kernels_gemm.cc).
 void gemm(const isa::Instruction& instr, const Semantics::GemmSlots& s, In in, std::span<uint8_t> out);
+// The same with the AVX2 paths on or off (`avx2` only where the CPU has AVX2): the
+// portable paths' test runs both on one machine.
+void gemm(const isa::Instruction& instr, const Semantics::GemmSlots& s, In in, std::span<uint8_t> out, bool avx2);
 
 // IM2COL (sim/kernels_im2col.cc).
 void im2col(const isa::Instruction& instr, const Semantics::Im2colSlots& s, In in, std::span<uint8_t> out);

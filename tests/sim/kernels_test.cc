@@ -15,6 +15,7 @@
 #include "isa/assembler.h"
 #include "isa/isa.h"
 #include "util/rng.h"
+#include "sim/kernels_shared.h"
 #include "sim/semantics.h"
 #include "naive_kernels.h"
 
@@ -438,6 +439,42 @@ TEST(PoolKernels, Int64SumsOfAWideWindowIsa) {
       const auto got = mem.sram.view(kPoolDst, expect.size());
       for (size_t i = 0; i < expect.size(); ++i)
         ASSERT_EQ(s8(got[i]), expect[i]) << "window " << p.wh << "x" << p.ww << " fill " << fill << " byte " << i;
+    }
+  }
+}
+
+// GEMM's row-broadcast order with and without its AVX2 multiply-add (axpy4_i8_avx2 against
+// the portable loop), over lengths around its 16-column passes, strides and k up to a few
+// groups of four rows, with A and B at the int8 extremes and random.
+TEST(GemmKernels, PortableAndAvx2RowsAgree) {
+  const Semantics sem(the_isa());
+  Rng rng(47);
+  Memory mem(config(1 << 18));
+  const bool avx2 = __builtin_cpu_supports("avx2");
+  for (int64_t n = 1; n <= 70; ++n) {
+    for (const int64_t k : {1, 4, 7, 12, 33}) {
+      const GemmCase g{rng.range(1, 3), n, k, rng.range(1, 65535), rng.range(8, 24), rng.chance(0.5), rng.chance(0.5)};
+      fill_random(mem.sram.view(0, 0x30000), rng);
+      if (n % 5 == 0) std::fill_n(mem.sram.view(0, 0x20000).begin(), 0x20000, uint8_t{0x80});  // -128 everywhere
+      const auto instr = gemm_instr(g);
+      const std::span<const uint8_t> in[] = {mem.sram.view(kA, g.m * g.k), mem.sram.view(kB, g.k * g.n),
+                                             mem.sram.view(kBias, 4 * g.n), {}};
+      std::array<std::span<const uint8_t>, isa::kMaxOperands> ops{};
+      const auto list = isa::extents(instr);
+      const auto& s = sem.gemm_slots();
+      for (unsigned i = 0; i < list.count; ++i) {
+        const unsigned f = list.items[i].field;
+        if (list.items[i].access == isa::Access::Write || list.items[i].bytes == 0) continue;
+        ops[i] = f == s.a ? in[0] : f == s.b ? in[1] : f == s.bias ? in[2] : in[3];
+      }
+      std::vector<uint8_t> portable(static_cast<size_t>(g.m * g.n)), vector(portable.size());
+      kernels::gemm(instr, s, ops, portable, false);
+      kernels::gemm(instr, s, ops, vector, avx2);
+      const auto expect = naive::gemm(g, in[0], in[1], in[2]);
+      for (size_t i = 0; i < expect.size(); ++i) {
+        ASSERT_EQ(s8(portable[i]), expect[i]) << "portable: n " << n << " k " << k << " byte " << i;
+        ASSERT_EQ(s8(vector[i]), expect[i]) << "avx2: n " << n << " k " << k << " byte " << i;
+      }
     }
   }
 }
