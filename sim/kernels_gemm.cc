@@ -21,7 +21,7 @@ namespace {
 // int16 inputs is what the compiler turns into 16-bit multiply-adds (pmaddwd). x is loaded
 // once for the four, and the call and the vector reductions are shared (most dots are short:
 // the call was half their cost).
-NPUFORGE_CLONES void dot4_i16(const int16_t* x, const int16_t* y, uint64_t kp, uint32_t* out) {
+[[gnu::always_inline]] inline void dot4_i16(const int16_t* x, const int16_t* y, uint64_t kp, uint32_t* out) {
   if (kp % 16 != 0) __builtin_unreachable();  // a precondition (gemm_dot pads): no scalar tail
   const int16_t *y0 = y, *y1 = y + kp, *y2 = y + 2 * kp, *y3 = y + 3 * kp;
   int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
@@ -36,6 +36,12 @@ NPUFORGE_CLONES void dot4_i16(const int16_t* x, const int16_t* y, uint64_t kp, u
   out[1] = static_cast<uint32_t>(s1);
   out[2] = static_cast<uint32_t>(s2);
   out[3] = static_cast<uint32_t>(s3);
+}
+
+// A row's outputs: dot4_i16 for the columns 0 .. n4 of B^T (rows kp apart), in one call
+// (a call per four columns, through the clone dispatch, was a tenth of the dots' cost).
+NPUFORGE_CLONES void dot_row(const int16_t* x, const int16_t* bt, uint64_t kp, uint64_t n4, uint32_t* out) {
+  for (uint64_t j = 0; j < n4; j += 4) dot4_i16(x, bt + j * kp, kp, out + j);
 }
 
 // The widest k for which dot4_i16's int32 sums provably cannot overflow: k * 2^14 < 2^31.
@@ -58,7 +64,7 @@ NPUFORGE_CLONES void axpy4_i8(uint32_t* acc, const uint8_t* b, uint64_t stride, 
 }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define NPUFORGE_AXPY_AVX2 1
+#define NPUFORGE_GEMM_AVX2 1
 // axpy4_i8 with AVX2's 16-bit multiply-add: vpmaddwd takes two rows' int16 values
 // interleaved (b0[j], b1[j]) against (a0, a1) and gives a0 b0[j] + a1 b1[j] in int32 (exact:
 // each product is at most 2^14), the same sums the portable loop forms, in half its
@@ -94,7 +100,7 @@ __attribute__((target("avx2"))) uint64_t axpy4_i8_avx2(uint32_t* acc, const uint
 // axpy4_i8, by AVX2 where the CPU has it (the portable loop takes the rest, or all).
 void axpy4(uint32_t* acc, const uint8_t* b, uint64_t stride, const int16_t* a, uint64_t len, bool avx2) {
   uint64_t j = 0;
-#ifdef NPUFORGE_AXPY_AVX2
+#ifdef NPUFORGE_GEMM_AVX2
   if (avx2) j = axpy4_i8_avx2(acc, b, stride, a, len);
 #endif
   if (j < len) axpy4_i8(acc + j, b + j, stride, a, len - j);
@@ -183,6 +189,48 @@ int64_t requant_wide(uint32_t acc, const RqWide& q, int64_t lo) {
   return v < lo ? lo : v > 127 ? 127 : v;
 }
 
+// RqWide of columns j .. j + 4 side by side (per_channel), for requant_cols_wide_avx2.
+struct RqWideCols {
+  const int64_t *scale, *shift, *half_shift, *half_mask;
+};
+
+#ifdef NPUFORGE_GEMM_AVX2
+// requant_wide over a row's columns, four int64 lanes at a time (columns whose scale passes
+// INT32_MAX or whose shift is 31 or more; one at a time they took ~20 instructions each).
+// x * scale: vpmuldq multiplies x by the scale's low 32 bits taken as signed, which lacks
+// 2^32 x when scale >= 2^31; that is added (modulo 2^64, exact: the product fits). AVX2
+// has no 64-bit arithmetic shift: p >> s is ((p ^ m) >>> s) ^ m with m = p < 0 ? -1 : 0.
+// Returns the columns done (n rounded down to 4).
+__attribute__((target("avx2"))) uint64_t requant_cols_wide_avx2(uint8_t* out, const uint32_t* acc, uint64_t n,
+                                                                 RqWideCols q, int64_t lo) {
+  const __m256i zero = _mm256_setzero_si256(), low = _mm256_set1_epi64x(lo), high = _mm256_set1_epi64x(127);
+  // Each lane's low byte (bytes 0 and 8 of each 128-bit half) to bytes 0, 1 of that half.
+  const __m256i low_bytes = _mm256_setr_epi8(0, 8, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,  //
+                                             0, 8, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+  uint64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const __m256i x = _mm256_cvtepi32_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i*>(acc + j)));
+    const __m256i scale = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q.scale + j));
+    const __m256i big = _mm256_sub_epi64(zero, _mm256_srli_epi64(scale, 31));  // all ones where scale >= 2^31
+    const __m256i p = _mm256_add_epi64(_mm256_mul_epi32(x, scale), _mm256_and_si256(_mm256_slli_epi64(x, 32), big));
+    const __m256i neg = _mm256_cmpgt_epi64(zero, p);
+    const __m256i shift = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q.shift + j));
+    const __m256i floor = _mm256_xor_si256(_mm256_srlv_epi64(_mm256_xor_si256(p, neg), shift), neg);
+    const __m256i half_shift = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q.half_shift + j));
+    const __m256i half_mask = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q.half_mask + j));
+    __m256i v = _mm256_add_epi64(floor, _mm256_and_si256(_mm256_srlv_epi64(p, half_shift), half_mask));
+    v = _mm256_blendv_epi8(v, low, _mm256_cmpgt_epi64(low, v));
+    v = _mm256_blendv_epi8(v, high, _mm256_cmpgt_epi64(v, high));
+    const __m256i bytes = _mm256_shuffle_epi8(v, low_bytes);
+    const auto b01 = static_cast<uint16_t>(_mm256_extract_epi16(bytes, 0));
+    const auto b23 = static_cast<uint16_t>(_mm256_extract_epi16(bytes, 8));
+    std::memcpy(out + j, &b01, 2);
+    std::memcpy(out + j + 2, &b23, 2);
+  }
+  return j;
+}
+#endif
+
 void requant_row_wide(uint8_t* out, const uint32_t* acc, uint64_t n, const RqWide& q, int64_t lo) {
   for (uint64_t j = 0; j < n; ++j) out[j] = static_cast<uint8_t>(requant_wide(acc[j], q, lo));
 }
@@ -201,25 +249,53 @@ struct GemmRows {
   const uint32_t* slow;       // per_channel: the columns without an int32 form
   uint64_t slow_count;
   bool avx2;                  // the CPU runs AVX2 (checked once per GEMM)
+  RqWideCols wide_cols{};     // per_channel with many slow columns and AVX2: every column wide
 
-  uint32_t bias_of(uint64_t j) const { return bias.empty() ? 0 : static_cast<uint32_t>(load_i32(bias.data() + 4 * j)); }
   RequantParams rq_of(uint64_t j) const {
     if (!per_channel) return rq;
     return RequantParams{static_cast<uint32_t>(load_i32(qp.data() + 8 * j)), qp[8 * j + 4], rq.relu};
   }
-  // Output row i from its n accumulators (bias included).
-  void finish_row(uint64_t i, const uint32_t* acc) const {
-    uint8_t* o = out + i * n;
+  // Output rows i0 .. i0 + rows from their accumulators (bias included), n apart: one pass
+  // over all of them with a single set of parameters (a pass per row paid its loop set-up and
+  // scalar tail every few dozen values).
+  void finish_rows(uint64_t i0, uint64_t rows, const uint32_t* acc) const {
+    uint8_t* o = out + i0 * n;
     const int32_t lo = rq.relu ? 0 : -128;
-    if (per_channel) {
-      requant_cols32(o, acc, n, cols32, lo);
-      for (uint64_t s = 0; s < slow_count; ++s) o[slow[s]] = static_cast<uint8_t>(requant_wide(acc[slow[s]], wide[slow[s]], lo));
+    if (per_channel && wide_cols.scale != nullptr) {
+      for (uint64_t r = 0; r < rows; ++r, o += n, acc += n) {
+        uint64_t j = 0;
+#ifdef NPUFORGE_GEMM_AVX2
+        j = requant_cols_wide_avx2(o, acc, n, wide_cols, lo);
+#endif
+        for (; j < n; ++j) o[j] = static_cast<uint8_t>(requant_wide(acc[j], wide[j], lo));
+      }
+    } else if (per_channel) {
+      for (uint64_t r = 0; r < rows; ++r, o += n, acc += n) {
+        requant_cols32(o, acc, n, cols32, lo);
+        for (uint64_t s = 0; s < slow_count; ++s) o[slow[s]] = static_cast<uint8_t>(requant_wide(acc[slow[s]], wide[slow[s]], lo));
+      }
     } else if (one32) {
-      requant_row32(o, acc, n, *one32, lo);
+      requant_row32(o, acc, rows * n, *one32, lo);
     } else {
-      requant_row_wide(o, acc, n, wide[0], lo);
+      requant_row_wide(o, acc, rows * n, wide[0], lo);
     }
   }
+  // acc[j] = bias[j] (0 without one), for j < n.
+  void set_bias(uint32_t* acc) const {
+    if (bias.empty()) {
+      std::fill(acc, acc + n, 0u);
+    } else {
+      for (uint64_t j = 0; j < n; ++j) acc[j] = static_cast<uint32_t>(load_i32(bias.data() + 4 * j));
+    }
+  }
+  // acc[j] += bias[j], for j < n.
+  void add_bias(uint32_t* acc) const {
+    if (bias.empty()) return;
+    for (uint64_t j = 0; j < n; ++j) acc[j] += static_cast<uint32_t>(load_i32(bias.data() + 4 * j));
+  }
+  // Rows per block of accumulators for finish_rows: about kBlockValues values, at least one row.
+  static constexpr uint64_t kBlockValues = 512;
+  uint64_t block_rows() const { return std::clamp<uint64_t>(kBlockValues / n, 1, m); }
 };
 
 // Row-broadcast order: acc row i = bias + sum_p a[i][p] * B row p, B read as it lies (no
@@ -227,22 +303,27 @@ struct GemmRows {
 // run over n rounded up to 16 lanes where B has the bytes (the extra lanes read the next
 // row and are never stored); the last rows, whose padding would pass B's end, run exact.
 void gemm_rows(const GemmRows& g) {
-  const uint64_t n = g.n, k = g.k, np = padded16(n);
-  Scratch<uint32_t, 256> acc_buf(np);
-  uint32_t* acc = acc_buf.data();
+  const uint64_t n = g.n, k = g.k, np = padded16(n), block = g.block_rows();
+  // A block's rows lie n apart: row i's padded lanes (up to 15 past n) run into row i + 1,
+  // which is set after row i is done, and past the last row into 16 spare values.
+  Scratch<uint32_t, GemmRows::kBlockValues + 16> acc_buf(block * n + 16);
   const uint8_t* b = g.b.data();
-  for (uint64_t i = 0; i < g.m; ++i) {
-    for (uint64_t j = 0; j < n; ++j) acc[j] = g.bias_of(j);
-    std::fill(acc + n, acc + np, 0u);  // ignored, but never read uninitialized
-    const uint8_t* arow = g.a.data() + i * k;
-    uint64_t p = 0;
-    for (; p + 4 <= k; p += 4) {
-      const int16_t a4[4] = {s8(arow[p]), s8(arow[p + 1]), s8(arow[p + 2]), s8(arow[p + 3])};
-      const bool pad = (p + 3) * n + np <= k * n;  // the padded lanes stay inside B
-      axpy4(acc, b + p * n, n, a4, pad ? np : n, g.avx2);
+  for (uint64_t i0 = 0; i0 < g.m; i0 += block) {
+    const uint64_t rows = std::min(block, g.m - i0);
+    for (uint64_t r = 0; r < rows; ++r) {
+      uint32_t* acc = acc_buf.data() + r * n;
+      g.set_bias(acc);
+      std::fill(acc + n, acc + np, 0u);  // ignored, but never read uninitialized
+      const uint8_t* arow = g.a.data() + (i0 + r) * k;
+      uint64_t p = 0;
+      for (; p + 4 <= k; p += 4) {
+        const int16_t a4[4] = {s8(arow[p]), s8(arow[p + 1]), s8(arow[p + 2]), s8(arow[p + 3])};
+        const bool pad = (p + 3) * n + np <= k * n;  // the padded lanes stay inside B
+        axpy4(acc, b + p * n, n, a4, pad ? np : n, g.avx2);
+      }
+      for (; p < k; ++p) axpy_i8(acc, b + p * n, s8(arow[p]), (p * n + np <= k * n) ? np : n);
     }
-    for (; p < k; ++p) axpy_i8(acc, b + p * n, s8(arow[p]), (p * n + np <= k * n) ? np : n);
-    g.finish_row(i, acc);
+    g.finish_rows(i0, rows, acc_buf.data());
   }
 }
 
@@ -253,7 +334,7 @@ void gemm_rows(const GemmRows& g) {
 using I8x8 = int8_t __attribute__((vector_size(8)));
 using I16x8 = int16_t __attribute__((vector_size(16)));
 
-void transpose8_widen(const uint8_t* from, uint64_t stride, int16_t* to, uint64_t to_stride) {
+[[gnu::always_inline]] inline void transpose8_widen(const uint8_t* from, uint64_t stride, int16_t* to, uint64_t to_stride) {
   I16x8 r[8];
   for (int i = 0; i < 8; ++i) {
     I8x8 b;
@@ -284,7 +365,7 @@ void transpose8_widen(const uint8_t* from, uint64_t stride, int16_t* to, uint64_
 // which is zero); columns past `cols` are not stored (they would pass B^T's end), so the tile
 // takes whole 8-byte rows (one load, not a variable-length copy) wherever B has the bytes
 // (`avail`: bytes of B from `from` on); column c of the result depends on tile column c only.
-void transpose8_widen_edge(const uint8_t* from, uint64_t stride, uint64_t rows, uint64_t cols, uint64_t avail,
+[[gnu::always_inline]] inline void transpose8_widen_edge(const uint8_t* from, uint64_t stride, uint64_t rows, uint64_t cols, uint64_t avail,
                            int16_t* to, uint64_t to_stride) {
   uint8_t tile[64] = {};
   for (uint64_t r = 0; r < rows; ++r) {
@@ -299,6 +380,23 @@ void transpose8_widen_edge(const uint8_t* from, uint64_t stride, uint64_t rows, 
   for (uint64_t c = 0; c < cols; ++c) std::memcpy(to + c * to_stride, t + 8 * c, 8 * sizeof(int16_t));
 }
 
+// B (k x n) as B^T widened to int16, rows kp apart, by 8 x 8 blocks. Cloned for AVX2 (the
+// blocks' generic vector code then sign-extends and shuffles in VEX form, with fewer moves):
+// it ran on the SSE2 baseline inside gemm, a quarter of gemm's own instructions.
+NPUFORGE_CLONES void transpose_widen(const uint8_t* b, uint64_t k, uint64_t n, int16_t* bt, uint64_t kp) {
+  for (uint64_t j = 0; j < n; j += 8) {
+    const uint64_t cols = std::min<uint64_t>(8, n - j);
+    for (uint64_t p = 0; p < k; p += 8) {
+      const uint64_t rows = std::min<uint64_t>(8, k - p);
+      if (rows == 8 && cols == 8) {
+        transpose8_widen(b + p * n + j, n, bt + j * kp + p, kp);
+      } else {
+        transpose8_widen_edge(b + p * n + j, n, rows, cols, k * n - (p * n + j), bt + j * kp + p, kp);
+      }
+    }
+  }
+}
+
 // Dot order: B (k x n, row-major) is transposed and widened once per instruction so that
 // every output is one contiguous dot product (dot4_i16); the products and their int32 sum
 // are exact, so adding them to the bias with uint32 wrap-around gives the reference result
@@ -311,21 +409,13 @@ void gemm_dot(const GemmRows& g) {
   const uint64_t n = g.n, k = g.k, kp = padded16(k), n4 = (n + 3) & ~uint64_t{3};
   Scratch<int16_t, 2048> bt_buf(n4 * kp);
   Scratch<int16_t, 4096> a_buf(g.m * k + kp);
-  Scratch<uint32_t, 256> acc_buf(n4);
+  const uint64_t block = g.block_rows();
+  // A block's rows lie n apart: row i's columns n .. n4 run into row i + 1, which is
+  // written after row i is done, and past the last row into 4 spare values.
+  Scratch<uint32_t, GemmRows::kBlockValues + 4> acc_buf(block * n + 4);
   int16_t* bt = bt_buf.data();
   int16_t* a16 = a_buf.data();
-  uint32_t* acc = acc_buf.data();
-  for (uint64_t j = 0; j < n; j += 8) {
-    const uint64_t cols = std::min<uint64_t>(8, n - j);
-    for (uint64_t p = 0; p < k; p += 8) {
-      const uint64_t rows = std::min<uint64_t>(8, k - p);
-      if (rows == 8 && cols == 8) {
-        transpose8_widen(g.b.data() + p * n + j, n, bt + j * kp + p, kp);
-      } else {
-        transpose8_widen_edge(g.b.data() + p * n + j, n, rows, cols, k * n - (p * n + j), bt + j * kp + p, kp);
-      }
-    }
-  }
+  transpose_widen(g.b.data(), k, n, bt, kp);
   // The k padding past the last (possibly partial) block of 8, and the zero rows n .. n4.
   const uint64_t k8up = (k + 7) & ~uint64_t{7};
   if (k8up < kp) {
@@ -334,13 +424,15 @@ void gemm_dot(const GemmRows& g) {
   std::fill(bt + n * kp, bt + n4 * kp, int16_t{0});
   widen_i8(a16, g.a.data(), g.m * k);
   std::fill(a16 + g.m * k, a16 + g.m * k + kp, int16_t{0});
-  for (uint64_t i = 0; i < g.m; ++i) {
-    const int16_t* arow = a16 + i * k;
-    for (uint64_t j = 0; j < n4; j += 4) dot4_i16(arow, bt + j * kp, kp, acc + j);
-    if (!g.bias.empty()) {
-      for (uint64_t j = 0; j < n; ++j) acc[j] += g.bias_of(j);
+  for (uint64_t i0 = 0; i0 < g.m; i0 += block) {
+    const uint64_t rows = std::min(block, g.m - i0);
+    for (uint64_t r = 0; r < rows; ++r) {
+      const int16_t* arow = a16 + (i0 + r) * k;
+      uint32_t* acc = acc_buf.data() + r * n;
+      dot_row(arow, bt, kp, n4, acc);
+      g.add_bias(acc);
     }
-    g.finish_row(i, acc);
+    g.finish_rows(i0, rows, acc_buf.data());
   }
 }
 
@@ -356,7 +448,7 @@ bool rows_cheaper(uint64_t m, uint64_t n, uint64_t k) {
 }  // namespace
 
 void gemm(const isa::Instruction& instr, const Semantics::GemmSlots& s, In in, std::span<uint8_t> out) {
-#ifdef NPUFORGE_AXPY_AVX2
+#ifdef NPUFORGE_GEMM_AVX2
   gemm(instr, s, in, out, __builtin_cpu_supports("avx2"));
 #else
   gemm(instr, s, in, out, false);
@@ -396,6 +488,17 @@ void gemm(const isa::Instruction& instr, const Semantics::GemmSlots& s, In in, s
       const Rq32 q = fits.value_or(Rq32{0, 0, 0, 0, 0});  // a slow column's lanes: a harmless zero
       c[j] = q.xlo, c[g.n + j] = q.xhi, c[2 * g.n + j] = q.scale, c[3 * g.n + j] = q.round, c[4 * g.n + j] = q.shift;
     }
+  }
+  // Many slow columns (each ~20 instructions alone, against ~6 for four wide lanes and ~1.5
+  // for an int32 one): every column by the wide lanes.
+  Scratch<int64_t, 4 * 128> wide_cols(g.per_channel && g.avx2 && 4 * g.slow_count > g.n ? 4 * g.n : 0);
+  if (g.per_channel && g.avx2 && 4 * g.slow_count > g.n) {
+    int64_t* w = wide_cols.data();
+    for (uint64_t j = 0; j < g.n; ++j) {
+      w[j] = g.wide[j].scale, w[g.n + j] = g.wide[j].shift, w[2 * g.n + j] = g.wide[j].half_shift;
+      w[3 * g.n + j] = g.wide[j].half_mask;
+    }
+    g.wide_cols = {w, w + g.n, w + 2 * g.n, w + 3 * g.n};
   }
   if (g.k > kMaxDotK || rows_cheaper(g.m, g.n, g.k)) {
     gemm_rows(g);

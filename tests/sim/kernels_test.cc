@@ -443,8 +443,8 @@ TEST(PoolKernels, Int64SumsOfAWideWindowIsa) {
   }
 }
 
-// GEMM's row-broadcast order with and without its AVX2 multiply-add (axpy4_i8_avx2 against
-// the portable loop), over lengths around its 16-column passes, strides and k up to a few
+// GEMM's row-broadcast order with and without its AVX2 paths (axpy4_i8_avx2 against the
+// portable loop; per-channel, requant_cols_wide_avx2 against the scalar int64 form), over lengths around its 16-column passes, strides and k up to a few
 // groups of four rows, with A and B at the int8 extremes and random.
 TEST(GemmKernels, PortableAndAvx2RowsAgree) {
   const Semantics sem(the_isa());
@@ -456,7 +456,15 @@ TEST(GemmKernels, PortableAndAvx2RowsAgree) {
       const GemmCase g{rng.range(1, 3), n, k, rng.range(1, 65535), rng.range(8, 24), rng.chance(0.5), rng.chance(0.5)};
       fill_random(mem.sram.view(0, 0x30000), rng);
       if (n % 5 == 0) std::fill_n(mem.sram.view(0, 0x20000).begin(), 0x20000, uint8_t{0x80});  // -128 everywhere
-      const auto instr = gemm_instr(g);
+      auto instr = gemm_instr(g);
+      // Every third case per-channel, with random qp entries: 32-bit scales and shift bytes,
+      // most columns wide (requant_cols_wide_avx2 against the scalar int64 form).
+      const bool per_channel = (n + k) % 3 == 0;
+      constexpr uint32_t kQp = 0x28000;
+      if (per_channel) {
+        instr.set_value(instr.spec->require_field("qp"), kQp);
+        instr.set_value(instr.spec->require_field("per_channel"), 1);
+      }
       const std::span<const uint8_t> in[] = {mem.sram.view(kA, g.m * g.k), mem.sram.view(kB, g.k * g.n),
                                              mem.sram.view(kBias, 4 * g.n), {}};
       std::array<std::span<const uint8_t>, isa::kMaxOperands> ops{};
@@ -465,11 +473,15 @@ TEST(GemmKernels, PortableAndAvx2RowsAgree) {
       for (unsigned i = 0; i < list.count; ++i) {
         const unsigned f = list.items[i].field;
         if (list.items[i].access == isa::Access::Write || list.items[i].bytes == 0) continue;
-        ops[i] = f == s.a ? in[0] : f == s.b ? in[1] : f == s.bias ? in[2] : in[3];
+        ops[i] = f == s.a ? in[0] : f == s.b ? in[1] : f == s.bias ? in[2] : mem.sram.view(kQp, 8 * g.n);
       }
       std::vector<uint8_t> portable(static_cast<size_t>(g.m * g.n)), vector(portable.size());
       kernels::gemm(instr, s, ops, portable, false);
       kernels::gemm(instr, s, ops, vector, avx2);
+      if (per_channel) {  // PerChannelEpilogueAgainstTripleLoop checks the AVX2 path's bytes
+        ASSERT_EQ(portable, vector) << "per-channel: n " << n << " k " << k;
+        continue;
+      }
       const auto expect = naive::gemm(g, in[0], in[1], in[2]);
       for (size_t i = 0; i < expect.size(); ++i) {
         ASSERT_EQ(s8(portable[i]), expect[i]) << "portable: n " << n << " k " << k << " byte " << i;
