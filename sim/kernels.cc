@@ -176,11 +176,16 @@ int8_t div_away_fast(int64_t sum, int64_t count) {
 // so N / D is correctly rounded; an integer quotient is then exact, and any other lies at
 // least 1/D from the integers around it, far beyond the rounding error ((N + D) 2^-53 / D).
 // Truncating the non-negative quotient is the floor div_away32 takes.
+// int16 sums (pool takes them for windows of at most 255 terms, so d <= 255 and N < 2^17)
+// divide in float lanes, twice as many per vector: a quotient below 128 is off by at most
+// 128 * 2^-24 = 2^-17 < 1/D (D <= 510), so it truncates as the exact one does; one of 128
+// or more stays at least 128 and clamps to 127 either way.
 template <typename Sum>
 NPUFORGE_CLONES void div_away_row(uint8_t* out, const Sum* sum, const int32_t* divisor, size_t n) {
+  using Quot = std::conditional_t<sizeof(Sum) == sizeof(int16_t), float, double>;
   for (size_t i = 0; i < n; ++i) {
     const int32_t s = sum[i], d = divisor[i];  // Sum is int16 or int32
-    const auto mag = static_cast<int32_t>(static_cast<double>(2 * (s < 0 ? -s : s) + d) / static_cast<double>(2 * d));
+    const auto mag = static_cast<int32_t>(static_cast<Quot>(2 * (s < 0 ? -s : s) + d) / static_cast<Quot>(2 * d));
     const int32_t v = s < 0 ? -mag : mag;
     out[i] = static_cast<uint8_t>(v < -128 ? -128 : v > 127 ? 127 : v);
   }
@@ -245,6 +250,21 @@ struct PoolOp {
 // written have kPickLanes spare values at their end.
 constexpr int64_t kPickLanes = 16;
 
+// pool_windows' scratch: one block (on the stack up to kPoolStackBytes) of spans 8 bytes
+// apart, so each value type is aligned; the values start uninitialized.
+constexpr size_t kPoolStackBytes = 8192;
+template <typename T>
+size_t bytes8(size_t n) {
+  static_assert(alignof(T) <= 8);
+  return (n * sizeof(T) + 7) & ~size_t{7};
+}
+template <typename T>
+std::span<T> carve(std::byte*& next, size_t n) {
+  T* p = reinterpret_cast<T*>(next);
+  next += bytes8<T>(n);
+  return {p, n};
+}
+
 template <typename Acc>
 void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, std::span<const uint8_t> src,
                   std::span<uint8_t> out) {
@@ -265,18 +285,25 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
   // Every sum is at most 128 * wh * ww in magnitude and every divisor at most wh * ww: under
   // div_away32's limit (2^29) when wh * ww < 2^21.
   const bool small = static_cast<uint64_t>(wh) * static_cast<uint64_t>(ww) < (uint64_t{1} << 21);
-  // Every value of `rows` is written by pass 1's first window column (a value or the identity).
-  const auto rows_buf = std::make_unique_for_overwrite<Acc[]>(static_cast<size_t>(h) * row);
-  const std::span<Acc> rows(rows_buf.get(), static_cast<size_t>(h) * row);
-  std::vector<Acc> acc(row + kPickLanes);  // the spare lanes: zero, only ever picked into spares
   // avg: an output row's sums and divisors, for div_away_row (|sum| < 2^28 when small).
   // The sums keep Acc's width (picked by plain moves); int64 only comes with windows too
   // wide for `small`, where `sums` is not used.
   using Sum = std::conditional_t<sizeof(Acc) <= sizeof(int32_t), Acc, int32_t>;
   const size_t outs = op.avg && small ? static_cast<size_t>(ow * c) : 0;
-  std::vector<Sum> sums(outs == 0 ? 0 : outs + kPickLanes);
-  std::vector<int32_t> divisors(outs);
-  std::vector<int32_t> cols(outs);  // in-image window columns of each output value
+  const size_t rows_n = static_cast<size_t>(h) * row, acc_n = row + kPickLanes;
+  const size_t sums_n = outs == 0 ? 0 : outs + kPickLanes;
+  // The five buffers carved from one block, on the stack for the usual small shapes: five
+  // vectors per instruction were five heap allocations and zero fills.
+  kernels::Scratch<std::byte, kPoolStackBytes> block(bytes8<Acc>(rows_n) + bytes8<Acc>(acc_n) + bytes8<Sum>(sums_n) +
+                                                      2 * bytes8<int32_t>(outs));
+  std::byte* next = block.data();
+  // Every value of `rows` is written by pass 1's first window column (a value or the identity).
+  const auto rows = carve<Acc>(next, rows_n);
+  const auto acc = carve<Acc>(next, acc_n);
+  std::fill(acc.begin() + static_cast<std::ptrdiff_t>(row), acc.end(), Acc{0});  // the spares: only ever picked into spares
+  const auto sums = carve<Sum>(next, sums_n);
+  const auto divisors = carve<int32_t>(next, outs);  // written before read (count_pad, divisors_rows)
+  const auto cols = carve<int32_t>(next, outs);      // in-image window columns of each output value
   for (int64_t ox = 0; ox < ow && !cols.empty(); ++ox) {
     const int64_t x0 = std::max<int64_t>(ox * sw - pl, 0), x1 = std::min(ox * sw - pl + ww, w);
     std::fill_n(cols.begin() + ox * c, c, static_cast<int32_t>(std::max<int64_t>(x1 - x0, 0)));

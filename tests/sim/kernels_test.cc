@@ -13,7 +13,9 @@
 #include <gtest/gtest.h>
 
 #include "isa/assembler.h"
+#include "isa/isa.h"
 #include "util/rng.h"
+#include "sim/kernels_shared.h"
 #include "sim/semantics.h"
 #include "naive_kernels.h"
 
@@ -226,8 +228,8 @@ std::pair<std::vector<int8_t>, std::span<const uint8_t>> run_pool(const Semantic
 }
 
 // POOL's accumulator types: int8 for max, int16 up to 255 window terms, int32 past that
-// (the ISA's 8-bit window fields keep wh * ww < 2^24, so the int64 path is not reachable by
-// an instruction); strides below, at and above the window (gaps), pads on every side, c
+// (the ISA's 8-bit window fields keep wh * ww < 2^24: the int64 path, for ISAs with wider
+// fields, is Int64SumsOfAWideWindowIsa's); strides below, at and above the window (gaps), pads on every side, c
 // around the 32 byte lanes of a vector.
 TEST(PoolKernels, AccumulatorWidthsAndStridesAgainstNaive) {
   const Semantics sem(the_isa());
@@ -345,6 +347,145 @@ TEST(GemmKernels, PerChannelEpilogueAgainstTripleLoop) {
           for (size_t i = 0; i < expect.size(); ++i)
             ASSERT_EQ(s8(got[i]), expect[i]) << "m " << m << " n " << n << " k " << k << " byte " << i;
         }
+      }
+    }
+  }
+}
+
+// The single-scale epilogue's two forms (sim/kernels_gemm.cc): int32 lanes after clamping x
+// to where the output saturates (shifts up to 24 with the ISA's 16-bit scales) and the int64
+// form (shifts 25..40), in both GEMM orders. The biases put accumulators just inside and
+// outside each clamp (x * scale near +-127 * 2^shift), at the int32 extremes and anywhere.
+TEST(GemmKernels, EpilogueFormsOverEveryShiftAgainstTripleLoop) {
+  const Semantics sem(the_isa());
+  Rng rng(41);
+  Memory mem(config(1 << 18));
+  for (int64_t shift = 0; shift <= 40; ++shift) {
+    for (const int64_t scale : {0, 1, 2, 3, 255, 4097, 65535, -1}) {
+      for (const int64_t m : {2, 40}) {
+        const int64_t sc = scale >= 0 ? scale : rng.range(1, 65535);
+        const GemmCase g{m, 37, 3, sc, shift, rng.chance(0.5), true};
+        fill_random(mem.sram.view(0, 0x30000), rng);
+        for (int64_t j = 0; j < g.n; ++j) {
+          int64_t bias = static_cast<int32_t>(rng.next());
+          const int64_t edge = rng.range(-130, 130) * (int64_t{1} << shift) / std::max<int64_t>(sc, 1);
+          if (j % 3 == 0) bias = std::clamp<int64_t>(edge + rng.range(-3, 3), INT32_MIN, INT32_MAX);
+          if (j % 7 == 1) bias = rng.chance(0.5) ? INT32_MAX : INT32_MIN;
+          const auto b = static_cast<uint32_t>(bias);
+          std::memcpy(mem.sram.view(kBias + 4 * j, 4).data(), &b, 4);
+        }
+        expect_gemm(sem, mem, g);
+      }
+    }
+  }
+}
+
+// div_away_row divides pool's int16 sums (windows of at most 255 terms) in float lanes: the
+// claim it rests on, checked for every sum and divisor such a window can give (|sum| <=
+// 128 * d, d <= 255), the same expression as the kernel's against the exact division.
+TEST(PoolKernels, FloatQuotientsOfInt16SumsAreExact) {
+  for (int32_t d = 1; d <= 255; ++d) {
+    for (int32_t s = -128 * d; s <= 128 * d; ++s) {
+      const auto mag = static_cast<int32_t>(static_cast<float>(2 * (s < 0 ? -s : s) + d) / static_cast<float>(2 * d));
+      const int32_t v = std::clamp(s < 0 ? -mag : mag, -128, 127);
+      ASSERT_EQ(v, isa::round_div_away(s, d)) << s << " / " << d;
+    }
+  }
+}
+
+// POOL's int64 sums: windows of 2^24 terms or more, which the built-in ISA's 8-bit window
+// fields cannot describe but an ISA with wider fields (`npuforge sim --isa`) can. Here the
+// built-in ISA with window_h/window_w widened to 16 bits and pad_top/pad_left to 12, moved
+// to spare bits: a 4096 x 4096 window over a small image, mostly padding.
+TEST(PoolKernels, Int64SumsOfAWideWindowIsa) {
+  std::string yaml(isa::builtin_isa_yaml());
+  const std::pair<std::string, std::string> widen[] = {
+      {"{name: window_h, bits: [107, 100]", "{name: window_h, bits: [157, 142]"},
+      {"{name: window_w, bits: [115, 108]", "{name: window_w, bits: [173, 158]"},
+      {"{name: pad_top, bits: [127, 124]", "{name: pad_top, bits: [185, 174]"},
+      {"{name: pad_left, bits: [131, 128]", "{name: pad_left, bits: [197, 186]"}};
+  for (const auto& [from, to] : widen) {
+    const auto at = yaml.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    ASSERT_EQ(yaml.find(from, at + 1), std::string::npos) << from << " (pool's only)";
+    yaml.replace(at, from.size(), to);
+  }
+  const isa::Isa wide = isa::Isa::load_string(yaml, "wide-pool");
+  const Semantics sem(wide);
+  Rng rng(43);
+  Memory mem(config(1 << 18));
+  const naive::PoolCase cases[] = {{2, 3, 2, 4096, 4096, 1, 1, 4095, 4094, 0, 0, 1, 0},
+                                   {3, 2, 3, 4096, 4097, 1, 2, 4094, 4095, 1, 2, 1, 1},
+                                   {1, 1, 1, 4096, 4096, 1, 1, 4095, 4095, 0, 0, 1, 1}};
+  for (const auto& p : cases) {
+    for (int fill = 0; fill < 2; ++fill) {
+      auto img = mem.sram.view(kPoolSrc, static_cast<uint64_t>(p.h * p.w * p.c));
+      if (fill == 0) {
+        std::fill(img.begin(), img.end(), uint8_t{0x80});
+      } else {
+        fill_random(img, rng);
+      }
+      const auto& spec = wide.require("pool");
+      isa::Instruction in = isa::Instruction::make(spec);
+      const std::pair<const char*, int64_t> fields[] = {
+          {"dst", kPoolDst}, {"src", kPoolSrc}, {"h", p.h}, {"w", p.w}, {"c", p.c}, {"window_h", p.wh},
+          {"window_w", p.ww}, {"stride_h", p.sh}, {"stride_w", p.sw}, {"pad_top", p.pt}, {"pad_left", p.pl},
+          {"pad_bottom", p.pb}, {"pad_right", p.pr}, {"mode", p.mode}, {"count_pad", p.count_pad}};
+      for (const auto& [name, v] : fields) in.set_value(spec.require_field(name), v);
+      ASSERT_EQ(isa::validate(in), "");
+      ASSERT_EQ(in.get(spec.require_field("window_w")), static_cast<uint64_t>(p.ww));
+      const auto expect = naive::pool(p, img);
+      sem.execute(in, mem);
+      const auto got = mem.sram.view(kPoolDst, expect.size());
+      for (size_t i = 0; i < expect.size(); ++i)
+        ASSERT_EQ(s8(got[i]), expect[i]) << "window " << p.wh << "x" << p.ww << " fill " << fill << " byte " << i;
+    }
+  }
+}
+
+// GEMM's row-broadcast order with and without its AVX2 paths (axpy4_i8_avx2 against the
+// portable loop; per-channel, requant_cols_wide_avx2 against the scalar int64 form), over lengths around its 16-column passes, strides and k up to a few
+// groups of four rows, with A and B at the int8 extremes and random.
+TEST(GemmKernels, PortableAndAvx2RowsAgree) {
+  const Semantics sem(the_isa());
+  Rng rng(47);
+  Memory mem(config(1 << 18));
+  const bool avx2 = __builtin_cpu_supports("avx2");
+  for (int64_t n = 1; n <= 70; ++n) {
+    for (const int64_t k : {1, 4, 7, 12, 33}) {
+      const GemmCase g{rng.range(1, 3), n, k, rng.range(1, 65535), rng.range(8, 24), rng.chance(0.5), rng.chance(0.5)};
+      fill_random(mem.sram.view(0, 0x30000), rng);
+      if (n % 5 == 0) std::fill_n(mem.sram.view(0, 0x20000).begin(), 0x20000, uint8_t{0x80});  // -128 everywhere
+      auto instr = gemm_instr(g);
+      // Every third case per-channel, with random qp entries: 32-bit scales and shift bytes,
+      // most columns wide (requant_cols_wide_avx2 against the scalar int64 form).
+      const bool per_channel = (n + k) % 3 == 0;
+      constexpr uint32_t kQp = 0x28000;
+      if (per_channel) {
+        instr.set_value(instr.spec->require_field("qp"), kQp);
+        instr.set_value(instr.spec->require_field("per_channel"), 1);
+      }
+      const std::span<const uint8_t> in[] = {mem.sram.view(kA, g.m * g.k), mem.sram.view(kB, g.k * g.n),
+                                             mem.sram.view(kBias, 4 * g.n), {}};
+      std::array<std::span<const uint8_t>, isa::kMaxOperands> ops{};
+      const auto list = isa::extents(instr);
+      const auto& s = sem.gemm_slots();
+      for (unsigned i = 0; i < list.count; ++i) {
+        const unsigned f = list.items[i].field;
+        if (list.items[i].access == isa::Access::Write || list.items[i].bytes == 0) continue;
+        ops[i] = f == s.a ? in[0] : f == s.b ? in[1] : f == s.bias ? in[2] : mem.sram.view(kQp, 8 * g.n);
+      }
+      std::vector<uint8_t> portable(static_cast<size_t>(g.m * g.n)), vector(portable.size());
+      kernels::gemm(instr, s, ops, portable, false);
+      kernels::gemm(instr, s, ops, vector, avx2);
+      if (per_channel) {  // PerChannelEpilogueAgainstTripleLoop checks the AVX2 path's bytes
+        ASSERT_EQ(portable, vector) << "per-channel: n " << n << " k " << k;
+        continue;
+      }
+      const auto expect = naive::gemm(g, in[0], in[1], in[2]);
+      for (size_t i = 0; i < expect.size(); ++i) {
+        ASSERT_EQ(s8(portable[i]), expect[i]) << "portable: n " << n << " k " << k << " byte " << i;
+        ASSERT_EQ(s8(vector[i]), expect[i]) << "avx2: n " << n << " k " << k << " byte " << i;
       }
     }
   }
