@@ -269,7 +269,10 @@ void Checkers::check_overlap_at(size_t instr) {
     // Most buffers meet no other (and an empty one has no candidates): their MemBuffer (a
     // cache miss each, ~100 bytes apart) is loaded only to report.
     const auto cands = shadow_->overlap_candidates(b);
-    if (cands.empty()) continue;
+    if (cands.empty()) {
+      idx.expect(static_cast<int32_t>(b));  // its producer's access comes next
+      continue;
+    }
     const auto& nb = map.buffers[b];
     if (nb.size.value == 0) continue;
     for (int32_t c : cands) {

@@ -116,6 +116,14 @@ void BufferIndex::mark_exclusive(std::vector<uint8_t> exclusive) {
   sole_.assign(kSoleSlots, Entry{INT32_MAX, INT32_MIN, INT32_MIN, kNone, 0, 0});
 }
 
+void BufferIndex::expect(int32_t id) const {
+  if (sole_.empty() || !exclusive_[static_cast<size_t>(id)]) return;
+  const auto& b = buffer(id);
+  if (b.size.value == 0) return;
+  sole_[sole_slot(b.offset.value)] = {clamp32(b.first), clamp32(b.last), clamp32(b.last), id, b.offset.value,
+                                      static_cast<uint32_t>(std::min<uint64_t>(end(id), UINT32_MAX))};
+}
+
 void BufferIndex::live_at(uint64_t addr, int64_t instr, std::vector<Holder>& out) const {
   out.clear();
   const uint64_t u = addr / granule_;

@@ -30,6 +30,9 @@ class BufferIndex {
   // sweep). A byte of such a buffer has no other live holder while it lives, so the
   // Holder live_at may answer it alone from a cache. Unmarked (the default): no cache.
   void mark_exclusive(std::vector<uint8_t> exclusive);
+  // Buffer `id` is about to be accessed at its first byte (it becomes live): when it is
+  // exclusive, the cache of live_at(Holder) gets it now, not after a search.
+  void expect(int32_t id) const;
   // Buffers live at `instr` that intersect [addr, addr + bytes), each once.
   void live_in_range(uint64_t addr, uint64_t bytes, int64_t instr, std::vector<int32_t>& out) const;
   // The buffer holding `addr` that died most recently before `instr` (kNone if none).

@@ -119,6 +119,12 @@ TEST(BufferIndex, SoleHolderCacheMatchesBruteForce) {
         const int64_t instr = t - lag;
         if (instr >= 0 && instr < kInstrs) expect_query(map, index, rng.next() % kSram, instr);
       }
+      // Buffers announced (expect) at random, exclusive or not: their first bytes asked.
+      const auto id = static_cast<int32_t>(rng.next() % static_cast<uint64_t>(count));
+      index.expect(id);
+      const auto& buf = map.buffers[static_cast<size_t>(id)];
+      expect_query(map, index, buf.offset.value, std::min<int64_t>(t, kInstrs - 1));
+      expect_query(map, index, buf.offset.value, buf.first);
     }
     for (int q = 0; q < 3000; ++q) {
       expect_query(map, index, rng.next() % kSram, static_cast<int64_t>(rng.next() % kInstrs));
