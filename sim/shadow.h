@@ -86,9 +86,10 @@ class BufferIndex {
   };
   Holder holder(const Entry& e) const { return {e.id, e.first, e.hi == UINT32_MAX ? end(e.id) : e.hi}; }
   std::vector<uint8_t> exclusive_;  // per buffer id (mark_exclusive); empty: none marked
-  // The exclusive buffers (mark_exclusive) last found to be a query's only holder, by a hash
-  // of the address queried (empty slots hold no byte): operands name a buffer by its first
-  // byte, and a buffer is asked for again by each instruction that reads it. A search walks
+  // The exclusive buffers (mark_exclusive) last found to be a query's only holder or
+  // announced by expect(), by a hash of the address queried (empty slots hold no byte):
+  // operands name a buffer by its first byte, and a buffer is asked for again by each
+  // instruction that reads it. A search walks
   // the unit's live entries that do not hold the byte too (bench_sim 100k: 4 of them, ~200
   // Ir a query); a slot that holds the byte and is live answers alone (exclusive).
   static constexpr size_t kSoleSlots = 4096;
