@@ -110,13 +110,33 @@ void BufferIndex::live_at(uint64_t addr, int64_t instr, std::vector<int32_t>& ou
   }
 }
 
+void BufferIndex::mark_exclusive(std::vector<uint8_t> exclusive) {
+  exclusive_ = std::move(exclusive);
+  // An empty slot: no byte (lo = hi), never live.
+  sole_.assign(kSoleSlots, Entry{INT32_MAX, INT32_MIN, INT32_MIN, kNone, 0, 0});
+}
+
+void BufferIndex::expect(int32_t id) const {
+  if (sole_.empty() || !exclusive_[static_cast<size_t>(id)]) return;
+  const auto& b = buffer(id);
+  if (b.size.value == 0) return;
+  sole_[sole_slot(b.offset.value)] = {clamp32(b.first), clamp32(b.last), clamp32(b.last), id, b.offset.value,
+                                      static_cast<uint32_t>(std::min<uint64_t>(end(id), UINT32_MAX))};
+}
+
 void BufferIndex::live_at(uint64_t addr, int64_t instr, std::vector<Holder>& out) const {
   out.clear();
-  if (const uint64_t u = addr / granule_; u < units_) {
-    stab(u, instr, [&](const Entry& e) {
-      if (e.holds(addr)) out.push_back({e.id, e.first, e.hi == UINT32_MAX ? end(e.id) : e.hi});
-    });
-  }
+  Entry* sole = sole_.empty() ? nullptr : &sole_[sole_slot(addr)];
+  // Exclusive: while it lives, no other buffer holds its bytes. Before the unit's division:
+  // a buffer's bytes are in the index's range.
+  if (sole && sole->first <= instr && instr <= sole->last && sole->holds(addr)) return out.push_back(holder(*sole));
+  const uint64_t u = addr / granule_;
+  if (u >= units_) return;
+  const Entry* found = nullptr;
+  stab(u, instr, [&](const Entry& e) {
+    if (e.holds(addr)) out.push_back(holder(e)), found = &e;
+  });
+  if (sole && out.size() == 1 && exclusive_[static_cast<size_t>(found->id)]) *sole = *found;
 }
 
 void BufferIndex::live_in_range(uint64_t addr, uint64_t bytes, int64_t instr,

@@ -1,6 +1,7 @@
 #pragma once
 // Internal to the checkers: which memory-map buffers hold an SRAM byte at an instruction.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "allocator/memmap.h"
@@ -21,7 +22,17 @@ class BufferIndex {
     int32_t first;
     uint64_t end;
   };
+  // Answered without a search when an exclusive buffer (mark_exclusive) found alone before
+  // at an address of the same hash (sole_) holds addr and is live at instr.
   void live_at(uint64_t addr, int64_t instr, std::vector<Holder>& out) const;
+  // Marks the buffers (by id, nonzero) that meet no other buffer: no byte of one is a byte
+  // of another buffer while both are live. The caller knows them (the checkers' overlap
+  // sweep). A byte of such a buffer has no other live holder while it lives, so the
+  // Holder live_at may answer it alone from a cache. Unmarked (the default): no cache.
+  void mark_exclusive(std::vector<uint8_t> exclusive);
+  // Buffer `id` is about to be accessed at its first byte (it becomes live): when it is
+  // exclusive, the cache of live_at(Holder) gets it now, not after a search.
+  void expect(int32_t id) const;
   // Buffers live at `instr` that intersect [addr, addr + bytes), each once.
   void live_in_range(uint64_t addr, uint64_t bytes, int64_t instr, std::vector<int32_t>& out) const;
   // The buffer holding `addr` that died most recently before `instr` (kNone if none).
@@ -73,6 +84,17 @@ class BufferIndex {
     // born_by 159k -> 225k simulated LL misses).
     uint32_t hint;
   };
+  Holder holder(const Entry& e) const { return {e.id, e.first, e.hi == UINT32_MAX ? end(e.id) : e.hi}; }
+  std::vector<uint8_t> exclusive_;  // per buffer id (mark_exclusive); empty: none marked
+  // The exclusive buffers (mark_exclusive) last found to be a query's only holder or
+  // announced by expect(), by a hash of the address queried (empty slots hold no byte):
+  // operands name a buffer by its first byte, and a buffer is asked for again by each
+  // instruction that reads it. A search walks
+  // the unit's live entries that do not hold the byte too (bench_sim 100k: 4 of them, ~200
+  // Ir a query); a slot that holds the byte and is live answers alone (exclusive).
+  static constexpr size_t kSoleSlots = 4096;
+  static size_t sole_slot(uint64_t addr) { return ((addr >> 6) ^ (addr >> 16)) & (kSoleSlots - 1); }
+  mutable std::vector<Entry> sole_;
   mutable std::vector<Head> heads_;  // units_ + 1 (the last one only ends the last unit)
   std::vector<Entry> entries_;       // per unit, sorted by `first`
 };
