@@ -149,13 +149,12 @@ class Checkers {
     if (events_.size() >= options_.batch) flush();
   }
   void flush();  // checks the logged events in order and clears the log
-  // The checkers with the logged events checked. A const query checks them first, which
-  // changes the checkers' state (the run maps, the findings), not only the log: it goes
-  // through self_, the non-const object (a Checkers with logged events was not defined const:
-  // the events were logged through a non-const reference). The results are what they would
-  // be had each event been checked when it came.
+  // The checkers with the logged events checked. A const query may check them: a Checkers
+  // with logged events was not defined const (the events were logged through a non-const
+  // reference), so casting the const away is sound, and the results are what they would be
+  // had each event been checked when it came.
   const Checkers& flushed() const {
-    if (!events_.empty()) self_->flush();
+    if (!events_.empty()) const_cast<Checkers*>(this)->flush();
     return *this;
   }
   void do_start(size_t instr, uint64_t time);
@@ -190,7 +189,6 @@ class Checkers {
   void count_only(FindingKind kind);    // counts a finding beyond max_errors without building it
   Finding base(size_t instr, FindingKind kind) const;
 
-  Checkers* const self_ = this;  // for flushed(); the checkers are neither copied nor moved
   const Program* program_;
   const Semantics* sem_;
   CheckerOptions options_;
