@@ -274,15 +274,17 @@ void Engine::execute(uint32_t i, const isa::Instruction& instr) {
   const Semantics& sem = *ctx_->sem;
   Checkers& checkers = *ctx_->checkers;
   const sc_time t0 = ctx_->now();
+  // Each time in cycles once: a conversion is a 64-bit division (kCycle is known at run time).
+  const uint64_t c0 = to_cycles(t0);
   const isa::ExtentList ex = isa::extents(instr);
   const uint64_t expected = instruction_cycles(sem, instr, prog.config, ex);
   state_ = State::Busy;
-  expected_end_ = to_cycles(t0) + expected;
+  expected_end_ = c0 + expected;
   if (ctx_->traced) {
     busy.write(true);
     current.write(i);
   }
-  checkers.on_start(i, to_cycles(t0));
+  checkers.on_start(i, c0);
 
   bool in_range = true;
   for (const isa::Extent& e : ex) {
@@ -294,11 +296,11 @@ void Engine::execute(uint32_t i, const isa::Instruction& instr) {
     }
   }
   if (in_range) run_operands(i, instr, ex, t0, expected);
-  const sc_time t1 = ctx_->now();
-  checkers.on_finish(i, to_cycles(t1));
+  const uint64_t c1 = to_cycles(ctx_->now());
+  checkers.on_finish(i, c1);
   if (ctx_->traced) busy.write(false);
-  ctx_->result.busy_cycles[q_] += to_cycles(t1) - to_cycles(t0);
-  ctx_->last_finish = std::max(ctx_->last_finish, to_cycles(t1));
+  ctx_->result.busy_cycles[q_] += c1 - c0;
+  ctx_->last_finish = std::max(ctx_->last_finish, c1);
 }
 
 // Reads happen when the instruction starts, the write when it completes, so that a missing
