@@ -310,9 +310,14 @@ void Engine::run_operands(uint32_t i, const isa::Instruction& instr, const isa::
                           uint64_t expected) {
   const Semantics& sem = *ctx_->sem;
   Checkers& checkers = *ctx_->checkers;
-  const Op op = sem.op(instr);
-  const auto w = sem.write_operand(instr);
-  const isa::Extent* we = w && ex.items[*w].bytes > 0 ? &ex.items[*w] : nullptr;
+  const Op op = sem.op(instr);  // also rejects a spec foreign to the semantics
+  // The write operand as Semantics::write_operand picks it (the spec's last operand that
+  // writes), read off the extents, which carry each operand's access: not a call per
+  // instruction. Null when unused (no bytes).
+  const isa::Extent* we = nullptr;
+  for (const isa::Extent& e : ex)
+    if (e.access == isa::Access::Write) we = &e;
+  if (we && we->bytes == 0) we = nullptr;
   const bool rtl = ctx_->rtl_compute && RtlCompute::handles(op) && we;
   const Plan how = rtl ? Plan::AtEnd : plan(op, instr, ex, we);
   OperandBuffers ob;
