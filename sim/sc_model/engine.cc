@@ -1,6 +1,7 @@
 #include "sim/sc_model/npu_top.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <exception>
 
@@ -70,10 +71,14 @@ void Engine::run() {
   }
 }
 
+// The token loops visit only the queues whose mask bits are set, lowest first, as a loop over
+// every queue testing its bit did (most instructions wait on or signal one queue, or none).
+constexpr uint32_t kQueueBits = (1u << isa::kNumQueues) - 1;
+
 void Engine::take_tokens(const isa::Instruction& instr) {
   if (planted(PlantId::ModelIgnoreWait) && q_ == 1) return;
-  for (unsigned p = 0; p < isa::kNumQueues; ++p) {
-    if (!(instr.wait_mask() >> p & 1)) continue;
+  for (uint32_t m = instr.wait_mask() & kQueueBits; m != 0; m &= m - 1) {
+    const auto p = static_cast<unsigned>(std::countr_zero(m));
     if (planted(PlantId::ModelStoreEarly) && q_ == 2 && p == 1) continue;
     while (ctx_->tokens[p][q_] == 0) {
       state_ = State::WaitToken;
@@ -93,8 +98,8 @@ void Engine::take_tokens(const isa::Instruction& instr) {
 // another queue's token, when the skipped notification would only have woken it for another
 // look at a count still zero (no state, time or order changes: it waits again).
 void Engine::send_tokens(const isa::Instruction& instr) {
-  for (unsigned p = 0; p < isa::kNumQueues; ++p) {
-    if (!(instr.signal_mask() >> p & 1)) continue;
+  for (uint32_t m = instr.signal_mask() & kQueueBits; m != 0; m &= m - 1) {
+    const auto p = static_cast<unsigned>(std::countr_zero(m));
     ++ctx_->tokens[q_][p];
     if (planted(PlantId::ModelDoubleSignal) && q_ == 1) ++ctx_->tokens[q_][p];
     if (ctx_->token_waiting[p]) ctx_->token_ev[p].notify(sc_core::SC_ZERO_TIME);
