@@ -194,6 +194,8 @@ class Engine : public sc_core::sc_module {
   void snapshot();
   void run_operands(uint32_t index, const isa::Instruction& instr, const isa::ExtentList& ex, sc_core::sc_time t0,
                     uint64_t expected);
+  void run_deferred(uint32_t index, const isa::Instruction& instr, const isa::ExtentList& ex, const isa::Extent& write,
+                    sc_core::sc_time t0, uint64_t expected);
   std::span<const uint8_t> read_operand(unsigned k, const isa::Extent& e, bool in_place);
   void write_result(const isa::Extent& e, std::span<uint8_t> out);
   // The scratchpad bytes [addr, addr + bytes) by DMI, or null (no DMI granted, or out of it).
