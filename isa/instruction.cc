@@ -38,14 +38,20 @@ int64_t Instruction::value(unsigned slot) const {
   return f.is_signed ? sign_extend(raw[slot], f.width) : raw[slot];
 }
 
+// Called once per simulated instruction (sim/sc_model) and per generated one: the operand
+// range and the count live in registers, written once, not reloaded from the spec and the
+// list after each out-of-line evaluation (the compiler cannot tell that it leaves them be).
 ExtentList extents(const Instruction& instr) {
   ExtentList list;
-  const auto& ops = instr.spec->operands;
-  for (unsigned i = 0; i < ops.size(); ++i) {
-    const int64_t bytes = ops[i].bytes.eval(instr.raw.data());
-    list.items[list.count++] = Extent{i, ops[i].field, ops[i].access, ops[i].space, instr.raw[ops[i].field],
-                                      bytes > 0 ? static_cast<uint64_t>(bytes) : 0};
+  const OperandSpec* const ops = instr.spec->operands.data();
+  const auto n = static_cast<unsigned>(instr.spec->operands.size());
+  const uint32_t* const raw = instr.raw.data();
+  for (unsigned i = 0; i < n; ++i) {
+    const OperandSpec& op = ops[i];
+    const int64_t bytes = op.bytes.eval(raw);
+    list.items[i] = Extent{i, op.field, op.access, op.space, raw[op.field], bytes > 0 ? static_cast<uint64_t>(bytes) : 0};
   }
+  list.count = n;
   return list;
 }
 

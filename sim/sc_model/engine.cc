@@ -1,6 +1,7 @@
 #include "sim/sc_model/npu_top.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <exception>
 
@@ -70,10 +71,14 @@ void Engine::run() {
   }
 }
 
+// The token loops visit only the queues whose mask bits are set, lowest first, as a loop over
+// every queue testing its bit did (most instructions wait on or signal one queue, or none).
+constexpr uint32_t kQueueBits = (1u << isa::kNumQueues) - 1;
+
 void Engine::take_tokens(const isa::Instruction& instr) {
   if (planted(PlantId::ModelIgnoreWait) && q_ == 1) return;
-  for (unsigned p = 0; p < isa::kNumQueues; ++p) {
-    if (!(instr.wait_mask() >> p & 1)) continue;
+  for (uint32_t m = instr.wait_mask() & kQueueBits; m != 0; m &= m - 1) {
+    const auto p = static_cast<unsigned>(std::countr_zero(m));
     if (planted(PlantId::ModelStoreEarly) && q_ == 2 && p == 1) continue;
     while (ctx_->tokens[p][q_] == 0) {
       state_ = State::WaitToken;
@@ -93,8 +98,8 @@ void Engine::take_tokens(const isa::Instruction& instr) {
 // another queue's token, when the skipped notification would only have woken it for another
 // look at a count still zero (no state, time or order changes: it waits again).
 void Engine::send_tokens(const isa::Instruction& instr) {
-  for (unsigned p = 0; p < isa::kNumQueues; ++p) {
-    if (!(instr.signal_mask() >> p & 1)) continue;
+  for (uint32_t m = instr.signal_mask() & kQueueBits; m != 0; m &= m - 1) {
+    const auto p = static_cast<unsigned>(std::countr_zero(m));
     ++ctx_->tokens[q_][p];
     if (planted(PlantId::ModelDoubleSignal) && q_ == 1) ++ctx_->tokens[q_][p];
     if (ctx_->token_waiting[p]) ctx_->token_ev[p].notify(sc_core::SC_ZERO_TIME);
@@ -274,15 +279,17 @@ void Engine::execute(uint32_t i, const isa::Instruction& instr) {
   const Semantics& sem = *ctx_->sem;
   Checkers& checkers = *ctx_->checkers;
   const sc_time t0 = ctx_->now();
+  // Each time in cycles once: a conversion is a 64-bit division (kCycle is known at run time).
+  const uint64_t c0 = to_cycles(t0);
   const isa::ExtentList ex = isa::extents(instr);
   const uint64_t expected = instruction_cycles(sem, instr, prog.config, ex);
   state_ = State::Busy;
-  expected_end_ = to_cycles(t0) + expected;
+  expected_end_ = c0 + expected;
   if (ctx_->traced) {
     busy.write(true);
     current.write(i);
   }
-  checkers.on_start(i, to_cycles(t0));
+  checkers.on_start(i, c0);
 
   bool in_range = true;
   for (const isa::Extent& e : ex) {
@@ -294,11 +301,31 @@ void Engine::execute(uint32_t i, const isa::Instruction& instr) {
     }
   }
   if (in_range) run_operands(i, instr, ex, t0, expected);
-  const sc_time t1 = ctx_->now();
-  checkers.on_finish(i, to_cycles(t1));
+  const uint64_t c1 = to_cycles(ctx_->now());
+  checkers.on_finish(i, c1);
   if (ctx_->traced) busy.write(false);
-  ctx_->result.busy_cycles[q_] += to_cycles(t1) - to_cycles(t0);
-  ctx_->last_finish = std::max(ctx_->last_finish, to_cycles(t1));
+  ctx_->result.busy_cycles[q_] += c1 - c0;
+  ctx_->last_finish = std::max(ctx_->last_finish, c1);
+}
+
+// run_operands for a Plan::Deferred DMA (plan(): a LOAD or STORE, `we` its write): its one
+// read operand is copied at the end (or when another engine is about to write it), so it
+// needs none of the operand buffers the other plans fill. The same steps in the same order
+// as the general path took for it.
+void Engine::run_deferred(uint32_t i, const isa::Instruction& instr, const isa::ExtentList& ex, const isa::Extent& we,
+                          sc_time t0, uint64_t expected) {
+  Checkers& checkers = *ctx_->checkers;
+  for (unsigned k = 0; k < ex.count; ++k) {
+    const isa::Extent& e = ex.items[k];
+    if (e.bytes == 0 || e.access != isa::Access::Read) continue;
+    deferred_ = {k, e, false};
+    ctx_->deferred[q_] = this;
+    checkers.on_access(i, e);
+  }
+  const sc_time busy_for = kCycle * static_cast<double>(expected);
+  if (ctx_->now() - t0 < busy_for) wait(busy_for - (ctx_->now() - t0));
+  finish_deferred(instr, ex, we);
+  checkers.on_access(i, we);
 }
 
 // Reads happen when the instruction starts, the write when it completes, so that a missing
@@ -308,21 +335,25 @@ void Engine::run_operands(uint32_t i, const isa::Instruction& instr, const isa::
                           uint64_t expected) {
   const Semantics& sem = *ctx_->sem;
   Checkers& checkers = *ctx_->checkers;
-  const Op op = sem.op(instr);
-  const auto w = sem.write_operand(instr);
-  const isa::Extent* we = w && ex.items[*w].bytes > 0 ? &ex.items[*w] : nullptr;
+  const Op op = sem.op(instr);  // also rejects a spec foreign to the semantics
+  // The write operand as Semantics::write_operand picks it (the spec's last operand that
+  // writes), read off the extents, which carry each operand's access: not a call per
+  // instruction. Null when unused (no bytes).
+  const isa::Extent* we = nullptr;
+  for (const isa::Extent& e : ex)
+    if (e.access == isa::Access::Write) we = &e;
+  if (we && we->bytes == 0) we = nullptr;
   const bool rtl = ctx_->rtl_compute && RtlCompute::handles(op) && we;
   const Plan how = rtl ? Plan::AtEnd : plan(op, instr, ex, we);
+  if (how == Plan::Deferred) {  // most DMAs: no operand buffers to set up
+    run_deferred(i, instr, ex, *we, t0, expected);
+    return;
+  }
   OperandBuffers ob;
   for (unsigned k = 0; k < ex.count; ++k) {
     const isa::Extent& e = ex.items[k];
     if (e.bytes == 0 || e.access != isa::Access::Read) continue;
-    if (how == Plan::Deferred) {  // the DMA's one read operand: copied at the end (or when clobbered)
-      deferred_ = {k, e, false};
-      ctx_->deferred[q_] = this;
-    } else {
-      ob.in[k] = read_operand(k, e, how == Plan::AtStart);
-    }
+    ob.in[k] = read_operand(k, e, how == Plan::AtStart);
     checkers.on_access(i, e);
   }
   const sc_time busy_for = kCycle * static_cast<double>(expected);
@@ -352,9 +383,6 @@ void Engine::run_operands(uint32_t i, const isa::Instruction& instr, const isa::
     wait_until_done();
     if (failed) std::rethrow_exception(failed);
     write_result(*we, ob.out);
-  } else if (how == Plan::Deferred) {
-    wait_until_done();
-    finish_deferred(instr, ex, *we);
   } else if (how == Plan::AtEndInPlace) {
     wait_until_done();
     before_write(we->space, we->addr, we->bytes);

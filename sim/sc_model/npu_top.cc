@@ -34,58 +34,6 @@ sc_core::sc_trace_file* open_trace(const std::string& path) {
   return tf;
 }
 
-// True when decoding x's encoding gives x back: every field fits its width, the slots past
-// the spec's fields are zero and the opcode names x's own spec (what the assembler and the
-// generator produce; the ISA loader rejects overlapping fields). The dispatcher then takes x
-// as it is instead of decoding the ROM word that was encoded from it, a second decode per
-// instruction (5% of a TLM run). The per-slot checks are masks of the bits no field of the
-// spec holds, worked out once per spec: a branch per slot and instruction was 3% of a run.
-class RoundTrips {
- public:
-  explicit RoundTrips(const isa::Isa& isa) : isa_(&isa), by_index_(isa.instructions().size()) {}
-  bool operator()(const isa::Instruction& x) {
-    const Masks& m = masks(*x.spec);
-    uint32_t excess = 0;
-    for (size_t s = 0; s < x.raw.size(); ++s) excess |= x.raw[s] & m.excess[s];
-    return m.decodes_to_spec && excess == 0 && x.raw[isa::kOpcodeSlot] == x.spec->opcode;
-  }
-
- private:
-  struct Masks {
-    const isa::InstrSpec* spec;
-    std::array<uint32_t, isa::kMaxFields> excess;  // per slot, the bits its field cannot hold
-    bool decodes_to_spec;                          // the spec has fields and owns its opcode
-  };
-  // A spec of the ISA is found by its index in it (a search of the specs met was half of
-  // this check's cost); any other, by that search.
-  const Masks& masks(const isa::InstrSpec& spec) {
-    const auto& all = isa_->instructions();
-    const std::less<const isa::InstrSpec*> before;  // a total order even for unrelated pointers
-    if (!all.empty() && !before(&spec, all.data()) && before(&spec, all.data() + all.size())) {
-      Masks& m = by_index_[static_cast<size_t>(&spec - all.data())];
-      if (!m.spec) m = make(spec);
-      return m;
-    }
-    for (const Masks& m : specs_)
-      if (m.spec == &spec) return m;
-    return specs_.emplace_back(make(spec));
-  }
-  Masks make(const isa::InstrSpec& spec) const {
-    Masks m{&spec, {}, !spec.fields.empty() && isa_->by_opcode(spec.opcode) == &spec};
-    for (size_t s = 0; s < m.excess.size(); ++s) {
-      if (s >= spec.fields.size())
-        m.excess[s] = ~0u;
-      else if (spec.fields[s].width < 32)
-        m.excess[s] = ~((1u << spec.fields[s].width) - 1);
-    }
-    return m;
-  }
-
-  const isa::Isa* isa_;
-  std::vector<Masks> by_index_;  // per spec of the ISA, spec == null until met
-  std::vector<Masks> specs_;     // specs from elsewhere, one per spec met
-};
-
 // The ROM bit that the model-fetch-bit-flip plant flips when instruction `index` is fetched:
 // in the first load's first SRAM address field, the bit worth one allocation unit (or the
 // field's lowest bit), so the load writes one unit off its buffer. None: no load has one.
@@ -115,6 +63,7 @@ NpuTop::NpuTop(sc_core::sc_module_name name, const Program& program, const Seman
     : sc_module(name),
       options_(options),
       memory_(program.config),
+      round_trips_(*program.isa),
       rom_(*program.isa, program.instrs),
       on_done_(std::move(on_done)),
       trace_(open_trace(options.trace_path)),
@@ -127,11 +76,6 @@ NpuTop::NpuTop(sc_core::sc_module_name name, const Program& program, const Seman
   ctx_.checkers = &checkers;
   ctx_.plant = options.plant;
   ctx_.traced = trace_ != nullptr;
-  // Which instructions decode back to themselves depends on the program alone: worked out
-  // once here, beside the ROM image, not per dispatched instruction.
-  round_trips_.resize(program.instrs.size());
-  RoundTrips round_trips(*program.isa);
-  for (size_t i = 0; i < program.instrs.size(); ++i) round_trips_[i] = round_trips(program.instrs[i]);
   if (options.plant.is(PlantId::ModelFetchBitFlip)) {
     const FetchFlip flip = fetch_flip(program);
     flip_index_ = flip.index;
@@ -241,7 +185,7 @@ const isa::Instruction& NpuTop::fetch_word(uint32_t i) {
   std::array<uint8_t, isa::kMaxWordBytes> encoded;
   rom_.word(i, {encoded.data(), width});
   const bool as_encoded = std::equal(word.begin(), word.end(), encoded.begin());
-  if (as_encoded && round_trips_[i]) {
+  if (as_encoded && round_trips_(prog.instrs[i])) {
     if (rtl_decoder_) check_rtl_decode(i, word, prog.instrs[i]);
     return prog.instrs[i];
   }

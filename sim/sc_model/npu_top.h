@@ -194,6 +194,8 @@ class Engine : public sc_core::sc_module {
   void snapshot();
   void run_operands(uint32_t index, const isa::Instruction& instr, const isa::ExtentList& ex, sc_core::sc_time t0,
                     uint64_t expected);
+  void run_deferred(uint32_t index, const isa::Instruction& instr, const isa::ExtentList& ex, const isa::Extent& write,
+                    sc_core::sc_time t0, uint64_t expected);
   std::span<const uint8_t> read_operand(unsigned k, const isa::Extent& e, bool in_place);
   void write_result(const isa::Extent& e, std::span<uint8_t> out);
   // The scratchpad bytes [addr, addr + bytes) by DMI, or null (no DMI granted, or out of it).
@@ -236,6 +238,60 @@ class Engine : public sc_core::sc_module {
   uint64_t dmi_bytes_ = 0;
 };
 
+// True when decoding x's encoding gives x back: every field fits its width, the slots past
+// the spec's fields are zero and the opcode names x's own spec (what the assembler and the
+// generator produce; the ISA loader rejects overlapping fields). The dispatcher then takes x
+// as it is instead of decoding the ROM word that was encoded from it, a second decode per
+// instruction (5% of a TLM run). The per-slot checks are masks of the bits no field of the
+// spec holds, worked out once per spec: a branch per slot and instruction was 3% of a run.
+// Asked when the dispatcher fetches x (NpuTop::fetch), once per instruction: a table of the
+// answers filled up front cost a pass over the program and a bit per instruction besides.
+class RoundTrips {
+ public:
+  explicit RoundTrips(const isa::Isa& isa) : isa_(&isa), by_index_(isa.instructions().size()) {}
+  bool operator()(const isa::Instruction& x) {
+    const Masks& m = masks(*x.spec);
+    uint32_t excess = 0;
+    for (size_t s = 0; s < x.raw.size(); ++s) excess |= x.raw[s] & m.excess[s];
+    return m.decodes_to_spec && excess == 0 && x.raw[isa::kOpcodeSlot] == x.spec->opcode;
+  }
+
+ private:
+  struct Masks {
+    const isa::InstrSpec* spec;
+    std::array<uint32_t, isa::kMaxFields> excess;  // per slot, the bits its field cannot hold
+    bool decodes_to_spec;                          // the spec has fields and owns its opcode
+  };
+  // A spec of the ISA is found by its index in it (a search of the specs met was half of
+  // this check's cost); any other, by that search.
+  const Masks& masks(const isa::InstrSpec& spec) {
+    const auto& all = isa_->instructions();
+    const std::less<const isa::InstrSpec*> before;  // a total order even for unrelated pointers
+    if (!all.empty() && !before(&spec, all.data()) && before(&spec, all.data() + all.size())) {
+      Masks& m = by_index_[static_cast<size_t>(&spec - all.data())];
+      if (!m.spec) m = make(spec);
+      return m;
+    }
+    for (const Masks& m : specs_)
+      if (m.spec == &spec) return m;
+    return specs_.emplace_back(make(spec));
+  }
+  Masks make(const isa::InstrSpec& spec) const {
+    Masks m{&spec, {}, !spec.fields.empty() && isa_->by_opcode(spec.opcode) == &spec};
+    for (size_t s = 0; s < m.excess.size(); ++s) {
+      if (s >= spec.fields.size())
+        m.excess[s] = ~0u;
+      else if (spec.fields[s].width < 32)
+        m.excess[s] = ~((1u << spec.fields[s].width) - 1);
+    }
+    return m;
+  }
+
+  const isa::Isa* isa_;
+  std::vector<Masks> by_index_;  // per spec of the ISA, spec == null until met
+  std::vector<Masks> specs_;     // specs from elsewhere, one per spec met
+};
+
 class NpuTop : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(NpuTop);
@@ -255,7 +311,8 @@ class NpuTop : public sc_core::sc_module {
   // Instruction `index` as fetched and decoded (npu_top.cc fetch_word); inline for the
   // instructions that need no fetch, nearly all of them.
   const isa::Instruction& fetch(uint32_t index) {
-    if (round_trips_[index] && flip_index_ != int64_t{index} && !rtl_decoder_) return ctx_.program->instrs[index];
+    const isa::Instruction& x = ctx_.program->instrs[index];
+    if (!rtl_decoder_ && flip_index_ != int64_t{index} && round_trips_(x)) return x;
     return fetch_word(index);
   }
   const isa::Instruction& fetch_word(uint32_t index);
@@ -271,8 +328,8 @@ class NpuTop : public sc_core::sc_module {
   ScOptions options_;
   Context ctx_;
   Memory memory_;
-  // round_trips_[i]: decoding instruction i's encoding gives it back (npu_top.cc round_trips).
-  std::vector<bool> round_trips_;
+  // round_trips_(x): decoding instruction x's encoding gives it back.
+  RoundTrips round_trips_;
   // The model-fetch-bit-flip plant: instruction flip_index_'s fetched word has bit flip_bit_
   // flipped (-1: no plant).
   int64_t flip_index_ = -1;
