@@ -2,6 +2,7 @@
 // GEMM's requant epilogue (sim/kernels_requant.cc) and the per-GEMM state the two GEMM orders
 // (sim/kernels_gemm.cc) share with it. Internal to sim/.
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -33,9 +34,26 @@ struct RqWide {
   int64_t scale, shift, half_shift, half_mask;  // half_*: bit s-1 of p, none when s = 0
 };
 
-RqWide rq_wide(const RequantParams& p);
+inline RqWide rq_wide(const RequantParams& p) {
+  const int64_t s = std::min<uint32_t>(p.shift, 63);
+  return {int64_t{p.scale}, s, s > 0 ? s - 1 : 0, s > 0 ? 1 : 0};
+}
+
 // The int32 form of p, when every x gives the exact requant in int32 lanes (see Rq32).
-std::optional<Rq32> rq32(const RequantParams& p);
+inline std::optional<Rq32> rq32(const RequantParams& p) {
+  const int64_t s = std::min<uint32_t>(p.shift, 63);
+  if (s >= 31 || p.scale > uint32_t{INT32_MAX}) return std::nullopt;
+  const int64_t scale = p.scale, S = int64_t{1} << s, round = s > 0 ? S / 2 : 0;
+  if (scale == 0) return Rq32{0, 0, 0, 0, 0};  // every x gives round >> s = 0
+  // xhi: the least x with x * scale + round >= 127 S; xlo: the greatest with
+  // x * scale + round <= -127 S - 1 (then (.) >> s <= -128). Both below 2^62 in magnitude.
+  const int64_t xhi = std::min<int64_t>((127 * S - round + scale - 1) / scale, INT32_MAX);
+  const int64_t xlo = std::max<int64_t>(-((127 * S + 1 + round + scale - 1) / scale), INT32_MIN);
+  const int64_t top = xhi * scale + round, bottom = xlo * scale + round;  // |.| < 2^31 * 2^31 + 2^30
+  if (top > INT32_MAX || bottom < INT32_MIN) return std::nullopt;
+  return Rq32{static_cast<int32_t>(xlo), static_cast<int32_t>(xhi), static_cast<int32_t>(scale),
+              static_cast<int32_t>(round), static_cast<int32_t>(s)};
+}
 
 // Column j's own Rq32 (per_channel), as five arrays of n (vector lanes load them directly).
 struct Rq32Cols {
@@ -46,6 +64,22 @@ struct Rq32Cols {
 struct RqWideCols {
   const int64_t *scale, *shift, *half_shift, *half_mask;
 };
+
+// The epilogue's loops (sim/kernels_requant.cc; out of line, cloned for AVX2). `lo` is 0 with
+// relu (max(0, clamp(v, -128, 127)) = clamp(v, 0, 127)), else -128.
+void requant_row32(uint8_t* out, const uint32_t* acc, uint64_t n, Rq32 q, int32_t lo);
+void requant_cols32(uint8_t* out, const uint32_t* acc, uint64_t n, Rq32Cols q, int32_t lo);
+void requant_row_wide(uint8_t* out, const uint32_t* acc, uint64_t n, const RqWide& q, int64_t lo);
+#ifdef NPUFORGE_GEMM_AVX2
+// Columns by four int64 lanes; returns the columns done (n rounded down to 4).
+uint64_t requant_cols_wide_avx2(uint8_t* out, const uint32_t* acc, uint64_t n, RqWideCols q, int64_t lo);
+#endif
+
+inline int64_t requant_wide(uint32_t acc, const RqWide& q, int64_t lo) {
+  const int64_t p = int64_t{static_cast<int32_t>(acc)} * q.scale;
+  const int64_t v = (p >> q.shift) + ((p >> q.half_shift) & q.half_mask);
+  return v < lo ? lo : v > 127 ? 127 : v;
+}
 
 // What a GEMM row's epilogue needs: the bias (or none), the requant parameters (one set, or
 // per_channel one per column of qp) in the form the GEMM takes (see Rq32) and the output.
@@ -70,7 +104,28 @@ struct GemmRows {
   // Output rows i0 .. i0 + rows from their accumulators (bias included), n apart: one pass
   // over all of them with a single set of parameters (a pass per row paid its loop set-up and
   // scalar tail every few dozen values).
-  void finish_rows(uint64_t i0, uint64_t rows, const uint32_t* acc) const;
+  void finish_rows(uint64_t i0, uint64_t rows, const uint32_t* acc) const {
+    uint8_t* o = out + i0 * n;
+    const int32_t lo = rq.relu ? 0 : -128;
+    if (per_channel && wide_cols.scale != nullptr) {
+      for (uint64_t r = 0; r < rows; ++r, o += n, acc += n) {
+        uint64_t j = 0;
+#ifdef NPUFORGE_GEMM_AVX2
+        j = requant_cols_wide_avx2(o, acc, n, wide_cols, lo);
+#endif
+        for (; j < n; ++j) o[j] = static_cast<uint8_t>(requant_wide(acc[j], wide[j], lo));
+      }
+    } else if (per_channel) {
+      for (uint64_t r = 0; r < rows; ++r, o += n, acc += n) {
+        requant_cols32(o, acc, n, cols32, lo);
+        for (uint64_t s = 0; s < slow_count; ++s) o[slow[s]] = static_cast<uint8_t>(requant_wide(acc[slow[s]], wide[slow[s]], lo));
+      }
+    } else if (one32) {
+      requant_row32(o, acc, rows * n, *one32, lo);
+    } else {
+      requant_row_wide(o, acc, rows * n, wide[0], lo);
+    }
+  }
   // acc[j] = bias[j] (0 without one), for j < n.
   void set_bias(uint32_t* acc) const {
     if (bias.empty()) {
