@@ -54,37 +54,50 @@ NPUFORGE_CLONES void dot_row(const int16_t* x, const int16_t* bt, uint64_t kp, u
 __attribute__((target("avx2"))) inline __m256i hadd4(__m256i s0, __m256i s1, __m256i s2, __m256i s3) {
   return _mm256_hadd_epi32(_mm256_hadd_epi32(s0, s1), _mm256_hadd_epi32(s2, s3));
 }
-__attribute__((target("avx2"))) inline __m256i madd_at(const int16_t* x, const int16_t* y, uint64_t p, __m256i acc) {
-  const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + p));
-  const __m256i yv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y + p));
-  return _mm256_add_epi32(acc, _mm256_madd_epi16(xv, yv));
-}
+// acc += x[p .. p + 16) . y[p .. p + 16) in int32 pair sums (vpmaddwd). The empty asm pins
+// each sum to a register where it is formed: without it GCC computed all eight products
+// first and moved every accumulator back into place each pass (eight vmovdqa in ~28
+// instructions). It emits nothing and changes no value.
+#define NPUFORGE_MADD(acc, y) \
+  acc = _mm256_add_epi32(acc, _mm256_madd_epi16(xv, _mm256_loadu_si256(reinterpret_cast<const __m256i*>((y) + p)))); \
+  asm("" : "+x"(acc))
 __attribute__((target("avx2"))) void dot_row_avx2(const int16_t* x, const int16_t* bt, uint64_t kp, uint64_t n4,
                                                    uint32_t* out) {
   uint64_t j = 0;
   for (; j + 8 <= n4; j += 8) {  // eight columns: their sums end in one vector, in order
     const int16_t* y = bt + j * kp;
-    __m256i s[8];
-    for (auto& v : s) v = _mm256_setzero_si256();
+    __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0;
     for (uint64_t p = 0; p < kp; p += 16) {
-      for (uint64_t c = 0; c < 8; ++c) s[c] = madd_at(x, y + c * kp, p, s[c]);
+      const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + p));
+      NPUFORGE_MADD(s0, y);
+      NPUFORGE_MADD(s1, y + kp);
+      NPUFORGE_MADD(s2, y + 2 * kp);
+      NPUFORGE_MADD(s3, y + 3 * kp);
+      NPUFORGE_MADD(s4, y + 4 * kp);
+      NPUFORGE_MADD(s5, y + 5 * kp);
+      NPUFORGE_MADD(s6, y + 6 * kp);
+      NPUFORGE_MADD(s7, y + 7 * kp);
     }
-    const __m256i lo = hadd4(s[0], s[1], s[2], s[3]), hi = hadd4(s[4], s[5], s[6], s[7]);
+    const __m256i lo = hadd4(s0, s1, s2, s3), hi = hadd4(s4, s5, s6, s7);
     const __m256i sums = _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x20), _mm256_permute2x128_si256(lo, hi, 0x31));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j), sums);
   }
   if (j < n4) {  // four columns left (n4 is a multiple of 4)
     const int16_t* y = bt + j * kp;
-    __m256i s[4];
-    for (auto& v : s) v = _mm256_setzero_si256();
+    __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0;
     for (uint64_t p = 0; p < kp; p += 16) {
-      for (uint64_t c = 0; c < 4; ++c) s[c] = madd_at(x, y + c * kp, p, s[c]);
+      const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + p));
+      NPUFORGE_MADD(s0, y);
+      NPUFORGE_MADD(s1, y + kp);
+      NPUFORGE_MADD(s2, y + 2 * kp);
+      NPUFORGE_MADD(s3, y + 3 * kp);
     }
-    const __m256i h = hadd4(s[0], s[1], s[2], s[3]);
+    const __m256i h = hadd4(s0, s1, s2, s3);
     const __m128i sums = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j), sums);
   }
 }
+#undef NPUFORGE_MADD
 #endif
 
 // The widest k for which dot4_i16's int32 sums provably cannot overflow: k * 2^14 < 2^31.
