@@ -210,13 +210,8 @@ void gemm_rows(const GemmRows& g) {
 using I8x8 = int8_t __attribute__((vector_size(8)));
 using I16x8 = int16_t __attribute__((vector_size(16)));
 
-[[gnu::always_inline]] inline void transpose8_widen(const uint8_t* from, uint64_t stride, int16_t* to, uint64_t to_stride) {
-  I16x8 r[8];
-  for (int i = 0; i < 8; ++i) {
-    I8x8 b;
-    std::memcpy(&b, from + i * stride, sizeof b);
-    r[i] = __builtin_convertvector(b, I16x8);
-  }
+// The transpose of eight widened rows: col[j] holds column j.
+[[gnu::always_inline]] inline void transpose8(const I16x8 (&r)[8], I16x8 (&col)[8]) {
   I16x8 t[8], u[8];
   for (int i = 0; i < 8; i += 2) {  // (r_i, r_i+1) pairs per column
     t[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 8, 1, 9, 2, 10, 3, 11);
@@ -229,31 +224,54 @@ using I16x8 = int16_t __attribute__((vector_size(16)));
     u[i + 3] = __builtin_shufflevector(t[i + 1], t[i + 3], 4, 5, 12, 13, 6, 7, 14, 15);  // 6, 7
   }
   for (int q = 0; q < 4; ++q) {  // rows 0..3 from u[q], rows 4..7 from u[q + 4]: columns 2q, 2q+1
-    const I16x8 lo = __builtin_shufflevector(u[q], u[q + 4], 0, 1, 2, 3, 8, 9, 10, 11);
-    const I16x8 hi = __builtin_shufflevector(u[q], u[q + 4], 4, 5, 6, 7, 12, 13, 14, 15);
-    std::memcpy(to + (2 * q) * to_stride, &lo, sizeof lo);
-    std::memcpy(to + (2 * q + 1) * to_stride, &hi, sizeof hi);
+    col[2 * q] = __builtin_shufflevector(u[q], u[q + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    col[2 * q + 1] = __builtin_shufflevector(u[q], u[q + 4], 4, 5, 6, 7, 12, 13, 14, 15);
   }
 }
 
+[[gnu::always_inline]] inline void transpose8_widen(const uint8_t* from, uint64_t stride, int16_t* to, uint64_t to_stride) {
+  I16x8 r[8], col[8];
+  for (int i = 0; i < 8; ++i) {
+    I8x8 b;
+    std::memcpy(&b, from + i * stride, sizeof b);
+    r[i] = __builtin_convertvector(b, I16x8);
+  }
+  transpose8(r, col);
+  for (int j = 0; j < 8; ++j) std::memcpy(to + j * to_stride, &col[j], sizeof col[j]);
+}
+
 // transpose8_widen of the partial block at B's edge: `rows` x `cols` values (either may be
-// below 8) through an 8 x 8 tile. Rows past `rows` are zeros and are stored (B^T's k padding,
-// which is zero); columns past `cols` are not stored (they would pass B^T's end), so the tile
-// takes whole 8-byte rows (one load, not a variable-length copy) wherever B has the bytes
-// (`avail`: bytes of B from `from` on); column c of the result depends on tile column c only.
+// below 8). Rows past `rows` are zeros and are stored (B^T's k padding, which is zero);
+// columns past `cols` are not stored (they would pass B^T's end), so a row is one whole
+// 8-byte load wherever B has the bytes (`avail`: bytes of B from `from` on); column c of the
+// result depends on row bytes c only. When every row has its 8 bytes (all but B's last
+// block), the rows are loaded straight into registers, the missing ones from a zero row;
+// otherwise through a zeroed 8 x 8 tile (a tile for every edge block took about 1.5x a
+// whole block's instructions).
 [[gnu::always_inline]] inline void transpose8_widen_edge(const uint8_t* from, uint64_t stride, uint64_t rows, uint64_t cols, uint64_t avail,
                            int16_t* to, uint64_t to_stride) {
-  uint8_t tile[64] = {};
-  for (uint64_t r = 0; r < rows; ++r) {
-    if (r * stride + 8 <= avail) {
-      std::memcpy(tile + 8 * r, from + r * stride, 8);
-    } else {
-      std::memcpy(tile + 8 * r, from + r * stride, cols);
+  static constexpr uint8_t kZeroRow[8] = {};
+  alignas(16) uint8_t tile[64];
+  const uint8_t* row[8];
+  if ((rows - 1) * stride + 8 <= avail) {
+    for (uint64_t i = 0; i < 8; ++i) row[i] = i < rows ? from + i * stride : kZeroRow;
+  } else {
+    std::memset(tile, 0, sizeof tile);
+    for (uint64_t r = 0; r < rows; ++r) {
+      std::memcpy(tile + 8 * r, from + r * stride, r * stride + 8 <= avail ? 8 : cols);
     }
+    for (uint64_t i = 0; i < 8; ++i) row[i] = tile + 8 * i;
   }
-  int16_t t[64];
-  transpose8_widen(tile, 8, t, 8);
-  for (uint64_t c = 0; c < cols; ++c) std::memcpy(to + c * to_stride, t + 8 * c, 8 * sizeof(int16_t));
+  I16x8 r[8], col[8];
+  for (int i = 0; i < 8; ++i) {
+    I8x8 b;
+    std::memcpy(&b, row[i], sizeof b);
+    r[i] = __builtin_convertvector(b, I16x8);
+  }
+  transpose8(r, col);
+  for (uint64_t j = 0; j < 8; ++j) {
+    if (j < cols) std::memcpy(to + j * to_stride, &col[j], sizeof col[j]);
+  }
 }
 
 // B (k x n) as B^T widened to int16, rows kp apart, by 8 x 8 blocks. Cloned for AVX2 (the
