@@ -1,5 +1,5 @@
 #pragma once
-// What the kernel files (sim/kernels.cc, sim/kernels_gemm.cc) share: operand lookup, byte
+// What the kernel files (sim/kernels*.cc) share: operand lookup, byte
 // helpers and the AVX2 cloning of hot loops. Internal to sim/: Semantics::run is the API.
 #include <cstddef>
 #include <cstdint>
@@ -66,5 +66,8 @@ void gemm(const isa::Instruction& instr, const Semantics::GemmSlots& s, In in, s
 
 // IM2COL (sim/kernels_im2col.cc).
 void im2col(const isa::Instruction& instr, const Semantics::Im2colSlots& s, In in, std::span<uint8_t> out);
+
+// POOL (sim/kernels_pool.cc).
+void pool(const isa::Instruction& instr, const Semantics::PoolSlots& s, In in, std::span<uint8_t> out);
 
 }  // namespace npuforge::sim::kernels

@@ -491,5 +491,41 @@ TEST(GemmKernels, PortableAndAvx2RowsAgree) {
   }
 }
 
+// GEMM's dot order (many rows) with and without its AVX2 path (dot_row_avx2's shared
+// horizontal sums against the portable dot4_i16 loop), over n around its eight- and
+// four-column groups and k around the 16-lane passes, int8 extremes and random values.
+TEST(GemmKernels, PortableAndAvx2DotsAgree) {
+  const Semantics sem(the_isa());
+  Rng rng(48);
+  Memory mem(config(1 << 18));
+  const bool avx2 = __builtin_cpu_supports("avx2");
+  for (int64_t n = 1; n <= 40; ++n) {
+    for (const int64_t k : {1, 5, 16, 17, 40, 100}) {
+      const GemmCase g{rng.range(24, 80), n, k, rng.range(1, 65535), rng.range(8, 24), rng.chance(0.5), rng.chance(0.5)};
+      fill_random(mem.sram.view(0, 0x30000), rng);
+      if (n % 5 == 0) std::fill_n(mem.sram.view(0, 0x20000).begin(), 0x20000, uint8_t{0x80});  // -128 everywhere
+      const auto instr = gemm_instr(g);
+      const std::span<const uint8_t> in[] = {mem.sram.view(kA, g.m * g.k), mem.sram.view(kB, g.k * g.n),
+                                             mem.sram.view(kBias, 4 * g.n)};
+      std::array<std::span<const uint8_t>, isa::kMaxOperands> ops{};
+      const auto list = isa::extents(instr);
+      const auto& s = sem.gemm_slots();
+      for (unsigned i = 0; i < list.count; ++i) {
+        const unsigned f = list.items[i].field;
+        if (list.items[i].access == isa::Access::Write || list.items[i].bytes == 0) continue;
+        ops[i] = f == s.a ? in[0] : f == s.b ? in[1] : in[2];
+      }
+      std::vector<uint8_t> portable(static_cast<size_t>(g.m * g.n)), vector(portable.size());
+      kernels::gemm(instr, s, ops, portable, false);
+      kernels::gemm(instr, s, ops, vector, avx2);
+      const auto expect = naive::gemm(g, in[0], in[1], in[2]);
+      for (size_t i = 0; i < expect.size(); ++i) {
+        ASSERT_EQ(s8(portable[i]), expect[i]) << "portable: m " << g.m << " n " << n << " k " << k << " byte " << i;
+        ASSERT_EQ(s8(vector[i]), expect[i]) << "avx2: m " << g.m << " n " << n << " k " << k << " byte " << i;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace npuforge::sim
