@@ -216,13 +216,17 @@ constexpr uint32_t kPoolSrc = 0, kPoolDst = 0x20000;
 
 // Runs POOL on the image at kPoolSrc and returns the naive kernel's output beside the view of
 // the simulator's (at kPoolDst).
+// `isa`: the one `sem` was built for (the built-in one unless a test widens POOL's fields).
 std::pair<std::vector<int8_t>, std::span<const uint8_t>> run_pool(const Semantics& sem, Memory& mem,
-                                                                   const naive::PoolCase& p) {
+                                                                   const naive::PoolCase& p,
+                                                                   const isa::Isa& isa = the_isa()) {
   const auto expect = naive::pool(p, mem.sram.view(kPoolSrc, static_cast<uint64_t>(p.h * p.w * p.c)));
-  sem.execute(make("pool", {{"dst", kPoolDst}, {"src", kPoolSrc}, {"h", p.h}, {"w", p.w}, {"c", p.c},
-                            {"window_h", p.wh}, {"window_w", p.ww}, {"stride_h", p.sh}, {"stride_w", p.sw},
-                            {"pad_top", p.pt}, {"pad_left", p.pl}, {"pad_bottom", p.pb}, {"pad_right", p.pr},
-                            {"mode", p.mode}, {"count_pad", p.count_pad}}),
+  sem.execute(make("pool",
+                   {{"dst", kPoolDst}, {"src", kPoolSrc}, {"h", p.h}, {"w", p.w}, {"c", p.c},
+                    {"window_h", p.wh}, {"window_w", p.ww}, {"stride_h", p.sh}, {"stride_w", p.sw},
+                    {"pad_top", p.pt}, {"pad_left", p.pl}, {"pad_bottom", p.pb}, {"pad_right", p.pr},
+                    {"mode", p.mode}, {"count_pad", p.count_pad}},
+                   true, isa),
               mem);
   return {expect, mem.sram.view(kPoolDst, expect.size())};
 }
@@ -425,18 +429,7 @@ TEST(PoolKernels, Int64SumsOfAWideWindowIsa) {
       } else {
         fill_random(img, rng);
       }
-      const auto& spec = wide.require("pool");
-      isa::Instruction in = isa::Instruction::make(spec);
-      const std::pair<const char*, int64_t> fields[] = {
-          {"dst", kPoolDst}, {"src", kPoolSrc}, {"h", p.h}, {"w", p.w}, {"c", p.c}, {"window_h", p.wh},
-          {"window_w", p.ww}, {"stride_h", p.sh}, {"stride_w", p.sw}, {"pad_top", p.pt}, {"pad_left", p.pl},
-          {"pad_bottom", p.pb}, {"pad_right", p.pr}, {"mode", p.mode}, {"count_pad", p.count_pad}};
-      for (const auto& [name, v] : fields) in.set_value(spec.require_field(name), v);
-      ASSERT_EQ(isa::validate(in), "");
-      ASSERT_EQ(in.get(spec.require_field("window_w")), static_cast<uint64_t>(p.ww));
-      const auto expect = naive::pool(p, img);
-      sem.execute(in, mem);
-      const auto got = mem.sram.view(kPoolDst, expect.size());
+      const auto [expect, got] = run_pool(sem, mem, p, wide);
       for (size_t i = 0; i < expect.size(); ++i)
         ASSERT_EQ(s8(got[i]), expect[i]) << "window " << p.wh << "x" << p.ww << " fill " << fill << " byte " << i;
     }

@@ -22,8 +22,8 @@ inline const isa::Isa& the_isa() { return isa::builtin_isa(); }
 // `valid`: the instruction must pass isa::validate (crossed clip bounds do not, yet the
 // kernels define them).
 inline isa::Instruction make(std::string_view mnemonic, const std::map<std::string, int64_t>& fields,
-                             bool valid = true) {
-  const auto& spec = the_isa().require(mnemonic);
+                             bool valid = true, const isa::Isa& isa = the_isa()) {
+  const auto& spec = isa.require(mnemonic);
   isa::Instruction in = isa::Instruction::make(spec);
   for (const auto& [name, v] : fields) in.set_value(spec.require_field(name), v);
   if (valid) {
