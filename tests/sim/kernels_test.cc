@@ -4,6 +4,7 @@
 // and past the bounds where they stay exact; requant_fast over all shifts.
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <span>
 #include <string>
@@ -287,6 +288,26 @@ TEST(PoolKernels, StridedPicksAgainstNaive) {
   }
 }
 
+enum ImageFill { kAllMin, kAllMax, kRandom };  // -128s, 127s (the sum bounds), random bytes
+
+// Each case on each image, against the naive kernel.
+void expect_pool_on_images(const Semantics& sem, Memory& mem, Rng& rng, std::span<const naive::PoolCase> cases,
+                           std::initializer_list<ImageFill> fills, const isa::Isa& isa = the_isa()) {
+  for (const auto& p : cases) {
+    for (const ImageFill fill : fills) {
+      auto img = mem.sram.view(kPoolSrc, static_cast<uint64_t>(p.h * p.w * p.c));
+      if (fill == kRandom) {
+        fill_random(img, rng);
+      } else {
+        std::fill(img.begin(), img.end(), fill == kAllMin ? uint8_t{0x80} : uint8_t{0x7f});
+      }
+      const auto [expect, got] = run_pool(sem, mem, p, isa);
+      for (size_t i = 0; i < expect.size(); ++i)
+        ASSERT_EQ(s8(got[i]), expect[i]) << "window " << p.wh << "x" << p.ww << " fill " << fill << " byte " << i;
+    }
+  }
+}
+
 // The widest windows the ISA's 8-bit fields allow (255 x 255 = 65025 terms: int32 sums,
 // divisors up to 65025 in div_away_row's double lanes), with pads, at the sum bounds (all
 // -128, all 127) and on random values.
@@ -299,19 +320,7 @@ TEST(PoolKernels, WidestWindowsAgainstNaive) {
                                    {254, 253, 1, 255, 255, 1, 1, 1, 1, 0, 1, 1, 1},
                                    {200, 255, 1, 200, 128, 7, 5, 0, 2, 0, 2, 1, 0},
                                    {255, 16, 3, 255, 3, 1, 2, 0, 1, 0, 1, 0, 0}};
-  for (const auto& p : cases) {
-    for (int fill = 0; fill < 3; ++fill) {
-      auto img = mem.sram.view(kPoolSrc, static_cast<uint64_t>(p.h * p.w * p.c));
-      if (fill == 2) {
-        fill_random(img, rng);
-      } else {
-        std::fill(img.begin(), img.end(), fill == 0 ? uint8_t{0x80} : uint8_t{0x7f});
-      }
-      const auto [expect, got] = run_pool(sem, mem, p);
-      for (size_t i = 0; i < expect.size(); ++i)
-        ASSERT_EQ(s8(got[i]), expect[i]) << "window " << p.wh << "x" << p.ww << " fill " << fill << " byte " << i;
-    }
-  }
+  expect_pool_on_images(sem, mem, rng, cases, {kAllMin, kAllMax, kRandom});
 }
 
 // Per-channel GEMM in both orders: qp entries with full 32-bit scales (at and above 2^31, the
@@ -421,19 +430,7 @@ TEST(PoolKernels, Int64SumsOfAWideWindowIsa) {
   const naive::PoolCase cases[] = {{2, 3, 2, 4096, 4096, 1, 1, 4095, 4094, 0, 0, 1, 0},
                                    {3, 2, 3, 4096, 4097, 1, 2, 4094, 4095, 1, 2, 1, 1},
                                    {1, 1, 1, 4096, 4096, 1, 1, 4095, 4095, 0, 0, 1, 1}};
-  for (const auto& p : cases) {
-    for (int fill = 0; fill < 2; ++fill) {
-      auto img = mem.sram.view(kPoolSrc, static_cast<uint64_t>(p.h * p.w * p.c));
-      if (fill == 0) {
-        std::fill(img.begin(), img.end(), uint8_t{0x80});
-      } else {
-        fill_random(img, rng);
-      }
-      const auto [expect, got] = run_pool(sem, mem, p, wide);
-      for (size_t i = 0; i < expect.size(); ++i)
-        ASSERT_EQ(s8(got[i]), expect[i]) << "window " << p.wh << "x" << p.ww << " fill " << fill << " byte " << i;
-    }
-  }
+  expect_pool_on_images(sem, mem, rng, cases, {kAllMin, kRandom}, wide);
 }
 
 // GEMM's row-broadcast order with and without its AVX2 paths (axpy4_i8_avx2 against the
