@@ -53,6 +53,7 @@ BufferIndex::BufferIndex(const allocator::MemMap& map, uint64_t sram_bytes, ByFi
   }
   for (uint64_t u = 0; u < units_; ++u) heads_[u + 1].begin += heads_[u].begin;
   entries_.resize(heads_[units_].begin);
+  announce_.assign(map.buffers.size(), kNoEntry);
   std::vector<uint32_t> fill(units_);
   for (uint64_t u = 0; u < units_; ++u) fill[u] = heads_[u].begin;
   for (int32_t id : order) {
@@ -60,6 +61,8 @@ BufferIndex::BufferIndex(const allocator::MemMap& map, uint64_t sram_bytes, ByFi
     if (b.size.value == 0) continue;
     const uint64_t lo = b.offset.value / granule_, hi = (end(id) - 1) / granule_;
     const int32_t last = clamp32(b.last);
+    announce_[static_cast<size_t>(id)] = {clamp32(b.first), last, last, id, b.offset.value,
+                                          static_cast<uint32_t>(std::min<uint64_t>(end(id), UINT32_MAX))};
     for (uint64_t u = lo; u <= hi; ++u) {
       const uint32_t k = fill[u]++;
       const int32_t prev = k == heads_[u].begin ? INT32_MIN : entries_[k - 1].max_last;
@@ -119,16 +122,16 @@ void BufferIndex::live_at(uint64_t addr, int64_t instr, std::vector<int32_t>& ou
 
 void BufferIndex::mark_exclusive(std::vector<uint8_t> exclusive) {
   exclusive_ = std::move(exclusive);
-  // An empty slot: no byte (lo = hi), never live.
-  sole_.assign(kSoleSlots, Entry{INT32_MAX, INT32_MIN, INT32_MIN, kNone, 0, 0});
+  sole_.assign(kSoleSlots, kNoEntry);
+  for (size_t id = 0; id < announce_.size(); ++id) {
+    if (!exclusive_[id]) announce_[id].id = kNone;
+  }
 }
 
 void BufferIndex::expect(int32_t id) const {
-  if (sole_.empty() || !exclusive_[static_cast<size_t>(id)]) return;
-  const auto& b = buffer(id);
-  if (b.size.value == 0) return;
-  sole_[sole_slot(b.offset.value)] = {clamp32(b.first), clamp32(b.last), clamp32(b.last), id, b.offset.value,
-                                      static_cast<uint32_t>(std::min<uint64_t>(end(id), UINT32_MAX))};
+  if (sole_.empty()) return;  // no buffer marked exclusive
+  const Entry& e = announce_[static_cast<size_t>(id)];
+  if (e.id != kNone) sole_[sole_slot(e.lo)] = e;
 }
 
 void BufferIndex::live_at(uint64_t addr, int64_t instr, std::vector<Holder>& out) const {
