@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <climits>
 #include <map>
-#include <queue>
 #include <set>
 #include <span>
 
@@ -68,17 +67,21 @@ std::string format(const Finding& f) {
 // Shadow memory: the buffer index plus, per SRAM byte, the buffer that last wrote it.
 struct Checkers::Shadow {
   Shadow(const allocator::MemMap& map, uint64_t sram_bytes, size_t instructions, bool overlap)
-      : index(map, sram_bytes), overlap_done(map.buffers.size(), 0) {
-    for (size_t b = 0; b < map.buffers.size(); ++b) {
-      by_first.emplace_back(map.buffers[b].first, static_cast<int32_t>(b));
-    }
-    std::sort(by_first.begin(), by_first.end());
+      : by_first(sorted_by_first(map)), index(map, sram_bytes, by_first), overlap_done(map.buffers.size(), 0) {
     born_from.resize(instructions + 1);
     for (size_t i = 0, k = 0; i <= instructions; ++i) {
       while (k < by_first.size() && by_first[k].first < static_cast<int64_t>(i)) ++k;
       born_from[i] = static_cast<uint32_t>(k);
     }
-    if (overlap) find_overlap_candidates(map);
+    if (overlap) find_candidates(map);
+  }
+  static std::vector<std::pair<int64_t, int32_t>> sorted_by_first(const allocator::MemMap& map) {
+    std::vector<std::pair<int64_t, int32_t>> out;
+    out.reserve(map.buffers.size());
+    for (size_t b = 0; b < map.buffers.size(); ++b) out.emplace_back(map.buffers[b].first, static_cast<int32_t>(b));
+    // A map lists its buffers roughly in `first` order: sorting is then skipped.
+    if (!std::is_sorted(out.begin(), out.end())) std::sort(out.begin(), out.end());
+    return out;
   }
   // The (first, buffer) entries of the buffers that become live at instruction i.
   std::span<const std::pair<int64_t, int32_t>> born_at(int64_t i) const {
@@ -89,84 +92,35 @@ struct Checkers::Shadow {
                                         [](const auto& x, const auto& y) { return x.first < y.first; });
     return {range.first, range.second};
   }
-  // Which buffers each buffer meets when it becomes live depends on the map alone, so one
-  // sweep over the buffers in `first` order finds them all (instead of an index query over
-  // every byte granule of every buffer as it becomes live).
-  void find_overlap_candidates(const allocator::MemMap& map);
-  std::span<const int32_t> overlap_candidates(size_t b) const {
-    return {cand_ids.data() + cand_begin[b], cand_ids.data() + cand_begin[b + 1]};
-  }
+  // Which buffers each buffer meets when it becomes live depends on the map alone: found
+  // once (instead of an index query over every byte granule of every buffer as it becomes
+  // live).
+  void find_candidates(const allocator::MemMap& map);
+  std::span<const int32_t> overlap_candidates(size_t b) const { return cands.of(b); }
+  std::vector<std::pair<int64_t, int32_t>> by_first;  // (first, buffer), sorted
   // Per SRAM byte, the buffer that last wrote it is HazardMap::Seg::writer of the SRAM run
   // map (Checkers::sram_runs_), beside the hazard checker's state: one lookup per access.
   BufferIndex index;
-  std::vector<std::pair<int64_t, int32_t>> by_first;  // (first, buffer), sorted
   // by_first[born_from[i], born_from[i + 1]) become live at instruction i: no binary search
   // (a cache miss per step) at every instruction's start.
   std::vector<uint32_t> born_from;
   std::vector<uint8_t> overlap_done;                  // per buffer
   std::vector<int32_t> scratch;
   std::vector<BufferIndex::Holder> holders;
-  // Per buffer b: the other buffers live at b.first whose bytes meet b's, ascending ids.
-  std::vector<uint32_t> cand_begin;  // b -> [cand_begin[b], cand_begin[b + 1]) of cand_ids
-  std::vector<int32_t> cand_ids;
+  OverlapCandidates cands;  // per buffer (empty without the overlap checker)
 };
 
-void Checkers::Shadow::find_overlap_candidates(const allocator::MemMap& map) {
-  const auto& bufs = map.buffers;
-  auto end_of = [&](int32_t id) { return uint64_t{bufs[static_cast<size_t>(id)].offset.value} + bufs[static_cast<size_t>(id)].size.value; };
-  std::set<std::pair<uint64_t, int32_t>> active;  // (offset, id) of the buffers live now
-  using Death = std::pair<int64_t, int32_t>;      // (last, id)
-  std::priority_queue<Death, std::vector<Death>, std::greater<>> deaths;
-  std::vector<std::vector<int32_t>> found(bufs.size());
-  for (size_t g = 0; g < by_first.size();) {
-    const int64_t t = by_first[g].first;
-    size_t h = g;
-    for (; h < by_first.size() && by_first[h].first == t; ++h) {
-      const int32_t id = by_first[h].second;
-      const auto& b = bufs[static_cast<size_t>(id)];
-      if (b.size.value == 0 || b.last < t) continue;
-      active.emplace(b.offset.value, id);
-      deaths.emplace(b.last, id);
-    }
-    while (!deaths.empty() && deaths.top().first < t) {
-      const int32_t id = deaths.top().second;
-      active.erase({bufs[static_cast<size_t>(id)].offset.value, id});
-      deaths.pop();
-    }
-    for (size_t k = g; k < h; ++k) {
-      const int32_t id = by_first[k].second;
-      const auto& b = bufs[static_cast<size_t>(id)];
-      if (b.size.value == 0) continue;
-      const uint64_t lo = b.offset.value, hi = end_of(id);
-      auto& out = found[static_cast<size_t>(id)];
-      const auto from = active.lower_bound({lo, INT32_MIN});
-      for (auto it = from; it != active.end() && it->first < hi; ++it) {
-        if (it->second != id) out.push_back(it->second);
-      }
-      // Buffers starting below lo that reach into it hold byte lo: the index has them.
-      index.live_at(lo, t, scratch);
-      for (int32_t c : scratch) {
-        if (bufs[static_cast<size_t>(c)].offset.value < lo) out.push_back(c);
-      }
-      std::sort(out.begin(), out.end());
-    }
-    g = h;
-  }
+void Checkers::Shadow::find_candidates(const allocator::MemMap& map) {
+  cands = find_overlap_candidates(map, index, by_first);
   // A buffer that meets no other (no candidates, no one's candidate: every pair of buffers
   // whose bytes meet while both live is in the later-born one's list) is the only holder of
   // its bytes while it lives: the index may answer its bytes from a cache.
-  std::vector<uint8_t> exclusive(bufs.size(), 1);
-  for (size_t b = 0; b < bufs.size(); ++b) {
-    if (!found[b].empty()) exclusive[b] = 0;
-    for (int32_t c : found[b]) exclusive[static_cast<size_t>(c)] = 0;
+  std::vector<uint8_t> exclusive(map.buffers.size(), 1);
+  for (size_t b = 0; b < map.buffers.size(); ++b) {
+    if (cands.begin[b] != cands.begin[b + 1]) exclusive[b] = 0;
+    for (int32_t c : cands.of(b)) exclusive[static_cast<size_t>(c)] = 0;
   }
   index.mark_exclusive(std::move(exclusive));
-  cand_begin.assign(bufs.size() + 1, 0);
-  for (size_t b = 0; b < bufs.size(); ++b) {
-    cand_begin[b + 1] = cand_begin[b] + static_cast<uint32_t>(found[b].size());
-  }
-  cand_ids.reserve(cand_begin.back());
-  for (const auto& f : found) cand_ids.insert(cand_ids.end(), f.begin(), f.end());
 }
 
 // A nested name for DdrOwnership, so that checkers.h need not include ddr_owner.h.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <bit>
 #include <climits>
+#include <queue>
+#include <set>
 
 namespace npuforge::sim {
 namespace {
@@ -28,15 +30,20 @@ uint64_t granule_for(const allocator::MemMap& map) {
 
 }  // namespace
 
-BufferIndex::BufferIndex(const allocator::MemMap& map, uint64_t sram_bytes) : map_(&map) {
+BufferIndex::BufferIndex(const allocator::MemMap& map, uint64_t sram_bytes, ByFirst by_first) : map_(&map) {
   granule_ = granule_for(map);
   uint64_t top = sram_bytes;
   for (const auto& b : map.buffers) top = std::max(top, uint64_t{b.offset.value} + b.size.value);
   units_ = (top + granule_ - 1) / granule_ + 1;
+  // By `first`, then id: the order of `by_first` (ids are unique), given or made here.
   std::vector<int32_t> order(map.buffers.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int32_t a, int32_t b) { return buffer(a).first < buffer(b).first; });
+  if (by_first.size() == order.size()) {
+    for (size_t i = 0; i < order.size(); ++i) order[i] = by_first[i].second;
+  } else {
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int32_t a, int32_t b) { return buffer(a).first < buffer(b).first; });
+  }
   // Counting sort into one array: count per unit, prefix sums, then fill in `first` order.
   heads_.assign(units_ + 1, Head{0, 0});
   for (const auto& b : map.buffers) {
@@ -46,6 +53,7 @@ BufferIndex::BufferIndex(const allocator::MemMap& map, uint64_t sram_bytes) : ma
   }
   for (uint64_t u = 0; u < units_; ++u) heads_[u + 1].begin += heads_[u].begin;
   entries_.resize(heads_[units_].begin);
+  announce_.assign(map.buffers.size(), kNoEntry);
   std::vector<uint32_t> fill(units_);
   for (uint64_t u = 0; u < units_; ++u) fill[u] = heads_[u].begin;
   for (int32_t id : order) {
@@ -53,6 +61,8 @@ BufferIndex::BufferIndex(const allocator::MemMap& map, uint64_t sram_bytes) : ma
     if (b.size.value == 0) continue;
     const uint64_t lo = b.offset.value / granule_, hi = (end(id) - 1) / granule_;
     const int32_t last = clamp32(b.last);
+    announce_[static_cast<size_t>(id)] = {clamp32(b.first), last, last, id, b.offset.value,
+                                          static_cast<uint32_t>(std::min<uint64_t>(end(id), UINT32_MAX))};
     for (uint64_t u = lo; u <= hi; ++u) {
       const uint32_t k = fill[u]++;
       const int32_t prev = k == heads_[u].begin ? INT32_MIN : entries_[k - 1].max_last;
@@ -112,16 +122,16 @@ void BufferIndex::live_at(uint64_t addr, int64_t instr, std::vector<int32_t>& ou
 
 void BufferIndex::mark_exclusive(std::vector<uint8_t> exclusive) {
   exclusive_ = std::move(exclusive);
-  // An empty slot: no byte (lo = hi), never live.
-  sole_.assign(kSoleSlots, Entry{INT32_MAX, INT32_MIN, INT32_MIN, kNone, 0, 0});
+  sole_.assign(kSoleSlots, kNoEntry);
+  for (size_t id = 0; id < announce_.size(); ++id) {
+    if (!exclusive_[id]) announce_[id].id = kNone;
+  }
 }
 
 void BufferIndex::expect(int32_t id) const {
-  if (sole_.empty() || !exclusive_[static_cast<size_t>(id)]) return;
-  const auto& b = buffer(id);
-  if (b.size.value == 0) return;
-  sole_[sole_slot(b.offset.value)] = {clamp32(b.first), clamp32(b.last), clamp32(b.last), id, b.offset.value,
-                                      static_cast<uint32_t>(std::min<uint64_t>(end(id), UINT32_MAX))};
+  if (sole_.empty()) return;  // no buffer marked exclusive
+  const Entry& e = announce_[static_cast<size_t>(id)];
+  if (e.id != kNone) sole_[sole_slot(e.lo)] = e;
 }
 
 void BufferIndex::live_at(uint64_t addr, int64_t instr, std::vector<Holder>& out) const {
@@ -176,6 +186,123 @@ int32_t BufferIndex::born_after(uint64_t addr, int64_t instr) const {
     }
   }
   return kNone;
+}
+
+namespace {
+
+using ByFirst = BufferIndex::ByFirst;
+
+// The index keeps instruction indices and ends in 32 bits: it answers liveness and bytes
+// exactly for maps whose values fit.
+bool index_exact(const allocator::MemMap& map) {
+  for (const auto& b : map.buffers) {
+    if (b.size.value == 0) continue;
+    if (b.first < INT32_MIN || b.first > INT32_MAX || b.last < INT32_MIN || b.last > INT32_MAX ||
+        uint64_t{b.offset.value} + b.size.value > UINT32_MAX) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Lists appended per buffer in `first` order, then gathered in id order.
+class CandidateLists {
+ public:
+  explicit CandidateLists(size_t buffers) : at_(buffers, {0, 0}) {}
+  void add(int32_t id, const std::vector<int32_t>& list) {
+    at_[static_cast<size_t>(id)] = {static_cast<uint32_t>(flat_.size()), static_cast<uint32_t>(list.size())};
+    flat_.insert(flat_.end(), list.begin(), list.end());
+  }
+  OverlapCandidates gather() const {
+    OverlapCandidates out;
+    out.begin.assign(at_.size() + 1, 0);
+    for (size_t b = 0; b < at_.size(); ++b) out.begin[b + 1] = out.begin[b] + at_[b].second;
+    out.ids.resize(flat_.size());
+    for (size_t b = 0; b < at_.size(); ++b) {
+      std::copy_n(flat_.begin() + at_[b].first, at_[b].second, out.ids.begin() + out.begin[b]);
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::pair<uint32_t, uint32_t>> at_;  // per buffer: (start in flat_, count)
+  std::vector<int32_t> flat_;
+};
+
+// The index's live buffers in [offset, end) at `first`: no set of the live buffers (a node
+// allocated and a tree search per buffer).
+void candidates_by_index(const allocator::MemMap& map, const BufferIndex& index, ByFirst by_first,
+                         CandidateLists& lists) {
+  std::vector<int32_t> live, out;
+  for (const auto& [t, id] : by_first) {
+    const auto& b = map.buffers[static_cast<size_t>(id)];
+    if (b.size.value == 0) continue;
+    index.live_in_range(b.offset.value, b.size.value, t, live);  // ascending, each once
+    out.clear();
+    for (int32_t c : live) {
+      if (c != id) out.push_back(c);
+    }
+    if (!out.empty()) lists.add(id, out);
+  }
+}
+
+// The general sweep: the buffers live at each `first` in a set by offset.
+void candidates_by_sweep(const allocator::MemMap& map, const BufferIndex& index, ByFirst by_first,
+                         CandidateLists& lists) {
+  const auto& bufs = map.buffers;
+  auto end_of = [&](int32_t id) { return uint64_t{bufs[static_cast<size_t>(id)].offset.value} + bufs[static_cast<size_t>(id)].size.value; };
+  std::set<std::pair<uint64_t, int32_t>> active;  // (offset, id) of the buffers live now
+  using Death = std::pair<int64_t, int32_t>;      // (last, id)
+  std::priority_queue<Death, std::vector<Death>, std::greater<>> deaths;
+  std::vector<int32_t> scratch, out;
+  for (size_t g = 0; g < by_first.size();) {
+    const int64_t t = by_first[g].first;
+    size_t h = g;
+    for (; h < by_first.size() && by_first[h].first == t; ++h) {
+      const int32_t id = by_first[h].second;
+      const auto& b = bufs[static_cast<size_t>(id)];
+      if (b.size.value == 0 || b.last < t) continue;
+      active.emplace(b.offset.value, id);
+      deaths.emplace(b.last, id);
+    }
+    while (!deaths.empty() && deaths.top().first < t) {
+      const int32_t id = deaths.top().second;
+      active.erase({bufs[static_cast<size_t>(id)].offset.value, id});
+      deaths.pop();
+    }
+    for (size_t k = g; k < h; ++k) {
+      const int32_t id = by_first[k].second;
+      const auto& b = bufs[static_cast<size_t>(id)];
+      if (b.size.value == 0) continue;
+      const uint64_t lo = b.offset.value, hi = end_of(id);
+      out.clear();
+      const auto from = active.lower_bound({lo, INT32_MIN});
+      for (auto it = from; it != active.end() && it->first < hi; ++it) {
+        if (it->second != id) out.push_back(it->second);
+      }
+      // Buffers starting below lo that reach into it hold byte lo: the index has them.
+      index.live_at(lo, t, scratch);
+      for (int32_t c : scratch) {
+        if (bufs[static_cast<size_t>(c)].offset.value < lo) out.push_back(c);
+      }
+      std::sort(out.begin(), out.end());
+      if (!out.empty()) lists.add(id, out);
+    }
+    g = h;
+  }
+}
+
+}  // namespace
+
+OverlapCandidates find_overlap_candidates(const allocator::MemMap& map, const BufferIndex& index,
+                                          ByFirst by_first, bool general) {
+  CandidateLists lists(map.buffers.size());
+  if (!general && index_exact(map)) {
+    candidates_by_index(map, index, by_first, lists);
+  } else {
+    candidates_by_sweep(map, index, by_first, lists);
+  }
+  return lists.gather();
 }
 
 }  // namespace npuforge::sim

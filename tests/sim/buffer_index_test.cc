@@ -2,9 +2,12 @@
 // holders with their first instruction and end) for queries in increasing instruction order,
 // in three interleaved streams a few thousand instructions apart (as the queues of a run
 // come), and in random order (each query far from the unit's last one: the hint's gallop
-// both ways), and with the sole-holder cache.
+// both ways), and with the sole-holder cache. The overlap candidates: the index's lists
+// against the general sweep's and a brute force.
 #include <algorithm>
+#include <climits>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -140,6 +143,68 @@ TEST(BufferIndex, RandomOrderMatchesBruteForce) {
   for (int q = 0; q < 4000; ++q) {
     expect_query(map, index, rng.next() % kSram, static_cast<int64_t>(rng.next() % kInstrs));
   }
+}
+
+std::vector<std::pair<int64_t, int32_t>> by_first_of(const allocator::MemMap& map) {
+  std::vector<std::pair<int64_t, int32_t>> out;
+  for (size_t b = 0; b < map.buffers.size(); ++b) out.emplace_back(map.buffers[b].first, static_cast<int32_t>(b));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Per buffer: the other buffers live at its first instruction whose bytes meet its own.
+std::vector<std::vector<int32_t>> brute_candidates(const allocator::MemMap& map) {
+  const auto& bufs = map.buffers;
+  std::vector<std::vector<int32_t>> out(bufs.size());
+  for (size_t b = 0; b < bufs.size(); ++b) {
+    const auto& x = bufs[b];
+    if (x.size.value == 0) continue;
+    for (size_t c = 0; c < bufs.size(); ++c) {
+      const auto& y = bufs[c];
+      const bool bytes = x.offset.value < y.offset.value + y.size.value && y.offset.value < x.offset.value + x.size.value;
+      if (c != b && y.size.value > 0 && bytes && y.live_at(x.first)) out[b].push_back(static_cast<int32_t>(c));
+    }
+  }
+  return out;
+}
+
+void expect_candidates(const allocator::MemMap& map, bool general) {
+  const auto by_first = by_first_of(map);
+  const BufferIndex index(map, kSram, by_first);
+  const OverlapCandidates got = find_overlap_candidates(map, index, by_first, general);
+  const auto want = brute_candidates(map);
+  ASSERT_EQ(got.begin.size(), map.buffers.size() + 1);
+  size_t nonempty = 0;
+  for (size_t b = 0; b < map.buffers.size(); ++b) {
+    const auto of = got.of(b);
+    EXPECT_EQ(std::vector<int32_t>(of.begin(), of.end()), want[b]) << "buffer " << b << " general " << general;
+    nonempty += !want[b].empty();
+  }
+  EXPECT_GT(nonempty, 0u);
+  EXPECT_LT(nonempty, map.buffers.size());
+}
+
+// The index's lists (the fast path) and the sweep's, both against the brute force, on maps
+// with overlaps, empty buffers, buffers dead before they are born, and several born at once.
+TEST(OverlapCandidates, IndexAndSweepMatchBruteForce) {
+  for (int count : {300, 1500}) {
+    allocator::MemMap map = random_map(20 + static_cast<uint64_t>(count), count);
+    map.buffers[1].size = {0};
+    map.buffers[2].last = map.buffers[2].first - 1;
+    map.buffers[4].first = map.buffers[3].first;
+    expect_candidates(map, false);
+    expect_candidates(map, true);
+  }
+}
+
+// Instruction indices beyond 32 bits (broken maps): the index cannot tell, the sweep does.
+TEST(OverlapCandidates, WideValuesTakeTheSweep) {
+  allocator::MemMap map = random_map(31, 300);
+  map.buffers[5].last = int64_t{INT32_MAX} + 10;
+  map.buffers[6].first = int64_t{INT32_MAX} + 5;
+  map.buffers[6].last = int64_t{INT32_MAX} + 7;
+  map.buffers[6].offset = map.buffers[5].offset;
+  expect_candidates(map, false);
 }
 
 }  // namespace
