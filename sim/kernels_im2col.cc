@@ -1,7 +1,6 @@
 // IM2COL: the gather of an image's convolution windows into rows.
 #include <algorithm>
 #include <cstring>
-#include <vector>
 
 #include "sim/kernels_shared.h"
 
@@ -12,6 +11,9 @@ namespace {
 struct Im2colShape {
   int64_t h, w, c, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow;
 };
+
+// Taps (output columns times window columns) kept on the stack: 1 KiB.
+constexpr size_t kTapsInline = 256;
 
 // The gather for pixels of `C` channels (0: c, known at run time only). A pixel is a few
 // bytes (c is 1..8 in generated programs): a libc memcpy/memset call per pixel or window row
@@ -38,12 +40,13 @@ void im2col_pixels(const Im2colShape& g, const uint8_t* src, uint8_t* o) {
   if constexpr (C > 0) {
     // Pixel by pixel from a table of each output column's taps (their source column's offset
     // in a row, -1 outside the image), worked out once: per output row and window row only
-    // the source row is new.
-    std::vector<int32_t> taps(static_cast<size_t>(g.ow * g.kw));
+    // the source row is new. On the stack for the usual shapes (a heap vector per
+    // instruction cost its allocation and zero fill).
+    Scratch<int32_t, kTapsInline> taps(static_cast<size_t>(g.ow * g.kw));
     for (int64_t ox = 0; ox < g.ow; ++ox) {
       for (int64_t kx = 0; kx < g.kw; ++kx) {
         const int64_t ix = ox * g.sw - g.pl + kx * g.dw;
-        taps[static_cast<size_t>(ox * g.kw + kx)] = ix < 0 || ix >= g.w ? -1 : static_cast<int32_t>(ix * c);
+        taps.data()[ox * g.kw + kx] = ix < 0 || ix >= g.w ? -1 : static_cast<int32_t>(ix * c);
       }
     }
     const int64_t pixel_row = g.kh * g.kw * c;  // one output pixel's bytes

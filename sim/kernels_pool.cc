@@ -102,6 +102,19 @@ struct PoolOp {
 // written have kPickLanes spare values at their end.
 constexpr int64_t kPickLanes = 16;
 
+// div_away_row's AVX2 clone divides 16 values or more at a time in vector lanes and the rest
+// one by one (~25 instructions each); an output row is often a few values, all scalar. So a
+// row is divided over its length rounded up to kDivBlock whenever the output has room for the
+// extra bytes: they land on the next row's outputs, written again after. The sums and
+// divisors have kPickLanes spare values for them (sums 0 or picked sums, divisors 1: any
+// quotient is finite).
+constexpr size_t kDivBlock = 16;
+static_assert(kDivBlock <= kPickLanes);
+size_t div_length(size_t n, const uint8_t* o, const uint8_t* out_end) {
+  const size_t padded = (n + kDivBlock - 1) & ~(kDivBlock - 1);
+  return static_cast<size_t>(out_end - o) >= padded ? padded : n;
+}
+
 // pool_windows' scratch: one block (on the stack up to kPoolStackBytes) of spans 8 bytes
 // apart, so each value type is aligned; the values start uninitialized.
 constexpr size_t kPoolStackBytes = 8192;
@@ -147,20 +160,23 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
   // The five buffers carved from one block, on the stack for the usual small shapes: five
   // vectors per instruction were five heap allocations and zero fills.
   kernels::Scratch<std::byte, kPoolStackBytes> block(bytes8<Acc>(rows_n) + bytes8<Acc>(acc_n) + bytes8<Sum>(sums_n) +
-                                                      2 * bytes8<int32_t>(outs));
+                                                      bytes8<int32_t>(sums_n) + bytes8<int32_t>(outs));
   std::byte* next = block.data();
   // Every value of `rows` is written by pass 1's first window column (a value or the identity).
   const auto rows = carve<Acc>(next, rows_n);
   const auto acc = carve<Acc>(next, acc_n);
   std::fill(acc.begin() + static_cast<std::ptrdiff_t>(row), acc.end(), Acc{0});  // the spares: only ever picked into spares
   const auto sums = carve<Sum>(next, sums_n);
-  const auto divisors = carve<int32_t>(next, outs);  // written before read (count_pad, divisors_rows)
+  const auto divisors = carve<int32_t>(next, sums_n);  // written before read (count_pad, divisors_rows)
   const auto cols = carve<int32_t>(next, outs);      // in-image window columns of each output value
   for (int64_t ox = 0; ox < ow && !cols.empty(); ++ox) {
     const int64_t x0 = std::max<int64_t>(ox * sw - pl, 0), x1 = std::min(ox * sw - pl + ww, w);
     std::fill_n(cols.begin() + ox * c, c, static_cast<int32_t>(std::max<int64_t>(x1 - x0, 0)));
   }
-  if (count_pad) std::fill(divisors.begin(), divisors.end(), static_cast<int32_t>(wh * ww));
+  // The spares (see kDivBlock): divisors 1, sums 0 where no pick writes them.
+  std::fill(divisors.begin() + static_cast<std::ptrdiff_t>(outs), divisors.end(), 1);
+  std::fill(sums.begin() + static_cast<std::ptrdiff_t>(outs), sums.end(), Sum{0});
+  if (count_pad) std::fill(divisors.begin(), divisors.begin() + static_cast<std::ptrdiff_t>(outs), static_cast<int32_t>(wh * ww));
   int32_t divisors_rows = -1;  // without count_pad: the in-image row count `divisors` holds
   // Window column 0 covers the starts lo0 .. hi0 (see below): its bytes are the row's first
   // values as they are, the identity elsewhere (one pass, not a fill and a fold).
@@ -177,6 +193,7 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
       if (lo < hi) op.fold(r + lo * c, in + (lo - pl + kx) * c, static_cast<size_t>((hi - lo) * c));
     }
   }
+  const uint8_t* out_end = out.data() + oh * ow * c;
   for (int64_t oy = 0; oy < oh; ++oy) {  // pass 2: window rows
     const int64_t y0 = std::max<int64_t>(oy * sh - pt, 0), y1 = std::min(oy * sh - pt + wh, h);
     // The first window row is the accumulator as it lies (identity op x == x): one copy, not
@@ -213,13 +230,13 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
         // output row was a quarter of the pool's own instructions).
         const auto rc = static_cast<int32_t>(std::max<int64_t>(y1 - y0, 0));
         if (rc != divisors_rows) {
-          for (size_t j = 0; j < divisors.size(); ++j) divisors[j] = std::max(rc * cols[j], 1);
+          for (size_t j = 0; j < outs; ++j) divisors[j] = std::max(rc * cols[j], 1);
           divisors_rows = rc;
         }
       }
       if constexpr (sizeof(Acc) <= sizeof(int32_t)) {
         if (sw == 1) {  // the window starts are the output columns: the sums lie packed
-          div_away_row(o, acc.data(), divisors.data(), divisors.size());
+          div_away_row(o, acc.data(), divisors.data(), div_length(outs, o, out_end));
           continue;
         }
       }
@@ -234,7 +251,7 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
         }
         for (int64_t ci = 0; ci < c; ++ci) to[ci] = static_cast<Sum>(a[ci]);
       }
-      div_away_row(o, sums.data(), divisors.data(), divisors.size());
+      div_away_row(o, sums.data(), divisors.data(), div_length(outs, o, out_end));
       continue;
     }
     for (int64_t ox = 0; ox < ow; ++ox) {
