@@ -304,8 +304,10 @@ class RunMap {
     const auto l = static_cast<uint32_t>(lo - base), h = static_cast<uint32_t>(hi - base);
     const size_t k = holding_near(runs, l, p);
     const uint32_t end = runs.end(k, page_bytes_);
+    // The hint for_pages would leave; when the access goes on past the run, for_pages's
+    // holding_near finds k at its first step instead of a second binary search.
+    last_page_ = p, last_run_ = k;
     if (h > end) return {};
-    last_page_ = p, last_run_ = k;  // the hint for_pages would leave
     return {&runs, k, l, h, end};
   }
   // [l, h) of run k (value != x) becomes x; what is left of the run on either side keeps its
