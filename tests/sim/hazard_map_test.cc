@@ -55,12 +55,15 @@ TEST(HazardMap, MatchesAPerByteModel) {
   Rng rng(21);
   HazardMap map(kBytes);
   std::vector<Seg> model(kBytes);
-  size_t accessed_runs = 0;
+  size_t accessed_runs = 0, page_spans = 0;
   for (int op = 0; op < 3000; ++op) {
     auto pick = [&] { return rng.chance(0.3) ? edges[rng.below(edges.size())] : rng.below(kBytes + 1); };
     uint64_t lo = pick(), hi = pick();
     if (lo > hi) std::swap(lo, hi);
     if (lo == hi) continue;
+    // A span from a page's start or to its end (the run map takes its first or last run
+    // without a search): an access from a page boundary, to one, or over one.
+    page_spans += lo % 4096 == 0 || hi % 4096 == 0 || lo / 4096 != (hi - 1) / 4096;
     const unsigned q = static_cast<unsigned>(rng.below(isa::kNumQueues));
     const int32_t instr = op;
     // Half the accesses through visit_record_*: what they visit is the state before.
@@ -108,6 +111,7 @@ TEST(HazardMap, MatchesAPerByteModel) {
   }
   EXPECT_EQ(bytes_of(map, 0, kBytes), model);
   EXPECT_GT(accessed_runs, 0u);  // the model saw accesses: the comparison can fail
+  EXPECT_GT(page_spans, 1000u);   // ... and many spans that start or end at a page boundary
 }
 
 TEST(HazardMap, UntouchedBytesAreNeverAccessedAndLargeMemoriesStaySmall) {
