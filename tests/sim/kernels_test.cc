@@ -433,6 +433,24 @@ TEST(PoolKernels, Int64SumsOfAWideWindowIsa) {
   expect_pool_on_images(sem, mem, rng, cases, {kAllMin, kRandom}, wide);
 }
 
+// kernels::gemm's operand spans for `instr`, by field: A, B, bias, and the per-channel
+// parameters (`qp`, read only when the instruction is per-channel).
+std::array<std::span<const uint8_t>, isa::kMaxOperands> gemm_operands(const Instruction& instr,
+                                                                       const Semantics::GemmSlots& s,
+                                                                       std::span<const uint8_t> a,
+                                                                       std::span<const uint8_t> b,
+                                                                       std::span<const uint8_t> bias,
+                                                                       std::span<const uint8_t> qp) {
+  std::array<std::span<const uint8_t>, isa::kMaxOperands> ops{};
+  const auto list = isa::extents(instr);
+  for (unsigned i = 0; i < list.count; ++i) {
+    const unsigned f = list.items[i].field;
+    if (list.items[i].access == isa::Access::Write || list.items[i].bytes == 0) continue;
+    ops[i] = f == s.a ? a : f == s.b ? b : f == s.bias ? bias : qp;
+  }
+  return ops;
+}
+
 // GEMM's row-broadcast order with and without its AVX2 paths (axpy4_i8_avx2 against the
 // portable loop; per-channel, requant_cols_wide_avx2 against the scalar int64 form), over lengths around its 16-column passes, strides and k up to a few
 // groups of four rows, with A and B at the int8 extremes and random.
@@ -457,14 +475,8 @@ TEST(GemmKernels, PortableAndAvx2RowsAgree) {
       }
       const std::span<const uint8_t> in[] = {mem.sram.view(kA, g.m * g.k), mem.sram.view(kB, g.k * g.n),
                                              mem.sram.view(kBias, 4 * g.n), {}};
-      std::array<std::span<const uint8_t>, isa::kMaxOperands> ops{};
-      const auto list = isa::extents(instr);
       const auto& s = sem.gemm_slots();
-      for (unsigned i = 0; i < list.count; ++i) {
-        const unsigned f = list.items[i].field;
-        if (list.items[i].access == isa::Access::Write || list.items[i].bytes == 0) continue;
-        ops[i] = f == s.a ? in[0] : f == s.b ? in[1] : f == s.bias ? in[2] : mem.sram.view(kQp, 8 * g.n);
-      }
+      const auto ops = gemm_operands(instr, s, in[0], in[1], in[2], mem.sram.view(kQp, 8 * g.n));
       std::vector<uint8_t> portable(static_cast<size_t>(g.m * g.n)), vector(portable.size());
       kernels::gemm(instr, s, ops, portable, false);
       kernels::gemm(instr, s, ops, vector, avx2);
@@ -497,14 +509,8 @@ TEST(GemmKernels, PortableAndAvx2DotsAgree) {
       const auto instr = gemm_instr(g);
       const std::span<const uint8_t> in[] = {mem.sram.view(kA, g.m * g.k), mem.sram.view(kB, g.k * g.n),
                                              mem.sram.view(kBias, 4 * g.n)};
-      std::array<std::span<const uint8_t>, isa::kMaxOperands> ops{};
-      const auto list = isa::extents(instr);
       const auto& s = sem.gemm_slots();
-      for (unsigned i = 0; i < list.count; ++i) {
-        const unsigned f = list.items[i].field;
-        if (list.items[i].access == isa::Access::Write || list.items[i].bytes == 0) continue;
-        ops[i] = f == s.a ? in[0] : f == s.b ? in[1] : in[2];
-      }
+      const auto ops = gemm_operands(instr, s, in[0], in[1], in[2], {});
       std::vector<uint8_t> portable(static_cast<size_t>(g.m * g.n)), vector(portable.size());
       kernels::gemm(instr, s, ops, portable, false);
       kernels::gemm(instr, s, ops, vector, avx2);
