@@ -227,7 +227,12 @@ bool Engine::can_defer(Op op, const isa::Instruction& instr, const isa::ExtentLi
   }
   if (!from || we.space == from_space) return false;
   const isa::Extent& sram_side = op == Op::Load ? we : *from;
-  return sram_direct(sram_side.addr, sram_side.bytes) != nullptr;
+  if (!sram_direct(sram_side.addr, sram_side.bytes)) return false;
+  // The row shape for run_deferred, read here once (this engine's deferred_ is idle until then).
+  deferred_.rows = rows;
+  deferred_.row_bytes = row_bytes;
+  deferred_.stride = stride;
+  return true;
 }
 
 // A deferred DMA's DDR side, row by row: `packed` holds (reads into, or writes from) the rows
@@ -332,8 +337,9 @@ void Engine::run_deferred(uint32_t i, const isa::Instruction& instr, const isa::
   for (unsigned k = 0; k < ex.count; ++k) {
     const isa::Extent& e = ex.items[k];
     if (e.bytes == 0 || e.access != isa::Access::Read) continue;
-    const auto& s = we.space == isa::Space::Sram ? ctx_->sem->load_slots() : ctx_->sem->store_slots();
-    deferred_ = {k, e, false, instr.get(s.rows), instr.get(s.row_bytes), instr.get(s.stride)};
+    deferred_.k = k;  // the row shape is can_defer's
+    deferred_.from = e;
+    deferred_.copied = false;
     ctx_->deferred[q_] = this;
     checkers.on_access(i, e);
   }
