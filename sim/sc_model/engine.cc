@@ -200,29 +200,48 @@ bool Engine::store_covers(const isa::Instruction& instr, uint64_t bytes) const {
   return bytes == (rows - 1) * stride + row_bytes;
 }
 
-// A LOAD or STORE whose rows are back to back on both sides (one row, or rows `stride ==
-// row_bytes` apart) moves one contiguous range, read at the instruction's start and written at
-// its end. Done literally that is two copies (into an operand buffer, then out of it); as long
-// as nothing writes the source in between, copying it straight from source to destination at
-// the end moves the same bytes, and the first engine about to write it makes this one take its
-// copy first (before_write, snapshot): the bytes are always those of the start. Not with the
-// plants that bend the transfer itself (they keep their two-copy path).
+// A LOAD or STORE moves `rows` rows of `row_bytes`, packed in the scratchpad and `stride`
+// apart in DDR. Read at the instruction's start and written at its end, done literally that is
+// two copies (into an operand buffer, then out of it), and with gaps between the DDR rows the
+// buffer spans the whole DDR range: a store first reads the range (its gaps are kept), packs
+// its rows in and writes the range back. As long as nothing writes the source in between,
+// copying the rows straight from source to destination at the end moves the same bytes (the
+// gaps are not touched, so they keep what they held), and the first engine about to write the
+// source makes this one take its copy first (before_write, snapshot): the bytes are always
+// those of the start. Rows that overlap in DDR (stride < row_bytes) keep the general path.
+// Not with the plants that bend the transfer itself (they keep their two-copy path).
 bool Engine::can_defer(Op op, const isa::Instruction& instr, const isa::ExtentList& ex, const isa::Extent& we) {
   if (op != Op::Load && op != Op::Store) return false;
   if (planted(PlantId::ModelDmaOffByOne) || planted(PlantId::ModelStoreShort)) return false;
   const auto& s = op == Op::Load ? ctx_->sem->load_slots() : ctx_->sem->store_slots();
   const uint64_t rows = instr.get(s.rows), row_bytes = instr.get(s.row_bytes), stride = instr.get(s.stride);
-  if ((rows != 1 && stride != row_bytes) || we.bytes != rows * row_bytes) return false;
+  if (rows == 0 || (rows != 1 && stride < row_bytes)) return false;
+  const uint64_t packed = rows * row_bytes, spread = (rows - 1) * stride + row_bytes;
   const isa::Space from_space = op == Op::Load ? isa::Space::Ddr : isa::Space::Sram;
+  if (we.bytes != (op == Op::Load ? packed : spread)) return false;
   const isa::Extent* from = nullptr;
   for (const isa::Extent& e : ex) {
     if (e.bytes == 0 || e.access != isa::Access::Read) continue;
-    if (from || e.space != from_space || e.bytes != we.bytes) return false;
+    if (from || e.space != from_space || e.bytes != (op == Op::Load ? spread : packed)) return false;
     from = &e;
   }
   if (!from || we.space == from_space) return false;
   const isa::Extent& sram_side = op == Op::Load ? we : *from;
-  return sram_direct(sram_side.addr, sram_side.bytes) != nullptr;
+  if (!sram_direct(sram_side.addr, sram_side.bytes)) return false;
+  // The row shape for run_deferred, read here once (this engine's deferred_ is idle until then).
+  deferred_.rows = rows;
+  deferred_.row_bytes = row_bytes;
+  deferred_.stride = stride;
+  return true;
+}
+
+// A deferred DMA's DDR side, row by row: `packed` holds (reads into, or writes from) the rows
+// back to back; in DDR they start at `ddr_addr`, deferred_.stride apart.
+void Engine::ddr_rows(tlm::tlm_command cmd, uint64_t ddr_addr, std::span<uint8_t> packed) {
+  const Deferred& d = deferred_;
+  if (d.contiguous()) return transport(isa::Space::Ddr, cmd, ddr_addr, packed);
+  for (uint64_t r = 0; r < d.rows; ++r)
+    transport(isa::Space::Ddr, cmd, ddr_addr + r * d.stride, packed.subspan(r * d.row_bytes, d.row_bytes));
 }
 
 // Called before every write this engine makes: a deferred read of another engine that the
@@ -259,7 +278,7 @@ void Engine::finish_deferred(const isa::Instruction& instr, const isa::ExtentLis
     before_write(we.space, we.addr, we.bytes);
     const std::span<uint8_t> to{sram_direct(we.addr, we.bytes), we.bytes};
     if (!d.copied) {
-      transport(isa::Space::Ddr, tlm::TLM_READ_COMMAND, d.from.addr, to);
+      ddr_rows(tlm::TLM_READ_COMMAND, d.from.addr, to);
       return;
     }
     OperandBuffers ob;
@@ -268,10 +287,10 @@ void Engine::finish_deferred(const isa::Instruction& instr, const isa::ExtentLis
     ctx_->sem->compute(instr, ob, ex);
     return;
   }
-  // STORE
+  // STORE: its rows packed, as the scratchpad holds them (or held them, when copied)
   const std::span<uint8_t> from =
-      d.copied ? out_.take(we.bytes) : std::span<uint8_t>{sram_direct(d.from.addr, d.from.bytes), d.from.bytes};
-  write_result(we, from);
+      d.copied ? out_.take(d.from.bytes) : std::span<uint8_t>{sram_direct(d.from.addr, d.from.bytes), d.from.bytes};
+  ddr_rows(tlm::TLM_WRITE_COMMAND, we.addr, from);
 }
 
 void Engine::execute(uint32_t i, const isa::Instruction& instr) {
@@ -318,7 +337,9 @@ void Engine::run_deferred(uint32_t i, const isa::Instruction& instr, const isa::
   for (unsigned k = 0; k < ex.count; ++k) {
     const isa::Extent& e = ex.items[k];
     if (e.bytes == 0 || e.access != isa::Access::Read) continue;
-    deferred_ = {k, e, false};
+    deferred_.k = k;  // the row shape is can_defer's
+    deferred_.from = e;
+    deferred_.copied = false;
     ctx_->deferred[q_] = this;
     checkers.on_access(i, e);
   }

@@ -189,6 +189,7 @@ class Engine : public sc_core::sc_module {
   Plan plan(Op op, const isa::Instruction& instr, const isa::ExtentList& ex, const isa::Extent* write);
   bool store_covers(const isa::Instruction& instr, uint64_t bytes) const;
   bool can_defer(Op op, const isa::Instruction& instr, const isa::ExtentList& ex, const isa::Extent& write);
+  void ddr_rows(tlm::tlm_command cmd, uint64_t ddr_addr, std::span<uint8_t> packed);
   void finish_deferred(const isa::Instruction& instr, const isa::ExtentList& ex, const isa::Extent& write);
   void before_write(isa::Space space, uint64_t addr, uint64_t bytes);
   void snapshot();
@@ -223,10 +224,14 @@ class Engine : public sc_core::sc_module {
   // A DMA whose one copy is deferred to its end (Plan::Deferred): its source extent `from`
   // (DDR for a LOAD, the scratchpad for a STORE) and its operand index; `copied` once
   // snapshot() has copied it the two-copy way because another engine was about to write it.
+  // Its rows: `row_bytes` each, packed in the scratchpad, `stride` apart in DDR (rows == 1 or
+  // stride == row_bytes: one contiguous range).
   struct Deferred {
     unsigned k = 0;  // the source operand
     isa::Extent from;
     bool copied = false;
+    uint64_t rows = 1, row_bytes = 0, stride = 0;
+    bool contiguous() const { return rows == 1 || stride == row_bytes; }
   };
   Deferred deferred_;
   // One payload for all of the engine's transports (one at a time; transport() sets every

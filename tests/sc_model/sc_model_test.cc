@@ -344,6 +344,41 @@ TEST(ScModel, ADmaMovesItsSourceAsItWasAtItsStartWhenAnotherQueueWritesItMidFlig
   EXPECT_EQ(out[1].result.ddr, golden_ddr(store_clobbered));
 }
 
+// The same with gaps between the DDR rows (the deferred DMA moves its rows one by one and
+// leaves the gaps as they were): a 4-row load whose DDR source a store writes mid-flight, in a
+// row and in a gap, and a 4-row store with gaps whose scratchpad source a move writes
+// mid-flight. A model that copied the rows at the end without taking a copy first, or wrote
+// anything but the rows (the general path reads the gaps and writes them back), stores bytes
+// the golden model does not.
+TEST(ScModel, AStridedDmaMovesItsRowsAsTheyWereAtItsStartAndKeepsItsGaps) {
+  REQUIRE_FRESH_PROCESS();
+  const Program load_clobbered = make_program(
+      ".equ %a, 0x0000\n.equ %b, 0x1000\n"
+      "load %a, ddr:0x0, rows=4, row_bytes=1024, stride=1280, signal=store\n"
+      "store ddr:0x10, %b, rows=1, row_bytes=16, stride=16\n"
+      "store ddr:0x410, %b, rows=1, row_bytes=16, stride=16\n"
+      "store ddr:0x2000, %a, rows=4, row_bytes=1024, stride=1100, wait=load\n"
+      "halt\n",
+      {buf("a", 0x0000, 4096, 0, 3), buf("b", 0x1000, 16, 0, 2)}, 0x4000, 33);
+  const Program store_clobbered = make_program(
+      ".equ %a, 0x0000\n.equ %z, 0x1000\n.equ %c, 0x1100\n"
+      "load %a, ddr:0x0, rows=1, row_bytes=4096, stride=4096, signal=store\n"
+      "store ddr:0x2000, %a, rows=4, row_bytes=1024, stride=1200, wait=load\n"
+      "load %z, ddr:0x1000, rows=1, row_bytes=16, stride=16, signal=compute\n"
+      "move %a+0x440, %c, len=64, wait=load\n"
+      "halt\n",
+      {buf("a", 0x0000, 4096, 0, 3), buf("z", 0x1000, 16, 2, 3), buf("c", 0x1100, 64, 0, 3)}, 0x4000, 34);
+  Checkers load_checks(load_clobbered, sem()), store_checks(store_clobbered, sem());
+  const std::vector<ScJob> jobs = {{&load_clobbered, &load_checks, {}}, {&store_clobbered, &store_checks, {}}};
+  const auto out = run_together(sem(), jobs);
+  ASSERT_TRUE(out[0].result.completed);
+  ASSERT_TRUE(out[1].result.completed);
+  EXPECT_FALSE(load_checks.clean());
+  EXPECT_FALSE(store_checks.clean());
+  EXPECT_EQ(out[0].result.ddr, golden_ddr(load_clobbered));
+  EXPECT_EQ(out[1].result.ddr, golden_ddr(store_clobbered));
+}
+
 // The dispatcher executes the word it fetched, not the program's instruction: with one ROM
 // bit flipped (the first load's destination one allocation unit off), the run reports the
 // misplaced write and its DDR differs from the golden model's. A dispatcher that skipped the
