@@ -143,7 +143,10 @@ Checkers::Checkers(const Program& program, const Semantics& sem, CheckerOptions 
   if (program.memmap && !program.memmap->ddr_buffers.empty() && options_.shadow) {
     ddr_owner_ = std::make_unique<DdrOwner>(*program.memmap);
   }
-  if (options_.hazard || (shadow_ && options_.shadow)) sram_runs_ = std::make_unique<HazardMap>(sram);
+  shadow_on_ = shadow_ && options_.shadow;
+  sram_bytes_ = sram;
+  ddr_bytes_ = program.config.ddr_bytes.value;
+  if (options_.hazard || shadow_on_) sram_runs_ = std::make_unique<HazardMap>(sram);
   if (options_.hazard) ddr_hazards_ = std::make_unique<DdrHazardMap>(program.config.ddr_bytes.value);
   finish_time_.assign(n, UINT64_MAX);
   start_time_.assign(n, 0);
@@ -248,42 +251,22 @@ void Checkers::check_overlap_at(size_t instr) {
   }
 }
 
-void Checkers::do_access(size_t instr, const isa::Extent& e) {
-  if (e.space == isa::Space::Ddr) return check_ddr_access(instr, e);
-  const uint64_t sram = program_->config.sram_bytes.value;
-  if (e.addr >= sram) return;  // out of range: the executor reports it
-  isa::Extent x = e;
-  x.bytes = std::min(e.bytes, sram - e.addr);
+// An SRAM access (clipped to the scratchpad when logged).
+void Checkers::do_sram(const Event& e) {
   ShadowAccess sa;
-  if (shadow_ && options_.shadow) sa = shadow_owner(instr, x);
-  if (sram_runs_) check_sram_runs(instr, x, sa);
+  if (shadow_on_) sa = shadow_owner(e);
+  if (sram_runs_) check_sram_runs(e, sa);
 }
 
-// DDR is not in the memory map, but a STORE and a later LOAD of the same DDR bytes (a spill
-// and its reload) race like SRAM accesses. A 2-D DMA touches only its rows, not the gaps.
-void Checkers::check_ddr_access(size_t instr, const isa::Extent& e) {
-  if (!ddr_hazards_ && !ddr_owner_) return;
-  const uint64_t ddr = program_->config.ddr_bytes.value;
-  const auto& in = program_->instrs[instr];
-  const Op op = sem_->op(in);
-  uint64_t rows = 1, row_bytes = e.bytes, stride = 0;
-  if (op == Op::Load || op == Op::Store) {
-    const auto& s = op == Op::Load ? sem_->load_slots() : sem_->store_slots();
-    rows = in.get(s.rows), row_bytes = in.get(s.row_bytes), stride = in.get(s.stride);
+// A row of a DDR access (on_access logs each row a 2-D DMA touches).
+void Checkers::do_ddr(const Event& e) {
+  if (ddr_owner_) {
+    std::vector<Finding> found;
+    ddr_owner_->access(e.instr, program_->instrs[e.instr].spec->mnemonic, start_time_[e.instr], e.flags & kWrite,
+                       e.a, e.b, found);
+    for (Finding& f : found) add(std::move(f));
   }
-  for (uint64_t r = 0; r < rows; ++r) {
-    isa::Extent row = e;
-    row.addr = e.addr + r * stride;
-    if (row.addr >= ddr) break;
-    row.bytes = std::min(row_bytes, ddr - row.addr);
-    if (ddr_owner_) {
-      std::vector<Finding> found;
-      ddr_owner_->access(static_cast<int64_t>(instr), in.spec->mnemonic, start_time_[instr],
-                         row.access == isa::Access::Write, row.addr, row.bytes, found);
-      for (Finding& f : found) add(std::move(f));
-    }
-    if (ddr_hazards_) check_ddr_hazard(instr, row);
-  }
+  if (e.flags & kHazard) check_ddr_hazard(e);
 }
 
 std::string Checkers::symbol_at(uint64_t addr, size_t instr) const {
@@ -295,23 +278,39 @@ std::string Checkers::symbol_at(uint64_t addr, size_t instr) const {
 
 // The shadow's checks of an SRAM access that need no run map: the buffer the operand names
 // (none: an unowned access, reported) and the bytes past its end (reported).
-Checkers::ShadowAccess Checkers::shadow_owner(size_t instr, const isa::Extent& e) {
+Checkers::ShadowAccess Checkers::shadow_owner(const Event& e) {
+  BufferIndex::Holder h;
+  NamedBuffer own;
+  if (shadow_->index.sole_at(e.a, e.instr, h)) {  // the index's cache: the only live holder
+    own = {h.id, h.end};
+  } else if (own = named_buffer(e); own.id == BufferIndex::kNone) {
+    return {};
+  }
+  const uint64_t end = e.a + e.b;
+  if (end > own.end) report_outside(e, own);
+  return {own.id, std::min(end, own.end)};
+}
+
+// The buffer an SRAM access names, from a search of the index (kNone: none, reported).
+Checkers::NamedBuffer Checkers::named_buffer(const Event& e) {
   auto& sh = *shadow_;
   const auto& idx = sh.index;
-  const int64_t i = static_cast<int64_t>(instr);
-  const bool write = e.access == isa::Access::Write;
-  idx.live_at(e.addr, i, sh.holders);
+  const size_t instr = e.instr;
+  const int64_t i = e.instr;
+  const bool write = e.flags & kWrite;
+  const uint64_t addr = e.a;
+  idx.live_at(addr, i, sh.holders);
   if (sh.holders.empty()) {  // the address names no live buffer
     Finding f = base(instr, FindingKind::UnownedAccess);
-    f.addr = e.addr;
-    f.bytes = e.bytes;
+    f.addr = addr;
+    f.bytes = e.b;
     f.detail = fmt::format("{} of operand '{}' names no live buffer", write ? "write" : "read",
                            program_->instrs[instr].spec->fields[e.field].name);
-    if (int32_t d = idx.dead_before(e.addr, i); d != BufferIndex::kNone) {
+    if (int32_t d = idx.dead_before(addr, i); d != BufferIndex::kNone) {
       f.kind = FindingKind::AfterLastUse;
       f.symbol = idx.buffer(d).symbol;
       f.detail += fmt::format(": %{} was last used by #{}", f.symbol, idx.buffer(d).last);
-    } else if (int32_t b = idx.born_after(e.addr, i); b != BufferIndex::kNone) {
+    } else if (int32_t b = idx.born_after(addr, i); b != BufferIndex::kNone) {
       f.kind = FindingKind::BeforeFirstUse;
       f.symbol = idx.buffer(b).symbol;
       f.detail += fmt::format(": %{} becomes live at #{}", f.symbol, idx.buffer(b).first);
@@ -328,23 +327,22 @@ Checkers::ShadowAccess Checkers::shadow_owner(size_t instr, const isa::Extent& e
       if ((h.first == i) == write) own = h;
     }
   }
-  const uint64_t end = e.addr + e.bytes;
-  const uint64_t inside_end = std::min(end, own.end);
-  if (end > inside_end && !keeping()) {
-    count_only(FindingKind::OutsideBuffer);
-  } else if (end > inside_end) {
-    const auto& ob = idx.buffer(own.id);
-    Finding f = base(instr, FindingKind::OutsideBuffer);
-    f.symbol = ob.symbol;
-    f.addr = inside_end;
-    f.bytes = end - inside_end;
-    f.other_symbol = symbol_at(inside_end, instr);
-    f.detail = fmt::format("{} runs {} bytes past the end of %{} [{:#x}, {:#x}){}",
-                           write ? "write" : "read", f.bytes, ob.symbol, ob.offset.value,
-                           own.end, f.other_symbol.empty() ? " into unowned bytes" : "");
-    add(std::move(f));
-  }
-  return {own.id, inside_end};
+  return {own.id, own.end};
+}
+
+// An SRAM access runs past the end of the buffer it names.
+void Checkers::report_outside(const Event& e, const NamedBuffer& own) {
+  if (!keeping()) return count_only(FindingKind::OutsideBuffer);
+  const auto& ob = shadow_->index.buffer(own.id);
+  Finding f = base(e.instr, FindingKind::OutsideBuffer);
+  f.symbol = ob.symbol;
+  f.addr = own.end;
+  f.bytes = e.a + e.b - own.end;
+  f.other_symbol = symbol_at(own.end, e.instr);
+  f.detail = fmt::format("{} runs {} bytes past the end of %{} [{:#x}, {:#x}){}",
+                         e.flags & kWrite ? "write" : "read", f.bytes, ob.symbol, ob.offset.value,
+                         own.end, f.other_symbol.empty() ? " into unowned bytes" : "");
+  add(std::move(f));
 }
 
 // A read of [addr, inside_end) for `own` found the first byte not written for it at `bad`,

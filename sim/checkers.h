@@ -114,7 +114,9 @@ class Checkers {
 
   void on_start(size_t instr, uint64_t time);
   void on_access(size_t instr, const isa::Extent& extent);
-  void on_finish(size_t instr, uint64_t time) { log({kFinish, 0, 0, 0, static_cast<uint32_t>(std::min<size_t>(instr, UINT32_MAX)), time, 0}); }
+  void on_finish(size_t instr, uint64_t time) {
+    log({kFinish, 0, 0, 0, static_cast<uint32_t>(std::min<size_t>(instr, UINT32_MAX)), time, 0});
+  }
   void on_end();
   // Convenience: on_access for every used operand of the instruction.
   void on_accesses(size_t instr);
@@ -134,20 +136,29 @@ class Checkers {
 
  private:
   // One logged event: 24 bytes (an Extent is 32, with an operand index the checkers do not use).
-  enum EventKind : uint8_t { kStart, kAccess, kFinish };
+  // An access is logged as the checks will take it, worked out while its instruction is in
+  // the cache (the model has just read it): SRAM clipped to the scratchpad, DDR one event
+  // per row a 2-D DMA touches, each with its instruction's queue, so that the checks load
+  // no Instruction (a cache miss each, ~220k accesses per 100k instructions).
+  enum EventKind : uint8_t { kStart, kFinish, kSram, kDdr };
+  enum AccessFlag : uint8_t {
+    kWrite = 1,   // the access writes
+    kHazard = 2,  // the hazard checker looks at it (on, and the queue is not Control)
+  };
   struct Event {
     EventKind kind;
-    uint8_t field;   // kAccess: the extent's address field
-    uint8_t access;  // kAccess: isa::Access
-    uint8_t space;   // kAccess: isa::Space
+    uint8_t field;  // kSram: the extent's address field (an unowned access names it)
+    uint8_t flags;  // kSram/kDdr: AccessFlag
+    uint8_t queue;  // kSram/kDdr: the instruction's queue
     uint32_t instr;
-    uint64_t a;  // kStart/kFinish: time; kAccess: addr
-    uint64_t b;  // kAccess: bytes
+    uint64_t a;  // kStart/kFinish: time; kSram/kDdr: addr
+    uint64_t b;  // kSram/kDdr: bytes (> 0, inside the memory)
   };
   void log(const Event& e) {
     events_.push_back(e);
     if (events_.size() >= options_.batch) flush();
   }
+  void log_ddr(uint32_t instr, const isa::Extent& e, uint8_t flags, uint8_t queue);  // its rows
   void flush();  // checks the logged events in order and clears the log
   // The checkers with the logged events checked. A const query may check them: a Checkers
   // with logged events was not defined const (the events were logged through a non-const
@@ -158,7 +169,8 @@ class Checkers {
     return *this;
   }
   void do_start(size_t instr, uint64_t time);
-  void do_access(size_t instr, const isa::Extent& extent);
+  void do_sram(const Event& e);
+  void do_ddr(const Event& e);
   void do_finish(size_t instr, uint64_t time) {
     if (instr < finish_time_.size()) finish_time_[instr] = time;
   }
@@ -174,13 +186,18 @@ class Checkers {
     uint64_t inside_end = 0;
   };
   class HazardCheck;
-  ShadowAccess shadow_owner(size_t instr, const isa::Extent& e);
-  void check_sram_runs(size_t instr, const isa::Extent& e, const ShadowAccess& sa);
+  ShadowAccess shadow_owner(const Event& e);
+  struct NamedBuffer {  // the buffer an operand names and its end
+    int32_t id = -1;
+    uint64_t end = 0;
+  };
+  NamedBuffer named_buffer(const Event& e);  // shadow_owner without the index's cache
+  void report_outside(const Event& e, const NamedBuffer& own);
+  void check_sram_runs(const Event& e, const ShadowAccess& sa);
   template <typename Walk>
   void check_unwritten(size_t instr, const ShadowAccess& sa, Walk&& walk);
   void report_unwritten(size_t instr, int32_t own, uint64_t bad, uint64_t good, int32_t other);
-  void check_ddr_hazard(size_t instr, const isa::Extent& e);
-  void check_ddr_access(size_t instr, const isa::Extent& e);
+  void check_ddr_hazard(const Event& e);
   std::string symbol_at(uint64_t addr, size_t instr) const;  // live buffer holding addr
   void report_hazard(size_t instr, isa::Space space, bool write, int64_t other, bool other_wrote,
                      uint64_t lo, uint64_t hi);
@@ -192,6 +209,9 @@ class Checkers {
   const Program* program_;
   const Semantics* sem_;
   CheckerOptions options_;
+  bool shadow_on_ = false;    // shadow_ && options_.shadow: the shadow looks at SRAM accesses
+  uint64_t sram_bytes_ = 0;
+  uint64_t ddr_bytes_ = 0;
   std::unique_ptr<TokenOrder> order_;
   std::unique_ptr<Shadow> shadow_;
   // SRAM: the hazard checker's accesses and the shadow's last writer per byte (either on).
