@@ -186,6 +186,11 @@ class Checkers {
     uint64_t inside_end = 0;
   };
   class HazardCheck;
+  struct HazardConflict {  // HazardCheck's: an earlier access unordered with this one
+    int64_t other;
+    uint64_t lo, hi;
+    bool other_wrote;
+  };
   ShadowAccess shadow_owner(const Event& e);
   struct NamedBuffer {  // the buffer an operand names and its end
     int32_t id = -1;
@@ -225,6 +230,7 @@ class Checkers {
   size_t settled_instr_ = SIZE_MAX;
   std::array<int64_t, isa::kNumQueues> settled_{};
   bool settled_exact_ = false;  // settled_ holds the token order's latest_before
+  std::vector<HazardConflict> conflicts_;  // HazardCheck's, of the access being checked
   std::set<std::pair<size_t, size_t>> reported_pairs_;  // hazard/overlap de-duplication
   std::vector<Finding> findings_;
   uint64_t total_ = 0;
