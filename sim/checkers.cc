@@ -202,24 +202,22 @@ void Checkers::do_start(size_t instr, uint64_t time) {
   start_time_[instr] = time;
   for (unsigned q = 0; q < isa::kNumQueues; ++q) {
     const int64_t p = order_->latest_before(instr, q);
-    if (p < 0 || finish_time_[static_cast<size_t>(p)] <= time) continue;
-    Finding f = base(instr, FindingKind::OrderViolation);
-    f.other_instr = p;
-    f.other_mnemonic = program_->instrs[static_cast<size_t>(p)].spec->mnemonic;
-    f.detail = fmt::format("started at {} before a token/barrier predecessor finished", time);
-    add(std::move(f));
+    if (p >= 0 && finish_time_[static_cast<size_t>(p)] > time) report_order(instr, p, time);
   }
   if (shadow_ && options_.overlap) check_overlap_at(instr);
 }
 
+// Out of line (as the other reports): do_start, run per instruction, keeps a small frame.
+void Checkers::report_order(size_t instr, int64_t p, uint64_t time) {
+  Finding f = base(instr, FindingKind::OrderViolation);
+  f.other_instr = p;
+  f.other_mnemonic = program_->instrs[static_cast<size_t>(p)].spec->mnemonic;
+  f.detail = fmt::format("started at {} before a token/barrier predecessor finished", time);
+  add(std::move(f));
+}
+
 void Checkers::check_overlap_at(size_t instr) {
-  const auto& map = *program_->memmap;
-  const auto& idx = shadow_->index;
-  const int64_t i = static_cast<int64_t>(instr);
-  const auto born = shadow_->born_at(i);
-  if (born.empty()) return;
-  // Looked up only for a buffer with candidates (most have none).
-  auto is_move = [&] { return instr < program_->instrs.size() && sem_->op(program_->instrs[instr]) == Op::Move; };
+  const auto born = shadow_->born_at(static_cast<int64_t>(instr));
   for (const auto& entry : born) {
     const size_t b = static_cast<size_t>(entry.second);
     shadow_->overlap_done[b] = 1;
@@ -227,27 +225,37 @@ void Checkers::check_overlap_at(size_t instr) {
     // cache miss each, ~100 bytes apart) is loaded only to report.
     const auto cands = shadow_->overlap_candidates(b);
     if (cands.empty()) {
-      idx.expect(static_cast<int32_t>(b));  // its producer's access comes next
-      continue;
+      shadow_->index.expect(static_cast<int32_t>(b));  // its producer's access comes next
+    } else {
+      check_overlaps(instr, b, cands);
     }
-    const auto& nb = map.buffers[b];
-    if (nb.size.value == 0) continue;
-    for (int32_t c : cands) {
-      const auto& ob = idx.buffer(c);
-      if (ob.last == i && ob.first < i && is_move()) continue;  // compaction hand-over
-      const std::pair<size_t, size_t> key = std::minmax(b, static_cast<size_t>(c));  // copies
-      if (!reported_pairs_.insert({key.first + (size_t{1} << 62), key.second}).second) continue;
-      const uint64_t lo = std::max<uint64_t>(nb.offset.value, ob.offset.value);
-      const uint64_t hi = std::min<uint64_t>(idx.end(static_cast<int32_t>(b)), idx.end(c));
-      Finding f = base(instr, FindingKind::LiveOverlap);
-      f.symbol = nb.symbol;
-      f.addr = lo;
-      f.bytes = hi - lo;
-      f.other_symbol = ob.symbol;
-      f.detail = fmt::format("buffer [{:#x}, +{}) live [{}, {}] overlaps live [{}, {}] of the other",
-                             nb.offset.value, nb.size.value, nb.first, nb.last, ob.first, ob.last);
-      add(std::move(f));
-    }
+  }
+}
+
+// Buffer b becomes live at instr on bytes of the candidates (its overlap candidates).
+void Checkers::check_overlaps(size_t instr, size_t b, std::span<const int32_t> cands) {
+  const auto& map = *program_->memmap;
+  const auto& idx = shadow_->index;
+  const int64_t i = static_cast<int64_t>(instr);
+  // Looked up only for a buffer with candidates (most have none).
+  auto is_move = [&] { return instr < program_->instrs.size() && sem_->op(program_->instrs[instr]) == Op::Move; };
+  const auto& nb = map.buffers[b];
+  if (nb.size.value == 0) return;
+  for (int32_t c : cands) {
+    const auto& ob = idx.buffer(c);
+    if (ob.last == i && ob.first < i && is_move()) continue;  // compaction hand-over
+    const std::pair<size_t, size_t> key = std::minmax(b, static_cast<size_t>(c));  // copies
+    if (!reported_pairs_.insert({key.first + (size_t{1} << 62), key.second}).second) continue;
+    const uint64_t lo = std::max<uint64_t>(nb.offset.value, ob.offset.value);
+    const uint64_t hi = std::min<uint64_t>(idx.end(static_cast<int32_t>(b)), idx.end(c));
+    Finding f = base(instr, FindingKind::LiveOverlap);
+    f.symbol = nb.symbol;
+    f.addr = lo;
+    f.bytes = hi - lo;
+    f.other_symbol = ob.symbol;
+    f.detail = fmt::format("buffer [{:#x}, +{}) live [{}, {}] overlaps live [{}, {}] of the other",
+                           nb.offset.value, nb.size.value, nb.first, nb.last, ob.first, ob.last);
+    add(std::move(f));
   }
 }
 

@@ -37,6 +37,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -177,7 +178,9 @@ class Checkers {
 
   struct Shadow;
   class DdrOwner;
+  void report_order(size_t instr, int64_t p, uint64_t time);
   void check_overlap_at(size_t instr);
+  void check_overlaps(size_t instr, size_t b, std::span<const int32_t> cands);
   // What the shadow found out about an SRAM access before its runs are looked at: the buffer
   // the operand names (kNone: none, the access is not recorded) and the end of its part of
   // the access.
