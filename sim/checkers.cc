@@ -152,7 +152,9 @@ Checkers::Checkers(const Program& program, const Semantics& sem, CheckerOptions 
   start_time_.assign(n, 0);
   started_.assign(n, 0);
   options_.batch = std::max<size_t>(options_.batch, 1);
-  events_.reserve(std::min<size_t>(options_.batch, 1 << 16));
+  batch_ = std::min(options_.batch, kMaxBatch);
+  log_ = std::make_unique_for_overwrite<Event[]>(batch_);
+  instrs_ = n;
 }
 
 // Nothing reads the findings after this, but a check that throws would have thrown when

@@ -95,7 +95,8 @@ struct CheckerOptions {
   // Events (on_start/on_access/on_finish) are logged and checked this many at a time, in one
   // loop where the checkers' structures stay in cache (a concurrent model's threads and
   // kernels evict them between two calls). Every query checks the logged events first, so
-  // the findings do not depend on it; 1 checks each event as it comes.
+  // the findings do not depend on it; 1 checks each event as it comes. At most 65536 (more
+  // is taken as 65536).
   size_t batch = 1024;
 };
 
@@ -155,9 +156,11 @@ class Checkers {
     uint64_t a;  // kStart/kFinish: time; kSram/kDdr: addr
     uint64_t b;  // kSram/kDdr: bytes (> 0, inside the memory)
   };
+  // A slot of a fixed log, not a vector's push_back: the call that checks a full log is the
+  // only one left, so the ~420k calls per 100k instructions save no registers.
   void log(const Event& e) {
-    events_.push_back(e);
-    if (events_.size() >= options_.batch) flush();
+    log_[logged_] = e;
+    if (++logged_ == batch_) flush();
   }
   void log_ddr(uint32_t instr, const isa::Extent& e, uint8_t flags, uint8_t queue);  // its rows
   void flush();  // checks the logged events in order and clears the log
@@ -166,7 +169,7 @@ class Checkers {
   // reference), so casting the const away is sound, and the results are what they would be
   // had each event been checked when it came.
   const Checkers& flushed() const {
-    if (!events_.empty()) const_cast<Checkers*>(this)->flush();
+    if (logged_ != 0) const_cast<Checkers*>(this)->flush();
     return *this;
   }
   void do_start(size_t instr, uint64_t time);
@@ -217,6 +220,7 @@ class Checkers {
   const Program* program_;
   const Semantics* sem_;
   CheckerOptions options_;
+  size_t instrs_ = 0;         // program_->instrs.size()
   bool shadow_on_ = false;    // shadow_ && options_.shadow: the shadow looks at SRAM accesses
   uint64_t sram_bytes_ = 0;
   uint64_t ddr_bytes_ = 0;
@@ -239,7 +243,12 @@ class Checkers {
   uint64_t total_ = 0;
   std::array<uint64_t, 16> by_kind_{};
   bool ended_ = false;
-  std::vector<Event> events_;  // logged, not yet checked (at most options_.batch)
+  // Logged, not yet checked: log_[0, logged_), batch_ slots (options_.batch, at most
+  // kMaxBatch: the findings do not depend on it).
+  static constexpr size_t kMaxBatch = size_t{1} << 16;
+  std::unique_ptr<Event[]> log_;
+  size_t logged_ = 0;
+  size_t batch_ = 1;
 };
 
 }  // namespace npuforge::sim

@@ -1,6 +1,7 @@
 // The checkers' event log: on_start/on_access/on_finish append an event, flush() checks the
 // logged ones in order (see CheckerOptions::batch).
 #include <algorithm>
+#include <utility>
 
 #include <fmt/core.h>
 
@@ -11,7 +12,7 @@
 namespace npuforge::sim {
 
 void Checkers::on_start(size_t instr, uint64_t time) {
-  if (instr >= program_->instrs.size()) {
+  if (instr >= instrs_) {
     throw Error(fmt::format("checkers: instruction index {} beyond the program ({} instructions)",
                             instr, program_->instrs.size()));
   }
@@ -19,7 +20,7 @@ void Checkers::on_start(size_t instr, uint64_t time) {
 }
 
 void Checkers::on_access(size_t instr, const isa::Extent& e) {
-  if (e.bytes == 0 || instr >= program_->instrs.size()) return;
+  if (e.bytes == 0 || instr >= instrs_) return;
   const bool ddr = e.space == isa::Space::Ddr;
   // An access no checker looks at is not logged (its check would do nothing).
   if (ddr ? !ddr_hazards_ && !ddr_owner_ : !sram_runs_ && !shadow_on_) return;
@@ -57,10 +58,10 @@ void Checkers::on_accesses(size_t instr) {
 }
 
 void Checkers::flush() {
-  // The log is taken first: a check that throws leaves no event to be checked twice.
-  std::vector<Event> events;
-  events.swap(events_);
-  for (const Event& e : events) {
+  // The log is emptied first: a check that throws leaves no event to be checked twice.
+  const size_t n = std::exchange(logged_, 0);
+  for (size_t k = 0; k < n; ++k) {
+    const Event& e = log_[k];
     switch (e.kind) {
       case kStart: do_start(e.instr, e.a); break;
       case kFinish: do_finish(e.instr, e.a); break;
@@ -68,8 +69,6 @@ void Checkers::flush() {
       case kDdr: do_ddr(e); break;
     }
   }
-  events.clear();
-  if (events_.empty()) events_.swap(events);  // keep the reserved capacity
 }
 
 }  // namespace npuforge::sim
