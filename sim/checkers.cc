@@ -143,13 +143,18 @@ Checkers::Checkers(const Program& program, const Semantics& sem, CheckerOptions 
   if (program.memmap && !program.memmap->ddr_buffers.empty() && options_.shadow) {
     ddr_owner_ = std::make_unique<DdrOwner>(*program.memmap);
   }
-  if (options_.hazard || (shadow_ && options_.shadow)) sram_runs_ = std::make_unique<HazardMap>(sram);
+  shadow_on_ = shadow_ && options_.shadow;
+  sram_bytes_ = sram;
+  ddr_bytes_ = program.config.ddr_bytes.value;
+  if (options_.hazard || shadow_on_) sram_runs_ = std::make_unique<HazardMap>(sram);
   if (options_.hazard) ddr_hazards_ = std::make_unique<DdrHazardMap>(program.config.ddr_bytes.value);
   finish_time_.assign(n, UINT64_MAX);
   start_time_.assign(n, 0);
   started_.assign(n, 0);
   options_.batch = std::max<size_t>(options_.batch, 1);
-  events_.reserve(std::min<size_t>(options_.batch, 1 << 16));
+  batch_ = std::min(options_.batch, kMaxBatch);
+  log_ = std::make_unique_for_overwrite<Event[]>(batch_);
+  instrs_ = n;
 }
 
 // Nothing reads the findings after this, but a check that throws would have thrown when
@@ -199,24 +204,22 @@ void Checkers::do_start(size_t instr, uint64_t time) {
   start_time_[instr] = time;
   for (unsigned q = 0; q < isa::kNumQueues; ++q) {
     const int64_t p = order_->latest_before(instr, q);
-    if (p < 0 || finish_time_[static_cast<size_t>(p)] <= time) continue;
-    Finding f = base(instr, FindingKind::OrderViolation);
-    f.other_instr = p;
-    f.other_mnemonic = program_->instrs[static_cast<size_t>(p)].spec->mnemonic;
-    f.detail = fmt::format("started at {} before a token/barrier predecessor finished", time);
-    add(std::move(f));
+    if (p >= 0 && finish_time_[static_cast<size_t>(p)] > time) report_order(instr, p, time);
   }
   if (shadow_ && options_.overlap) check_overlap_at(instr);
 }
 
+// Out of line (as the other reports): do_start, run per instruction, keeps a small frame.
+void Checkers::report_order(size_t instr, int64_t p, uint64_t time) {
+  Finding f = base(instr, FindingKind::OrderViolation);
+  f.other_instr = p;
+  f.other_mnemonic = program_->instrs[static_cast<size_t>(p)].spec->mnemonic;
+  f.detail = fmt::format("started at {} before a token/barrier predecessor finished", time);
+  add(std::move(f));
+}
+
 void Checkers::check_overlap_at(size_t instr) {
-  const auto& map = *program_->memmap;
-  const auto& idx = shadow_->index;
-  const int64_t i = static_cast<int64_t>(instr);
-  const auto born = shadow_->born_at(i);
-  if (born.empty()) return;
-  // Looked up only for a buffer with candidates (most have none).
-  auto is_move = [&] { return instr < program_->instrs.size() && sem_->op(program_->instrs[instr]) == Op::Move; };
+  const auto born = shadow_->born_at(static_cast<int64_t>(instr));
   for (const auto& entry : born) {
     const size_t b = static_cast<size_t>(entry.second);
     shadow_->overlap_done[b] = 1;
@@ -224,66 +227,56 @@ void Checkers::check_overlap_at(size_t instr) {
     // cache miss each, ~100 bytes apart) is loaded only to report.
     const auto cands = shadow_->overlap_candidates(b);
     if (cands.empty()) {
-      idx.expect(static_cast<int32_t>(b));  // its producer's access comes next
-      continue;
-    }
-    const auto& nb = map.buffers[b];
-    if (nb.size.value == 0) continue;
-    for (int32_t c : cands) {
-      const auto& ob = idx.buffer(c);
-      if (ob.last == i && ob.first < i && is_move()) continue;  // compaction hand-over
-      const std::pair<size_t, size_t> key = std::minmax(b, static_cast<size_t>(c));  // copies
-      if (!reported_pairs_.insert({key.first + (size_t{1} << 62), key.second}).second) continue;
-      const uint64_t lo = std::max<uint64_t>(nb.offset.value, ob.offset.value);
-      const uint64_t hi = std::min<uint64_t>(idx.end(static_cast<int32_t>(b)), idx.end(c));
-      Finding f = base(instr, FindingKind::LiveOverlap);
-      f.symbol = nb.symbol;
-      f.addr = lo;
-      f.bytes = hi - lo;
-      f.other_symbol = ob.symbol;
-      f.detail = fmt::format("buffer [{:#x}, +{}) live [{}, {}] overlaps live [{}, {}] of the other",
-                             nb.offset.value, nb.size.value, nb.first, nb.last, ob.first, ob.last);
-      add(std::move(f));
+      shadow_->index.expect(static_cast<int32_t>(b));  // its producer's access comes next
+    } else {
+      check_overlaps(instr, b, cands);
     }
   }
 }
 
-void Checkers::do_access(size_t instr, const isa::Extent& e) {
-  if (e.space == isa::Space::Ddr) return check_ddr_access(instr, e);
-  const uint64_t sram = program_->config.sram_bytes.value;
-  if (e.addr >= sram) return;  // out of range: the executor reports it
-  isa::Extent x = e;
-  x.bytes = std::min(e.bytes, sram - e.addr);
+// Buffer b becomes live at instr on bytes of the candidates (its overlap candidates).
+void Checkers::check_overlaps(size_t instr, size_t b, std::span<const int32_t> cands) {
+  const auto& map = *program_->memmap;
+  const auto& idx = shadow_->index;
+  const int64_t i = static_cast<int64_t>(instr);
+  // Looked up only for a buffer with candidates (most have none).
+  auto is_move = [&] { return instr < program_->instrs.size() && sem_->op(program_->instrs[instr]) == Op::Move; };
+  const auto& nb = map.buffers[b];
+  if (nb.size.value == 0) return;
+  for (int32_t c : cands) {
+    const auto& ob = idx.buffer(c);
+    if (ob.last == i && ob.first < i && is_move()) continue;  // compaction hand-over
+    const std::pair<size_t, size_t> key = std::minmax(b, static_cast<size_t>(c));  // copies
+    if (!reported_pairs_.insert({key.first + (size_t{1} << 62), key.second}).second) continue;
+    const uint64_t lo = std::max<uint64_t>(nb.offset.value, ob.offset.value);
+    const uint64_t hi = std::min<uint64_t>(idx.end(static_cast<int32_t>(b)), idx.end(c));
+    Finding f = base(instr, FindingKind::LiveOverlap);
+    f.symbol = nb.symbol;
+    f.addr = lo;
+    f.bytes = hi - lo;
+    f.other_symbol = ob.symbol;
+    f.detail = fmt::format("buffer [{:#x}, +{}) live [{}, {}] overlaps live [{}, {}] of the other",
+                           nb.offset.value, nb.size.value, nb.first, nb.last, ob.first, ob.last);
+    add(std::move(f));
+  }
+}
+
+// An SRAM access (clipped to the scratchpad when logged).
+void Checkers::do_sram(const Event& e) {
   ShadowAccess sa;
-  if (shadow_ && options_.shadow) sa = shadow_owner(instr, x);
-  if (sram_runs_) check_sram_runs(instr, x, sa);
+  if (shadow_on_) sa = shadow_owner(e);
+  if (sram_runs_) check_sram_runs(e, sa);
 }
 
-// DDR is not in the memory map, but a STORE and a later LOAD of the same DDR bytes (a spill
-// and its reload) race like SRAM accesses. A 2-D DMA touches only its rows, not the gaps.
-void Checkers::check_ddr_access(size_t instr, const isa::Extent& e) {
-  if (!ddr_hazards_ && !ddr_owner_) return;
-  const uint64_t ddr = program_->config.ddr_bytes.value;
-  const auto& in = program_->instrs[instr];
-  const Op op = sem_->op(in);
-  uint64_t rows = 1, row_bytes = e.bytes, stride = 0;
-  if (op == Op::Load || op == Op::Store) {
-    const auto& s = op == Op::Load ? sem_->load_slots() : sem_->store_slots();
-    rows = in.get(s.rows), row_bytes = in.get(s.row_bytes), stride = in.get(s.stride);
+// A row of a DDR access (on_access logs each row a 2-D DMA touches).
+void Checkers::do_ddr(const Event& e) {
+  if (ddr_owner_) {
+    std::vector<Finding> found;
+    ddr_owner_->access(e.instr, program_->instrs[e.instr].spec->mnemonic, start_time_[e.instr], e.flags & kWrite,
+                       e.a, e.b, found);
+    for (Finding& f : found) add(std::move(f));
   }
-  for (uint64_t r = 0; r < rows; ++r) {
-    isa::Extent row = e;
-    row.addr = e.addr + r * stride;
-    if (row.addr >= ddr) break;
-    row.bytes = std::min(row_bytes, ddr - row.addr);
-    if (ddr_owner_) {
-      std::vector<Finding> found;
-      ddr_owner_->access(static_cast<int64_t>(instr), in.spec->mnemonic, start_time_[instr],
-                         row.access == isa::Access::Write, row.addr, row.bytes, found);
-      for (Finding& f : found) add(std::move(f));
-    }
-    if (ddr_hazards_) check_ddr_hazard(instr, row);
-  }
+  if (e.flags & kHazard) check_ddr_hazard(e);
 }
 
 std::string Checkers::symbol_at(uint64_t addr, size_t instr) const {
@@ -295,23 +288,39 @@ std::string Checkers::symbol_at(uint64_t addr, size_t instr) const {
 
 // The shadow's checks of an SRAM access that need no run map: the buffer the operand names
 // (none: an unowned access, reported) and the bytes past its end (reported).
-Checkers::ShadowAccess Checkers::shadow_owner(size_t instr, const isa::Extent& e) {
+Checkers::ShadowAccess Checkers::shadow_owner(const Event& e) {
+  BufferIndex::Holder h;
+  NamedBuffer own;
+  if (shadow_->index.sole_at(e.a, e.instr, h)) {  // the index's cache: the only live holder
+    own = {h.id, h.end};
+  } else if (own = named_buffer(e); own.id == BufferIndex::kNone) {
+    return {};
+  }
+  const uint64_t end = e.a + e.b;
+  if (end > own.end) report_outside(e, own);
+  return {own.id, std::min(end, own.end)};
+}
+
+// The buffer an SRAM access names, from a search of the index (kNone: none, reported).
+Checkers::NamedBuffer Checkers::named_buffer(const Event& e) {
   auto& sh = *shadow_;
   const auto& idx = sh.index;
-  const int64_t i = static_cast<int64_t>(instr);
-  const bool write = e.access == isa::Access::Write;
-  idx.live_at(e.addr, i, sh.holders);
+  const size_t instr = e.instr;
+  const int64_t i = e.instr;
+  const bool write = e.flags & kWrite;
+  const uint64_t addr = e.a;
+  idx.live_at(addr, i, sh.holders);
   if (sh.holders.empty()) {  // the address names no live buffer
     Finding f = base(instr, FindingKind::UnownedAccess);
-    f.addr = e.addr;
-    f.bytes = e.bytes;
+    f.addr = addr;
+    f.bytes = e.b;
     f.detail = fmt::format("{} of operand '{}' names no live buffer", write ? "write" : "read",
                            program_->instrs[instr].spec->fields[e.field].name);
-    if (int32_t d = idx.dead_before(e.addr, i); d != BufferIndex::kNone) {
+    if (int32_t d = idx.dead_before(addr, i); d != BufferIndex::kNone) {
       f.kind = FindingKind::AfterLastUse;
       f.symbol = idx.buffer(d).symbol;
       f.detail += fmt::format(": %{} was last used by #{}", f.symbol, idx.buffer(d).last);
-    } else if (int32_t b = idx.born_after(e.addr, i); b != BufferIndex::kNone) {
+    } else if (int32_t b = idx.born_after(addr, i); b != BufferIndex::kNone) {
       f.kind = FindingKind::BeforeFirstUse;
       f.symbol = idx.buffer(b).symbol;
       f.detail += fmt::format(": %{} becomes live at #{}", f.symbol, idx.buffer(b).first);
@@ -328,23 +337,22 @@ Checkers::ShadowAccess Checkers::shadow_owner(size_t instr, const isa::Extent& e
       if ((h.first == i) == write) own = h;
     }
   }
-  const uint64_t end = e.addr + e.bytes;
-  const uint64_t inside_end = std::min(end, own.end);
-  if (end > inside_end && !keeping()) {
-    count_only(FindingKind::OutsideBuffer);
-  } else if (end > inside_end) {
-    const auto& ob = idx.buffer(own.id);
-    Finding f = base(instr, FindingKind::OutsideBuffer);
-    f.symbol = ob.symbol;
-    f.addr = inside_end;
-    f.bytes = end - inside_end;
-    f.other_symbol = symbol_at(inside_end, instr);
-    f.detail = fmt::format("{} runs {} bytes past the end of %{} [{:#x}, {:#x}){}",
-                           write ? "write" : "read", f.bytes, ob.symbol, ob.offset.value,
-                           own.end, f.other_symbol.empty() ? " into unowned bytes" : "");
-    add(std::move(f));
-  }
-  return {own.id, inside_end};
+  return {own.id, own.end};
+}
+
+// An SRAM access runs past the end of the buffer it names.
+void Checkers::report_outside(const Event& e, const NamedBuffer& own) {
+  if (!keeping()) return count_only(FindingKind::OutsideBuffer);
+  const auto& ob = shadow_->index.buffer(own.id);
+  Finding f = base(e.instr, FindingKind::OutsideBuffer);
+  f.symbol = ob.symbol;
+  f.addr = own.end;
+  f.bytes = e.a + e.b - own.end;
+  f.other_symbol = symbol_at(own.end, e.instr);
+  f.detail = fmt::format("{} runs {} bytes past the end of %{} [{:#x}, {:#x}){}",
+                         e.flags & kWrite ? "write" : "read", f.bytes, ob.symbol, ob.offset.value,
+                         own.end, f.other_symbol.empty() ? " into unowned bytes" : "");
+  add(std::move(f));
 }
 
 // A read of [addr, inside_end) for `own` found the first byte not written for it at `bad`,

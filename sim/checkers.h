@@ -37,6 +37,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -94,7 +95,8 @@ struct CheckerOptions {
   // Events (on_start/on_access/on_finish) are logged and checked this many at a time, in one
   // loop where the checkers' structures stay in cache (a concurrent model's threads and
   // kernels evict them between two calls). Every query checks the logged events first, so
-  // the findings do not depend on it; 1 checks each event as it comes.
+  // the findings do not depend on it; 1 checks each event as it comes. At most 65536 (more
+  // is taken as 65536).
   size_t batch = 1024;
 };
 
@@ -114,7 +116,9 @@ class Checkers {
 
   void on_start(size_t instr, uint64_t time);
   void on_access(size_t instr, const isa::Extent& extent);
-  void on_finish(size_t instr, uint64_t time) { log({kFinish, 0, 0, 0, static_cast<uint32_t>(std::min<size_t>(instr, UINT32_MAX)), time, 0}); }
+  void on_finish(size_t instr, uint64_t time) {
+    log({kFinish, 0, 0, 0, static_cast<uint32_t>(std::min<size_t>(instr, UINT32_MAX)), time, 0});
+  }
   void on_end();
   // Convenience: on_access for every used operand of the instruction.
   void on_accesses(size_t instr);
@@ -134,38 +138,52 @@ class Checkers {
 
  private:
   // One logged event: 24 bytes (an Extent is 32, with an operand index the checkers do not use).
-  enum EventKind : uint8_t { kStart, kAccess, kFinish };
+  // An access is logged as the checks will take it, worked out while its instruction is in
+  // the cache (the model has just read it): SRAM clipped to the scratchpad, DDR one event
+  // per row a 2-D DMA touches, each with its instruction's queue, so that the checks load
+  // no Instruction (a cache miss each, ~220k accesses per 100k instructions).
+  enum EventKind : uint8_t { kStart, kFinish, kSram, kDdr };
+  enum AccessFlag : uint8_t {
+    kWrite = 1,   // the access writes
+    kHazard = 2,  // the hazard checker looks at it (on, and the queue is not Control)
+  };
   struct Event {
     EventKind kind;
-    uint8_t field;   // kAccess: the extent's address field
-    uint8_t access;  // kAccess: isa::Access
-    uint8_t space;   // kAccess: isa::Space
+    uint8_t field;  // kSram: the extent's address field (an unowned access names it)
+    uint8_t flags;  // kSram/kDdr: AccessFlag
+    uint8_t queue;  // kSram/kDdr: the instruction's queue
     uint32_t instr;
-    uint64_t a;  // kStart/kFinish: time; kAccess: addr
-    uint64_t b;  // kAccess: bytes
+    uint64_t a;  // kStart/kFinish: time; kSram/kDdr: addr
+    uint64_t b;  // kSram/kDdr: bytes (> 0, inside the memory)
   };
+  // A slot of a fixed log, not a vector's push_back: the call that checks a full log is the
+  // only one left, so the ~420k calls per 100k instructions save no registers.
   void log(const Event& e) {
-    events_.push_back(e);
-    if (events_.size() >= options_.batch) flush();
+    log_[logged_] = e;
+    if (++logged_ == batch_) flush();
   }
+  void log_ddr(uint32_t instr, const isa::Extent& e, uint8_t flags, uint8_t queue);  // its rows
   void flush();  // checks the logged events in order and clears the log
   // The checkers with the logged events checked. A const query may check them: a Checkers
   // with logged events was not defined const (the events were logged through a non-const
   // reference), so casting the const away is sound, and the results are what they would be
   // had each event been checked when it came.
   const Checkers& flushed() const {
-    if (!events_.empty()) const_cast<Checkers*>(this)->flush();
+    if (logged_ != 0) const_cast<Checkers*>(this)->flush();
     return *this;
   }
   void do_start(size_t instr, uint64_t time);
-  void do_access(size_t instr, const isa::Extent& extent);
+  void do_sram(const Event& e);
+  void do_ddr(const Event& e);
   void do_finish(size_t instr, uint64_t time) {
     if (instr < finish_time_.size()) finish_time_[instr] = time;
   }
 
   struct Shadow;
   class DdrOwner;
+  void report_order(size_t instr, int64_t p, uint64_t time);
   void check_overlap_at(size_t instr);
+  void check_overlaps(size_t instr, size_t b, std::span<const int32_t> cands);
   // What the shadow found out about an SRAM access before its runs are looked at: the buffer
   // the operand names (kNone: none, the access is not recorded) and the end of its part of
   // the access.
@@ -174,13 +192,23 @@ class Checkers {
     uint64_t inside_end = 0;
   };
   class HazardCheck;
-  ShadowAccess shadow_owner(size_t instr, const isa::Extent& e);
-  void check_sram_runs(size_t instr, const isa::Extent& e, const ShadowAccess& sa);
+  struct HazardConflict {  // HazardCheck's: an earlier access unordered with this one
+    int64_t other;
+    uint64_t lo, hi;
+    bool other_wrote;
+  };
+  ShadowAccess shadow_owner(const Event& e);
+  struct NamedBuffer {  // the buffer an operand names and its end
+    int32_t id = -1;
+    uint64_t end = 0;
+  };
+  NamedBuffer named_buffer(const Event& e);  // shadow_owner without the index's cache
+  void report_outside(const Event& e, const NamedBuffer& own);
+  void check_sram_runs(const Event& e, const ShadowAccess& sa);
   template <typename Walk>
   void check_unwritten(size_t instr, const ShadowAccess& sa, Walk&& walk);
   void report_unwritten(size_t instr, int32_t own, uint64_t bad, uint64_t good, int32_t other);
-  void check_ddr_hazard(size_t instr, const isa::Extent& e);
-  void check_ddr_access(size_t instr, const isa::Extent& e);
+  void check_ddr_hazard(const Event& e);
   std::string symbol_at(uint64_t addr, size_t instr) const;  // live buffer holding addr
   void report_hazard(size_t instr, isa::Space space, bool write, int64_t other, bool other_wrote,
                      uint64_t lo, uint64_t hi);
@@ -192,6 +220,10 @@ class Checkers {
   const Program* program_;
   const Semantics* sem_;
   CheckerOptions options_;
+  size_t instrs_ = 0;         // program_->instrs.size()
+  bool shadow_on_ = false;    // shadow_ && options_.shadow: the shadow looks at SRAM accesses
+  uint64_t sram_bytes_ = 0;
+  uint64_t ddr_bytes_ = 0;
   std::unique_ptr<TokenOrder> order_;
   std::unique_ptr<Shadow> shadow_;
   // SRAM: the hazard checker's accesses and the shadow's last writer per byte (either on).
@@ -205,12 +237,18 @@ class Checkers {
   size_t settled_instr_ = SIZE_MAX;
   std::array<int64_t, isa::kNumQueues> settled_{};
   bool settled_exact_ = false;  // settled_ holds the token order's latest_before
+  std::vector<HazardConflict> conflicts_;  // HazardCheck's, of the access being checked
   std::set<std::pair<size_t, size_t>> reported_pairs_;  // hazard/overlap de-duplication
   std::vector<Finding> findings_;
   uint64_t total_ = 0;
   std::array<uint64_t, 16> by_kind_{};
   bool ended_ = false;
-  std::vector<Event> events_;  // logged, not yet checked (at most options_.batch)
+  // Logged, not yet checked: log_[0, logged_), batch_ slots (options_.batch, at most
+  // kMaxBatch: the findings do not depend on it).
+  static constexpr size_t kMaxBatch = size_t{1} << 16;
+  std::unique_ptr<Event[]> log_;
+  size_t logged_ = 0;
+  size_t batch_ = 1;
 };
 
 }  // namespace npuforge::sim

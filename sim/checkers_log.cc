@@ -1,14 +1,18 @@
 // The checkers' event log: on_start/on_access/on_finish append an event, flush() checks the
 // logged ones in order (see CheckerOptions::batch).
+#include <algorithm>
+#include <utility>
+
 #include <fmt/core.h>
 
 #include "sim/checkers.h"
+#include "sim/semantics.h"
 #include "util/error.h"
 
 namespace npuforge::sim {
 
 void Checkers::on_start(size_t instr, uint64_t time) {
-  if (instr >= program_->instrs.size()) {
+  if (instr >= instrs_) {
     throw Error(fmt::format("checkers: instruction index {} beyond the program ({} instructions)",
                             instr, program_->instrs.size()));
   }
@@ -16,11 +20,35 @@ void Checkers::on_start(size_t instr, uint64_t time) {
 }
 
 void Checkers::on_access(size_t instr, const isa::Extent& e) {
-  if (e.bytes == 0 || instr >= program_->instrs.size()) return;
-  // An access no checker looks at is not logged (do_access would do nothing).
-  if (e.space == isa::Space::Ddr ? !ddr_hazards_ && !ddr_owner_ : !sram_runs_ && !(shadow_ && options_.shadow)) return;
-  log({kAccess, static_cast<uint8_t>(e.field), static_cast<uint8_t>(e.access), static_cast<uint8_t>(e.space),
-       static_cast<uint32_t>(instr), e.addr, e.bytes});
+  if (e.bytes == 0 || instr >= instrs_) return;
+  const bool ddr = e.space == isa::Space::Ddr;
+  // An access no checker looks at is not logged (its check would do nothing).
+  if (ddr ? !ddr_hazards_ && !ddr_owner_ : !sram_runs_ && !shadow_on_) return;
+  const isa::Queue queue = program_->instrs[instr].spec->queue;
+  const uint8_t flags = static_cast<uint8_t>((e.access == isa::Access::Write ? kWrite : 0) |
+                                             (options_.hazard && queue != isa::Queue::Control ? kHazard : 0));
+  const auto i = static_cast<uint32_t>(instr);
+  if (ddr) return log_ddr(i, e, flags, static_cast<uint8_t>(queue));
+  if (e.addr >= sram_bytes_) return;  // out of range: the executor reports it
+  log({kSram, static_cast<uint8_t>(e.field), flags, static_cast<uint8_t>(queue), i, e.addr,
+       std::min(e.bytes, sram_bytes_ - e.addr)});
+}
+
+// DDR is not in the memory map, but a STORE and a later LOAD of the same DDR bytes (a spill
+// and its reload) race like SRAM accesses. A 2-D DMA touches only its rows, not the gaps.
+void Checkers::log_ddr(uint32_t instr, const isa::Extent& e, uint8_t flags, uint8_t queue) {
+  const auto& in = program_->instrs[instr];
+  const Op op = sem_->op(in);
+  uint64_t rows = 1, row_bytes = e.bytes, stride = 0;
+  if (op == Op::Load || op == Op::Store) {
+    const auto& s = op == Op::Load ? sem_->load_slots() : sem_->store_slots();
+    rows = in.get(s.rows), row_bytes = in.get(s.row_bytes), stride = in.get(s.stride);
+  }
+  for (uint64_t r = 0; r < rows; ++r) {
+    const uint64_t addr = e.addr + r * stride;
+    if (addr >= ddr_bytes_) break;
+    log({kDdr, 0, flags, queue, instr, addr, std::min(row_bytes, ddr_bytes_ - addr)});
+  }
 }
 
 void Checkers::on_accesses(size_t instr) {
@@ -30,27 +58,17 @@ void Checkers::on_accesses(size_t instr) {
 }
 
 void Checkers::flush() {
-  // The log is taken first: a check that throws leaves no event to be checked twice.
-  std::vector<Event> events;
-  events.swap(events_);
-  for (const Event& e : events) {
+  // The log is emptied first: a check that throws leaves no event to be checked twice.
+  const size_t n = std::exchange(logged_, 0);
+  for (size_t k = 0; k < n; ++k) {
+    const Event& e = log_[k];
     switch (e.kind) {
       case kStart: do_start(e.instr, e.a); break;
       case kFinish: do_finish(e.instr, e.a); break;
-      case kAccess: {
-        isa::Extent x;
-        x.field = e.field;
-        x.access = static_cast<isa::Access>(e.access);
-        x.space = static_cast<isa::Space>(e.space);
-        x.addr = e.a;
-        x.bytes = e.b;
-        do_access(e.instr, x);
-        break;
-      }
+      case kSram: do_sram(e); break;
+      case kDdr: do_ddr(e); break;
     }
   }
-  events.clear();
-  if (events_.empty()) events_.swap(events);  // keep the reserved capacity
 }
 
 }  // namespace npuforge::sim

@@ -136,10 +136,10 @@ void BufferIndex::expect(int32_t id) const {
 
 void BufferIndex::live_at(uint64_t addr, int64_t instr, std::vector<Holder>& out) const {
   out.clear();
-  Entry* sole = sole_.empty() ? nullptr : &sole_[sole_slot(addr)];
   // Exclusive: while it lives, no other buffer holds its bytes. Before the unit's division:
   // a buffer's bytes are in the index's range.
-  if (sole && sole->first <= instr && instr <= sole->last && sole->holds(addr)) return out.push_back(holder(*sole));
+  if (Holder h; sole_at(addr, instr, h)) return out.push_back(h);
+  Entry* sole = sole_.empty() ? nullptr : &sole_[sole_slot(addr)];
   const uint64_t u = addr / granule_;
   if (u >= units_) return;
   const Entry* found = nullptr;
