@@ -135,7 +135,6 @@ Checkers::Checkers(const Program& program, const Semantics& sem, CheckerOptions 
   if (n > static_cast<size_t>(INT32_MAX)) {
     throw Error(fmt::format("checkers: {} instructions; at most {} are supported", n, INT32_MAX));
   }
-  order_ = std::make_unique<TokenOrder>(program.instrs);
   const uint64_t sram = program.config.sram_bytes.value;
   if (program.memmap && (options_.shadow || options_.overlap)) {
     shadow_ = std::make_unique<Shadow>(*program.memmap, sram, n, options_.overlap);
@@ -155,6 +154,13 @@ Checkers::Checkers(const Program& program, const Semantics& sem, CheckerOptions 
   batch_ = std::min(options_.batch, kMaxBatch);
   log_ = std::make_unique_for_overwrite<Event[]>(batch_);
   instrs_ = n;
+  // Last: building the order allocates megabytes of temporaries and frees them. Built first,
+  // they left a hole under the checkers' structures that those structures then filled when
+  // they were on (the model's memory came from fresh pages) and did not when they were off
+  // (the model's came from the hole, already faulted in): hundreds of page faults of the
+  // model's that depended on the checkers. Built last, they are freed at the top of the heap,
+  // where the model's memory comes from either way.
+  order_ = std::make_unique<TokenOrder>(program.instrs);
 }
 
 // Nothing reads the findings after this, but a check that throws would have thrown when
