@@ -147,8 +147,8 @@ class RunMap {
         lo_ -= d, value_ -= d;
       } else if (free_before + m <= cap_) {
         move(to, after, d);
-      } else {  // a new allocation (even with room before the runs: an extra branch here cost more)
-        grow(m, from, to, count);
+      } else {  // no room after the runs (the check for room before them is in grow: here,
+        grow(m, from, to, count);  // it made GCC stop inlining the checkers' callers, +3 M Ir)
       }
       n_ = static_cast<uint32_t>(m);
     }
@@ -168,10 +168,16 @@ class RunMap {
     static size_t values_at(size_t cap) {
       return (cap * sizeof(uint32_t) + alignof(V) - 1) / alignof(V) * alignof(V);
     }
-    // A new allocation, the m runs in its middle (free slots on both sides). At most twice
-    // the runs, not always twice the old capacity: a page grown with room left before its
-    // runs must not keep doubling.
+    // The runs before `from` move into the free slots before them when there are enough,
+    // else a new allocation, the m runs in its middle (free slots on both sides), at most
+    // twice the runs (growing with room left before the runs: bench_sim took 10% more page
+    // faults).
     void grow(size_t m, size_t from, size_t to, size_t count) {
+      if (const auto d = static_cast<std::ptrdiff_t>(m) - static_cast<std::ptrdiff_t>(n_); mem_ && lo_ - base() >= d) {
+        move(0, from, -d);  // room before the runs: no new allocation
+        lo_ -= d, value_ -= d;
+        return;
+      }
       const size_t cap = std::max<size_t>(8, std::max<size_t>(m, 2 * std::min<size_t>(cap_, m)));
       auto mem = std::make_unique_for_overwrite<std::byte[]>(values_at(cap) + cap * sizeof(V));
       const size_t start = (cap - m) / 2;
