@@ -95,6 +95,9 @@ class RunMap {
   // Turns the fast paths off (tests compare them with the general path).
   void set_fast_paths(bool on) { fast_ = on; }
   uint64_t page_bytes() const { return page_bytes_; }
+  // The free slots before page p's runs (tests check that splices move the runs on either
+  // side of a change); 0 for an absent page.
+  size_t slack_before(uint64_t p) const { return p < pages_.size() ? pages_[p].slack_before() : 0; }
   // Calls change(value) for each run of [lo, hi), then merges runs that became equal (many
   // reads of one region, the DDR inputs or a shared weight buffer, must not fragment it).
   template <typename F>
@@ -108,51 +111,78 @@ class RunMap {
   // and values apart: a search reads 16 offsets per cache line (a miss per step of the
   // binary search was most of the hazard checker's time). Both in one allocation, the values
   // right after the offsets: a page of a few runs is one or two cache lines, not two
-  // allocations' (the page entry stays 24 bytes). Not vectors: an access changes the run
+  // allocations' (the page entry is 32 bytes). Not vectors: an access changes the run
   // count by splice(), one memmove per array, where a vector's inserts, erases and resizes
-  // cost more in bookkeeping than the moves saved.
+  // cost more in bookkeeping than the moves saved. The runs sit in the middle of the arrays,
+  // free slots on both sides: a splice moves the runs before it or the ones after it,
+  // whichever are fewer (an SRAM page holds tens to hundreds of runs, and moving the whole
+  // tail of 32-byte runs past a split was most of the splices' cost: bench_sim 100k, the
+  // memmoves 12.4 -> 7.5 M Ir).
   class Page {
    public:
     size_t size() const { return n_; }
     bool empty() const { return n_ == 0; }
-    uint32_t* lo() { return reinterpret_cast<uint32_t*>(mem_.get()); }
-    const uint32_t* lo() const { return reinterpret_cast<const uint32_t*>(mem_.get()); }
+    uint32_t* lo() { return lo_; }
+    const uint32_t* lo() const { return lo_; }
     V* value() { return value_; }
     const V* value() const { return value_; }
     uint32_t end(size_t k, uint64_t page_bytes) const {
       return k + 1 < n_ ? lo()[k + 1] : static_cast<uint32_t>(page_bytes);
     }
-    // The number of runs from `from` on that start at or before x.
-    size_t upper(size_t from, uint32_t x) const {
+    // The number of runs from `from` on that start at or before x. Inlined: GCC outlined it
+    // once splice() grew.
+    [[gnu::always_inline]] size_t upper(size_t from, uint32_t x) const {
       return static_cast<size_t>(std::upper_bound(lo() + from, lo() + n_, x) - lo());
     }
     // Runs [from, to) make room for `count` runs at `from` (their contents unset): the runs
-    // after `to` move once (a split at each end and an erase between were up to three
-    // moves per array).
-    void splice(size_t from, size_t to, size_t count) {
-      const size_t removed = to - from;
-      if (count == removed) return;
-      const size_t m = n_ - removed + count;
-      if (m > cap_) {
-        grow(m, from, to, count);
-      } else if (to < n_) {
-        std::memmove(lo() + from + count, lo() + to, (n_ - to) * sizeof(uint32_t));
-        std::memmove(static_cast<void*>(value() + from + count), value() + to, (n_ - to) * sizeof(V));
+    // before `from` or the ones after `to` move once (a split at each end and an erase
+    // between were up to three moves per array), the fewer of the two when there is room.
+    // Inlined: one branch per side in the callers' known shapes.
+    [[gnu::always_inline]] void splice(size_t from, size_t to, size_t count) {
+      if (count == to - from) return;
+      const auto d = static_cast<std::ptrdiff_t>(count) - static_cast<std::ptrdiff_t>(to - from);  // runs added
+      const size_t after = n_ - to, m = n_ + d, free_before = static_cast<size_t>(lo_ - base());
+      if (from < after && static_cast<std::ptrdiff_t>(free_before) >= d) {
+        move(0, from, -d);  // the runs before move by d slots towards the page's front (or back)
+        lo_ -= d, value_ -= d;
+      } else if (free_before + m <= cap_) {
+        move(to, after, d);
+      } else {  // no room after the runs (the check for room before them is in grow: here,
+        grow(m, from, to, count);  // it made GCC stop inlining the checkers' callers, +3 M Ir)
       }
       n_ = static_cast<uint32_t>(m);
     }
+    // The free slots before the runs (tests check that splices use both sides).
+    size_t slack_before() const { return static_cast<size_t>(lo_ - base()); }
 
    private:
     static_assert(alignof(V) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "the allocation aligns the values");
+    uint32_t* base() const { return reinterpret_cast<uint32_t*>(mem_.get()); }
+    // Runs [k, k + count) move by `by` slots, in both arrays.
+    void move(size_t k, size_t count, std::ptrdiff_t by) {
+      if (count == 0) return;
+      std::memmove(lo_ + k + by, lo_ + k, count * sizeof(uint32_t));
+      std::memmove(static_cast<void*>(value_ + k + by), value_ + k, count * sizeof(V));
+    }
     // The values' byte offset in a page of `cap` runs (aligned for V).
     static size_t values_at(size_t cap) {
       return (cap * sizeof(uint32_t) + alignof(V) - 1) / alignof(V) * alignof(V);
     }
+    // The runs before `from` move into the free slots before them when there are enough,
+    // else a new allocation, the m runs in its middle (free slots on both sides), at most
+    // twice the runs (growing with room left before the runs: bench_sim took 10% more page
+    // faults).
     void grow(size_t m, size_t from, size_t to, size_t count) {
-      const size_t cap = std::max<size_t>(8, std::max<size_t>(m, 2 * size_t{cap_}));
+      if (const auto d = static_cast<std::ptrdiff_t>(m) - static_cast<std::ptrdiff_t>(n_); mem_ && lo_ - base() >= d) {
+        move(0, from, -d);  // room before the runs: no new allocation
+        lo_ -= d, value_ -= d;
+        return;
+      }
+      const size_t cap = std::max<size_t>(8, std::max<size_t>(m, 2 * std::min<size_t>(cap_, m)));
       auto mem = std::make_unique_for_overwrite<std::byte[]>(values_at(cap) + cap * sizeof(V));
-      auto* lo = reinterpret_cast<uint32_t*>(mem.get());
-      auto* value = reinterpret_cast<V*>(mem.get() + values_at(cap));
+      const size_t start = (cap - m) / 2;
+      auto* lo = reinterpret_cast<uint32_t*>(mem.get()) + start;
+      auto* value = reinterpret_cast<V*>(mem.get() + values_at(cap)) + start;
       if (mem_) {
         std::copy(this->lo(), this->lo() + from, lo);
         std::copy(this->lo() + to, this->lo() + n_, lo + from + count);
@@ -160,13 +190,15 @@ class RunMap {
         std::copy(this->value() + to, this->value() + n_, value + from + count);
       }
       mem_ = std::move(mem);
-      value_ = value;
+      lo_ = lo, value_ = value;
       cap_ = static_cast<uint32_t>(cap);
     }
     // [0, cap) offsets in the page (a run ends where the next starts, or the page), then
-    // [0, cap) values.
+    // [0, cap) values; the runs are n_ slots of each from lo_ and value_ (kept rather than
+    // computed in every loop over the runs).
     std::unique_ptr<std::byte[]> mem_;
-    V* value_ = nullptr;  // in mem_, kept rather than computed in every loop over the runs
+    uint32_t* lo_ = nullptr;
+    V* value_ = nullptr;
     uint32_t n_ = 0, cap_ = 0;
   };
 
@@ -176,7 +208,7 @@ class RunMap {
     bool operator()(uint64_t) const { return true; }
   };
   // The run holding offset x: the last one starting at or before it.
-  static size_t holding(const Page& runs, uint32_t x) { return runs.upper(0, x) - 1; }
+  [[gnu::always_inline]] static size_t holding(const Page& runs, uint32_t x) { return runs.upper(0, x) - 1; }
   // holding(runs, x), trying first the run after the previous access's (a 2-D DMA's rows
   // come in address order, each a run or two past the last) before a binary search.
   // Inlined: called out of line (GCC's choice once for_pages skips it for page-aligned spans)
@@ -303,7 +335,8 @@ class RunMap {
     size_t k = 0;
     uint32_t l = 0, h = 0, end = 0;
   };
-  One one_run(uint64_t lo, uint64_t hi) {
+  // Inlined: GCC outlined it once splice() grew (a 40-byte result through memory, +3.5 M Ir).
+  [[gnu::always_inline]] One one_run(uint64_t lo, uint64_t hi) {
     if (!fast_ || lo >= hi) return {};
     const uint64_t p = lo >> page_shift_, base = p * page_bytes_;
     if (hi - base > page_bytes_ || p >= pages_.size() || pages_[p].empty()) return {};

@@ -291,6 +291,47 @@ TEST(HazardMap, PageSkipsMatchTheGeneralPath) {
   compare_skips_and_general<HazardMap>(12 * 4096 + 300, 9, false);  // not summarized: visits all
 }
 
+// A page's runs sit between free slots on both sides, and a splice moves the runs before
+// the change or the ones after it, whichever are fewer. Many small accesses near either end
+// of a page (hundreds of runs) against a per-byte model, with and without the fast paths:
+// both sides must have moved (the free slots before the runs shrank and grew).
+TEST(RunMap, SplicesMovingEitherSideMatchAPerByteModel) {
+  constexpr uint64_t kBytes = 2 * 4096;
+  for (const bool fast : {true, false}) {
+    Rng rng(fast ? 31 : 32);
+    RunMap<int32_t> map(kBytes, 0);
+    map.set_fast_paths(fast);
+    std::vector<int32_t> model(kBytes, 0);
+    size_t head_grew = 0, head_shrank = 0;
+    for (int op = 0; op < 6000; ++op) {
+      const uint64_t page = rng.below(2), near = rng.below(3);  // its start, middle or end
+      const uint64_t at = page * 4096 + (near == 0 ? rng.below(600) : near == 1 ? 1700 + rng.below(700) : 3490 + rng.below(600));
+      const uint64_t lo = at, hi = std::min(kBytes, at + 1 + rng.below(rng.chance(0.1) ? 300 : 6));
+      const size_t slack = map.slack_before(page);
+      if (rng.chance(0.7)) {
+        const auto v = static_cast<int32_t>(rng.below(4));
+        map.assign(lo, hi, v);
+        std::fill(model.begin() + lo, model.begin() + hi, v);
+      } else {
+        map.update(lo, hi, [](int32_t& x) { x = (x + 1) % 4; });
+        for (uint64_t x = lo; x < hi; ++x) model[x] = (model[x] + 1) % 4;
+      }
+      head_grew += map.slack_before(page) < slack;
+      head_shrank += map.slack_before(page) > slack && slack > 0;
+      const uint64_t vlo = page * 4096 + rng.below(4096), vhi = vlo + 1 + rng.below(page * 4096 + 4096 - vlo);
+      uint64_t next = vlo;
+      map.visit(vlo, vhi, [&](uint64_t a, uint64_t b, int32_t v) {
+        ASSERT_EQ(a, next);
+        for (uint64_t x = a; x < b; ++x) ASSERT_EQ(v, model[x]) << "byte " << x << " after op " << op;
+        next = b;
+      });
+      ASSERT_EQ(next, vhi);
+    }
+    EXPECT_GT(head_grew, 1000u);    // runs before a change moved into the free slots before them
+    EXPECT_GT(head_shrank, 150u);  // ... and back, closing a hole
+  }
+}
+
 TEST(HazardMap, FastPathsMatchTheGeneralPath) {
   compare_fast_and_general<HazardMap>(3 * 4096 + 300, 3);
   compare_fast_and_general<DdrHazardMap>(3 * 4096 + 300, 4);
