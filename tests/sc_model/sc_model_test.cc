@@ -305,6 +305,23 @@ TEST(ScModel, MissingTokenRacesAndTheHazardCheckerFires) {
   EXPECT_NE(out[1].result.ddr, golden_ddr(bad));
 }
 
+// Runs two programs whose DMAs race with a write to their source (no token orders them):
+// the checkers see the races, and each DMA moved its source as it was when it started (the
+// golden model's DDR).
+void expect_racing_dmas_move_their_start_bytes(const Program& load_clobbered, const Program& store_clobbered) {
+  Checkers load_checks(load_clobbered, sem()), store_checks(store_clobbered, sem());
+  const std::vector<ScJob> jobs = {{&load_clobbered, &load_checks, {}}, {&store_clobbered, &store_checks, {}}};
+  const auto out = run_together(sem(), jobs);
+  ASSERT_TRUE(out[0].result.completed);
+  ASSERT_TRUE(out[1].result.completed);
+  // The races are real (the checkers see them) ...
+  EXPECT_FALSE(load_checks.clean());
+  EXPECT_FALSE(store_checks.clean());
+  // ... and each DMA moved its source as it was when it started.
+  EXPECT_EQ(out[0].result.ddr, golden_ddr(load_clobbered));
+  EXPECT_EQ(out[1].result.ddr, golden_ddr(store_clobbered));
+}
+
 // A DMA moves its bytes with one copy at its end when nothing writes its source meanwhile
 // (engine.cc, Plan::Deferred); a write that does must not change what it moves: the bytes are
 // those of its start, as in program order (the golden model). Two races without tokens:
@@ -331,17 +348,7 @@ TEST(ScModel, ADmaMovesItsSourceAsItWasAtItsStartWhenAnotherQueueWritesItMidFlig
       "move %a+0x40, %c, len=64, wait=load\n"
       "halt\n",
       {buf("a", 0x0000, 4096, 0, 3), buf("z", 0x1000, 16, 2, 3), buf("c", 0x1100, 64, 0, 3)}, 0x3000, 32);
-  Checkers load_checks(load_clobbered, sem()), store_checks(store_clobbered, sem());
-  const std::vector<ScJob> jobs = {{&load_clobbered, &load_checks, {}}, {&store_clobbered, &store_checks, {}}};
-  const auto out = run_together(sem(), jobs);
-  ASSERT_TRUE(out[0].result.completed);
-  ASSERT_TRUE(out[1].result.completed);
-  // The races are real (the checkers see them) ...
-  EXPECT_FALSE(load_checks.clean());
-  EXPECT_FALSE(store_checks.clean());
-  // ... and each DMA moved its source as it was when it started.
-  EXPECT_EQ(out[0].result.ddr, golden_ddr(load_clobbered));
-  EXPECT_EQ(out[1].result.ddr, golden_ddr(store_clobbered));
+  expect_racing_dmas_move_their_start_bytes(load_clobbered, store_clobbered);
 }
 
 // The same with gaps between the DDR rows (the deferred DMA moves its rows one by one and
@@ -368,15 +375,7 @@ TEST(ScModel, AStridedDmaMovesItsRowsAsTheyWereAtItsStartAndKeepsItsGaps) {
       "move %a+0x440, %c, len=64, wait=load\n"
       "halt\n",
       {buf("a", 0x0000, 4096, 0, 3), buf("z", 0x1000, 16, 2, 3), buf("c", 0x1100, 64, 0, 3)}, 0x4000, 34);
-  Checkers load_checks(load_clobbered, sem()), store_checks(store_clobbered, sem());
-  const std::vector<ScJob> jobs = {{&load_clobbered, &load_checks, {}}, {&store_clobbered, &store_checks, {}}};
-  const auto out = run_together(sem(), jobs);
-  ASSERT_TRUE(out[0].result.completed);
-  ASSERT_TRUE(out[1].result.completed);
-  EXPECT_FALSE(load_checks.clean());
-  EXPECT_FALSE(store_checks.clean());
-  EXPECT_EQ(out[0].result.ddr, golden_ddr(load_clobbered));
-  EXPECT_EQ(out[1].result.ddr, golden_ddr(store_clobbered));
+  expect_racing_dmas_move_their_start_bytes(load_clobbered, store_clobbered);
 }
 
 // The dispatcher executes the word it fetched, not the program's instruction: with one ROM
