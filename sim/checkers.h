@@ -175,6 +175,7 @@ class Checkers {
   void do_start(size_t instr, uint64_t time);
   void do_sram(const Event& e);
   void do_ddr(const Event& e);
+  [[gnu::noinline]] void check_ddr_owner(const Event& e);  // the DDR ownership checker's look
   void do_finish(size_t instr, uint64_t time) {
     if (instr < finish_time_.size()) finish_time_[instr] = time;
   }
@@ -198,13 +199,14 @@ class Checkers {
     bool other_wrote;
   };
   ShadowAccess shadow_owner(const Event& e);
+  [[gnu::noinline]] ShadowAccess shadow_owner_slow(const Event& e);
   struct NamedBuffer {  // the buffer an operand names and its end
     int32_t id = -1;
     uint64_t end = 0;
   };
   NamedBuffer named_buffer(const Event& e);  // shadow_owner without the index's cache
   void report_outside(const Event& e, const NamedBuffer& own);
-  void check_sram_runs(const Event& e, const ShadowAccess& sa);
+  void check_sram_runs(const Event& e, ShadowAccess sa);  // sa by value: in registers
   template <typename Walk>
   void check_unwritten(size_t instr, const ShadowAccess& sa, Walk&& walk);
   void report_unwritten(size_t instr, int32_t own, uint64_t bad, uint64_t good, int32_t other);
