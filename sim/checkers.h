@@ -163,6 +163,8 @@ class Checkers {
     if (++logged_ == batch_) flush();
   }
   void log_ddr(uint32_t instr, const isa::Extent& e, uint8_t flags, uint8_t queue);  // its rows
+  [[gnu::noinline]] void log_ddr_rows(uint32_t instr, uint64_t addr, uint64_t rows, uint64_t row_bytes,
+                                      uint64_t stride, uint8_t flags, uint8_t queue);  // rows != 1
   void flush();  // checks the logged events in order and clears the log
   // The checkers with the logged events checked. A const query may check them: a Checkers
   // with logged events was not defined const (the events were logged through a non-const
