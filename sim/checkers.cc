@@ -143,6 +143,7 @@ Checkers::Checkers(const Program& program, const Semantics& sem, CheckerOptions 
     ddr_owner_ = std::make_unique<DdrOwner>(*program.memmap);
   }
   shadow_on_ = shadow_ && options_.shadow;
+  overlap_on_ = shadow_ && options_.overlap;
   sram_bytes_ = sram;
   ddr_bytes_ = program.config.ddr_bytes.value;
   if (options_.hazard || shadow_on_) sram_runs_ = std::make_unique<HazardMap>(sram);
@@ -212,7 +213,7 @@ void Checkers::do_start(size_t instr, uint64_t time) {
     const int64_t p = order_->latest_before(instr, q);
     if (p >= 0 && finish_time_[static_cast<size_t>(p)] > time) report_order(instr, p, time);
   }
-  if (shadow_ && options_.overlap) check_overlap_at(instr);
+  if (overlap_on_) check_overlap_at(instr);
 }
 
 // Out of line (as the other reports): do_start, run per instruction, keeps a small frame.
@@ -225,6 +226,9 @@ void Checkers::report_order(size_t instr, int64_t p, uint64_t time) {
 }
 
 void Checkers::check_overlap_at(size_t instr) {
+  // Most instructions make no buffer live: back before any set-up (born_at's checks).
+  const auto& from = shadow_->born_from;
+  if (instr + 1 < from.size() && from[instr] == from[instr + 1]) return;
   const auto born = shadow_->born_at(static_cast<int64_t>(instr));
   for (const auto& entry : born) {
     const size_t b = static_cast<size_t>(entry.second);

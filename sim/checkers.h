@@ -226,6 +226,7 @@ class Checkers {
   CheckerOptions options_;
   size_t instrs_ = 0;         // program_->instrs.size()
   bool shadow_on_ = false;    // shadow_ && options_.shadow: the shadow looks at SRAM accesses
+  bool overlap_on_ = false;   // shadow_ && options_.overlap: do_start's one test
   uint64_t sram_bytes_ = 0;
   uint64_t ddr_bytes_ = 0;
   std::unique_ptr<TokenOrder> order_;
