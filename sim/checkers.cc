@@ -143,6 +143,7 @@ Checkers::Checkers(const Program& program, const Semantics& sem, CheckerOptions 
     ddr_owner_ = std::make_unique<DdrOwner>(*program.memmap);
   }
   shadow_on_ = shadow_ && options_.shadow;
+  overlap_on_ = shadow_ && options_.overlap;
   sram_bytes_ = sram;
   ddr_bytes_ = program.config.ddr_bytes.value;
   if (options_.hazard || shadow_on_) sram_runs_ = std::make_unique<HazardMap>(sram);
@@ -212,7 +213,7 @@ void Checkers::do_start(size_t instr, uint64_t time) {
     const int64_t p = order_->latest_before(instr, q);
     if (p >= 0 && finish_time_[static_cast<size_t>(p)] > time) report_order(instr, p, time);
   }
-  if (shadow_ && options_.overlap) check_overlap_at(instr);
+  if (overlap_on_) check_overlap_at(instr);
 }
 
 // Out of line (as the other reports): do_start, run per instruction, keeps a small frame.
@@ -225,6 +226,9 @@ void Checkers::report_order(size_t instr, int64_t p, uint64_t time) {
 }
 
 void Checkers::check_overlap_at(size_t instr) {
+  // Most instructions make no buffer live: back before any set-up (born_at's checks).
+  const auto& from = shadow_->born_from;
+  if (instr + 1 < from.size() && from[instr] == from[instr + 1]) return;
   const auto born = shadow_->born_at(static_cast<int64_t>(instr));
   for (const auto& entry : born) {
     const size_t b = static_cast<size_t>(entry.second);
@@ -276,13 +280,17 @@ void Checkers::do_sram(const Event& e) {
 
 // A row of a DDR access (on_access logs each row a 2-D DMA touches).
 void Checkers::do_ddr(const Event& e) {
-  if (ddr_owner_) {
-    std::vector<Finding> found;
-    ddr_owner_->access(e.instr, program_->instrs[e.instr].spec->mnemonic, start_time_[e.instr], e.flags & kWrite,
-                       e.a, e.b, found);
-    for (Finding& f : found) add(std::move(f));
-  }
+  if (ddr_owner_) check_ddr_owner(e);
   if (e.flags & kHazard) check_ddr_hazard(e);
+}
+
+// Out of line (its vector's set-up and tear-down): do_ddr then needs no frame and jumps to
+// check_ddr_hazard.
+void Checkers::check_ddr_owner(const Event& e) {
+  std::vector<Finding> found;
+  ddr_owner_->access(e.instr, program_->instrs[e.instr].spec->mnemonic, start_time_[e.instr], e.flags & kWrite,
+                     e.a, e.b, found);
+  for (Finding& f : found) add(std::move(f));
 }
 
 std::string Checkers::symbol_at(uint64_t addr, size_t instr) const {
@@ -294,7 +302,17 @@ std::string Checkers::symbol_at(uint64_t addr, size_t instr) const {
 
 // The shadow's checks of an SRAM access that need no run map: the buffer the operand names
 // (none: an unowned access, reported) and the bytes past its end (reported).
+// Inline, the common case alone (the index's cache answers, the access inside its buffer):
+// do_sram then needs no frame and jumps to check_sram_runs.
 Checkers::ShadowAccess Checkers::shadow_owner(const Event& e) {
+  BufferIndex::Holder h;
+  const uint64_t end = e.a + e.b;
+  if (shadow_->index.sole_at(e.a, e.instr, h) && end <= h.end) return {h.id, end};
+  return shadow_owner_slow(e);
+}
+
+// shadow_owner's other cases: a search of the index, an access past its buffer's end.
+Checkers::ShadowAccess Checkers::shadow_owner_slow(const Event& e) {
   BufferIndex::Holder h;
   NamedBuffer own;
   if (shadow_->index.sole_at(e.a, e.instr, h)) {  // the index's cache: the only live holder

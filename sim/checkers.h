@@ -163,6 +163,8 @@ class Checkers {
     if (++logged_ == batch_) flush();
   }
   void log_ddr(uint32_t instr, const isa::Extent& e, uint8_t flags, uint8_t queue);  // its rows
+  [[gnu::noinline]] void log_ddr_rows(uint32_t instr, uint64_t addr, uint64_t rows, uint64_t row_bytes,
+                                      uint64_t stride, uint8_t flags, uint8_t queue);  // rows != 1
   void flush();  // checks the logged events in order and clears the log
   // The checkers with the logged events checked. A const query may check them: a Checkers
   // with logged events was not defined const (the events were logged through a non-const
@@ -175,6 +177,7 @@ class Checkers {
   void do_start(size_t instr, uint64_t time);
   void do_sram(const Event& e);
   void do_ddr(const Event& e);
+  [[gnu::noinline]] void check_ddr_owner(const Event& e);  // the DDR ownership checker's look
   void do_finish(size_t instr, uint64_t time) {
     if (instr < finish_time_.size()) finish_time_[instr] = time;
   }
@@ -198,13 +201,14 @@ class Checkers {
     bool other_wrote;
   };
   ShadowAccess shadow_owner(const Event& e);
+  [[gnu::noinline]] ShadowAccess shadow_owner_slow(const Event& e);
   struct NamedBuffer {  // the buffer an operand names and its end
     int32_t id = -1;
     uint64_t end = 0;
   };
   NamedBuffer named_buffer(const Event& e);  // shadow_owner without the index's cache
   void report_outside(const Event& e, const NamedBuffer& own);
-  void check_sram_runs(const Event& e, const ShadowAccess& sa);
+  void check_sram_runs(const Event& e, ShadowAccess sa);  // sa by value: in registers
   template <typename Walk>
   void check_unwritten(size_t instr, const ShadowAccess& sa, Walk&& walk);
   void report_unwritten(size_t instr, int32_t own, uint64_t bad, uint64_t good, int32_t other);
@@ -222,6 +226,7 @@ class Checkers {
   CheckerOptions options_;
   size_t instrs_ = 0;         // program_->instrs.size()
   bool shadow_on_ = false;    // shadow_ && options_.shadow: the shadow looks at SRAM accesses
+  bool overlap_on_ = false;   // shadow_ && options_.overlap: do_start's one test
   uint64_t sram_bytes_ = 0;
   uint64_t ddr_bytes_ = 0;
   std::unique_ptr<TokenOrder> order_;

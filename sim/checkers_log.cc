@@ -36,16 +36,26 @@ void Checkers::on_access(size_t instr, const isa::Extent& e) {
 
 // DDR is not in the memory map, but a STORE and a later LOAD of the same DDR bytes (a spill
 // and its reload) race like SRAM accesses. A 2-D DMA touches only its rows, not the gaps.
+// One row (nearly every DDR access: a 1-D DMA's, a 2-D DMA of one row) with no loop and no
+// frame (the log's flush a jump); more rows in log_ddr_rows.
 void Checkers::log_ddr(uint32_t instr, const isa::Extent& e, uint8_t flags, uint8_t queue) {
   const auto& in = program_->instrs[instr];
   const Op op = sem_->op(in);
-  uint64_t rows = 1, row_bytes = e.bytes, stride = 0;
+  uint64_t row_bytes = e.bytes;
   if (op == Op::Load || op == Op::Store) {
     const auto& s = op == Op::Load ? sem_->load_slots() : sem_->store_slots();
-    rows = in.get(s.rows), row_bytes = in.get(s.row_bytes), stride = in.get(s.stride);
+    const uint64_t rows = in.get(s.rows);
+    row_bytes = in.get(s.row_bytes);
+    if (rows != 1) return log_ddr_rows(instr, e.addr, rows, row_bytes, in.get(s.stride), flags, queue);
   }
+  if (e.addr >= ddr_bytes_) return;
+  log({kDdr, 0, flags, queue, instr, e.addr, std::min(row_bytes, ddr_bytes_ - e.addr)});
+}
+
+void Checkers::log_ddr_rows(uint32_t instr, uint64_t addr0, uint64_t rows, uint64_t row_bytes, uint64_t stride,
+                            uint8_t flags, uint8_t queue) {
   for (uint64_t r = 0; r < rows; ++r) {
-    const uint64_t addr = e.addr + r * stride;
+    const uint64_t addr = addr0 + r * stride;
     if (addr >= ddr_bytes_) break;
     log({kDdr, 0, flags, queue, instr, addr, std::min(row_bytes, ddr_bytes_ - addr)});
   }

@@ -123,7 +123,7 @@ void Checkers::check_unwritten(size_t instr, const ShadowAccess& sa, Walk&& walk
 // its bytes: checked against the accesses before it, then recorded. Findings come in the
 // order of the checkers apart: the shadow's (shadow_owner's, then a read of unwritten
 // bytes), then the hazards.
-void Checkers::check_sram_runs(const Event& e, const ShadowAccess& sa) {
+void Checkers::check_sram_runs(const Event& e, ShadowAccess sa) {
   HazardMap& hz = *sram_runs_;
   const size_t instr = e.instr;
   const bool hazard = e.flags & kHazard;
