@@ -90,7 +90,6 @@ TEST(CliSim, BadInputIsAnErrorNamingTheFile) {
   EXPECT_EQ(run_cli("sim").code, 2);  // usage error
 }
 
-
 // A queue waiting for a token nobody sends, with the RTL clock running: the model's watchdog
 // (deadlock_cycles of the NPU config) ends the run with a `deadlock` finding and exit 1.
 TEST(CliSim, RtlDeadlockIsAFindingAndExitsOne) {
@@ -131,6 +130,30 @@ TEST(CliSim, RtlRunsANonDefaultNpuGeometryAndRefusesABadOne) {
   const CliRun b = run_cli(args + " --rtl --npu " + bad.string());
   EXPECT_EQ(b.code, 1) << b.out;
   EXPECT_NE(b.out.find("six_banks.yaml:1: 'sram_banks' = 6 must be a power of two"), std::string::npos) << b.out;
+}
+
+// --rtl-variant names an RTL plant of the catalogue (util/plant.h) and implies --rtl: the
+// planted MAC runs (the GEMM's result differs from the golden model's), anything but an RTL
+// plant's name is refused listing them, and it does not combine with --plant.
+TEST(CliSim, RtlVariantIsAnRtlPlantOfTheCatalogue) {
+  Files files;
+  const Program p = make_program(gemm_program(), gemm_buffers());
+  const std::string base = files.write("variant", p);
+  const std::string args = base.substr(0, base.rfind(" --backend"));
+  const CliRun planted = run_cli(args + " --rtl-variant rtl-mac-sign");
+  EXPECT_EQ(planted.code, 1) << planted.out;
+  EXPECT_EQ(planted.out.rfind("FAIL variant:", 0), 0u) << planted.out;
+  EXPECT_NE(planted.out.find("ddr-mismatch"), std::string::npos) << planted.out;
+  const CliRun old = run_cli(args + " --rtl-variant rtl_mac_sign");
+  EXPECT_EQ(old.code, 1) << old.out;
+  EXPECT_NE(old.out.find("'rtl_mac_sign' is not an RTL plant (valid: none, rtl-decoder-field-bit"), std::string::npos)
+      << old.out;
+  const CliRun model = run_cli(args + " --rtl-variant model-store-short");
+  EXPECT_EQ(model.code, 1) << model.out;
+  EXPECT_NE(model.out.find("is not an RTL plant"), std::string::npos) << model.out;
+  const CliRun both = run_cli(args + " --rtl-variant rtl-mac-sign --plant model-store-short");
+  EXPECT_EQ(both.code, 1) << both.out;
+  EXPECT_NE(both.out.find("--rtl-variant and --plant"), std::string::npos) << both.out;
 }
 
 }  // namespace
