@@ -198,11 +198,25 @@ class Partitioner {
     if (!w) return *why = "Conv with weights computed at run time", false;
     if (!n.input(2).empty() && !g_.is_constant(n.input(2))) return *why = "Conv with a run-time bias", false;
     if (x[0] != 1) return *why = fmt::format("batch {}", x[0]), false;
-    if (!npu_window(g_, n, lim_, why)) return false;
+    const std::optional<Window> win = npu_window(g_, n, lim_, why);
+    if (!win) return false;
+    if (!win->pointwise() && !im2col_fits(x[3], w->shape()[1], why)) return false;
     const int64_t groups = n.attr_int("group", 1);
     const int64_t k = w->shape()[1] * w->shape()[2] * w->shape()[3];
     if (k > lim_.max_gemm_dim || w->shape()[0] / groups > lim_.max_gemm_dim)
       return *why = fmt::format("GEMM k {} or n {} above {}", k, w->shape()[0] / groups, lim_.max_gemm_dim), false;
+    return true;
+  }
+
+  // IM2COL takes the image's width and a group's channels whole (the tiling splits rows and
+  // groups only).
+  bool im2col_fits(int64_t width, int64_t channels_per_group, std::string* why) const {
+    if (width > lim_.max_image_width)
+      return *why = fmt::format("image {} wide: IM2COL w above {}", width, lim_.max_image_width), false;
+    if (channels_per_group > lim_.max_im2col_channels)
+      return *why = fmt::format("{} input channels per group: IM2COL c above {}", channels_per_group,
+                                lim_.max_im2col_channels),
+             false;
     return true;
   }
 
@@ -389,6 +403,9 @@ class Partitioner {
     } else {
       if (max && n.attr_int("storage_order", 0) != 0) return *why = "MaxPool with storage_order 1", false;
       if (!npu_window(g_, n, lim_, why)) return false;
+      if (x[3] > lim_.max_image_width)
+        return *why = fmt::format("{} over an image {} wide: POOL w above {}", n.op_type, x[3], lim_.max_image_width),
+               false;
     }
     grp.kind = max ? GroupKind::kMaxPool : GroupKind::kAvgPool;
     grp.reason = fmt::format("pool {} {}", max ? "max" : "avg", global ? "over the whole image" : "");

@@ -93,6 +93,18 @@ uint32_t Isa::enum_value(std::string_view mnemonic, std::string_view field_name,
                           names.empty() ? "no named values" : names));
 }
 
+uint64_t Isa::addressable_bytes(Space space) const {
+  const FieldKind kind = space == Space::Sram ? FieldKind::SramAddr : FieldKind::DdrAddr;
+  uint64_t bytes = 0;
+  for (const InstrSpec& s : instrs_)
+    for (const FieldSpec& f : s.fields)
+      if (f.kind == kind) {
+        const uint64_t reach = static_cast<uint64_t>(f.max) + 1;
+        bytes = bytes == 0 ? reach : std::min(bytes, reach);
+      }
+  return bytes;
+}
+
 // Builds and validates an Isa from its YAML; every error names the source line.
 class IsaLoader {
  public:

@@ -162,6 +162,9 @@ class Isa {
     return field(mnemonic, field_name).max;
   }
   uint32_t enum_value(std::string_view mnemonic, std::string_view field_name, std::string_view value_name) const;
+  // The bytes of `space` every address field of that space reaches: one past the smallest
+  // of their maxima (0 when no field addresses it).
+  uint64_t addressable_bytes(Space space) const;
 
  private:
   std::string name_;

@@ -212,6 +212,8 @@ TEST(IsaExtra, FieldQueriesAnswerFromTheTables) {
   EXPECT_EQ(isa.enum_value("eltwise", "op", "clip"), 3u);
   EXPECT_EQ(isa.enum_value("pool", "mode", "avg"), 1u);
   EXPECT_EQ(extra().max_value("move2", "len"), (1 << 24) - 1);
+  EXPECT_EQ(isa.addressable_bytes(Space::Sram), uint64_t{1} << 24);  // 24-bit sram_addr fields
+  EXPECT_EQ(isa.addressable_bytes(Space::Ddr), uint64_t{1} << 32);
   EXPECT_HAS(overlay_error_of([&] { isa.max_value("gemm", "kk"); }), "instruction 'gemm' has no field 'kk'");
   EXPECT_HAS(overlay_error_of([&] { isa.max_value("gemm3", "k"); }), "unknown instruction 'gemm3'");
   EXPECT_HAS(overlay_error_of([&] { isa.enum_value("eltwise", "op", "div"); }),
