@@ -12,7 +12,8 @@ namespace {
 constexpr std::array kCatalogue = {
 #define NPUFORGE_RTL(module, parameter, value) PlantRtlVariant{#module, #parameter, value}
 #define NPUFORGE_NOT_RTL PlantRtlVariant{}
-#define NPUFORGE_PLANT_INFO(id, name, layer, rtl, breaks) PlantInfo{PlantId::id, name, PlantLayer::layer, rtl, breaks},
+#define NPUFORGE_PLANT_INFO(id, name, layer, rtl, finds, breaks) \
+  PlantInfo{PlantId::id, name, PlantLayer::layer, rtl, finds, breaks},
     NPUFORGE_PLANTS(NPUFORGE_PLANT_INFO)
 #undef NPUFORGE_PLANT_INFO
 #undef NPUFORGE_NOT_RTL
