@@ -2,10 +2,15 @@
 // The field limits the partition respects (partition.h): what an NPU group may ask of one
 // instruction's fields, read from the ISA's field widths (isa::Isa::max_value), never restated.
 // Past them a node stays on the CPU with the limit named; within them the back end's tiling
-// (lower_*.cc) fits everything else to the same fields.
+// (lower_*.cc) fits everything else to the same fields. npu_window: a conv's or pool's window
+// as the NPU takes it, checked against them.
 #include <cstdint>
+#include <optional>
+#include <string>
 
+#include "compiler/qgraph.h"
 #include "isa/isa.h"
+#include "model/ir.h"
 
 namespace npuforge::compiler {
 
@@ -29,5 +34,10 @@ struct NpuLimits {
   // No limit (a window is read back from a node the partition already accepted).
   static NpuLimits unbounded();
 };
+
+// The NPU window of a 2-D Conv or pool node on its (rank-4) input, with explicit asymmetric
+// pads (auto_pad and ceil_mode resolved); nullopt with `why` set when it does not fit `limits`.
+std::optional<Window> npu_window(const model::Graph& graph, const model::Node& node, const NpuLimits& limits,
+                                 std::string* why);
 
 }  // namespace npuforge::compiler

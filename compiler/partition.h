@@ -52,9 +52,4 @@ struct Partition {
 
 Partition partition(const model::Graph& graph, const NpuLimits& limits = {});
 
-// The NPU window of a 2-D Conv or pool node on its (rank-4) input, with explicit asymmetric
-// pads (auto_pad and ceil_mode resolved); nullopt with `why` set when it does not fit `limits`.
-std::optional<Window> npu_window(const model::Graph& graph, const model::Node& node, const NpuLimits& limits,
-                                 std::string* why);
-
 }  // namespace npuforge::compiler

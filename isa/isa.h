@@ -128,9 +128,11 @@ inline constexpr unsigned kSignalSlot = 2;
 class Isa {
  public:
   // Throw npuforge::Error naming the file (or `source_name`), line and field on bad input.
-  // An overlay (`base: builtin` or `base: FILE`, a path relative to the overlay's own
-  // directory) is the base ISA plus the instructions it lists; it may rename the ISA and set
-  // its version, and inherits width, queues and common fields (docs/isa.md: the overlay).
+  // An overlay is the base ISA plus the instructions it lists (tests/data/isa_extra.yaml):
+  //   base: builtin          # or the path of an ISA file, relative to the overlay's directory
+  //   name: my-npu           # optional, as `version:`; width, queues and common come from the base
+  //   instructions: [...]    # new mnemonics and opcodes only: a clash with the base is an error
+  // A base may itself be an overlay; a chain that comes back to a file is an error.
   static Isa load_file(const std::filesystem::path& path);
   static Isa load_string(std::string_view yaml_text, std::string_view source_name);
 
