@@ -51,6 +51,11 @@ struct Files {
     const std::string base = (dir / name).string();
     return "sim " + base + ".bin --memmap " + base + ".memmap.yaml --ddr " + base + ".ddr.bin --backend sequential";
   }
+  // The same, for the default (SystemC) backend.
+  std::string write_systemc(const std::string& name, const Program& p) const {
+    const std::string args = write(name, p);
+    return args.substr(0, args.rfind(" --backend"));
+  }
   fs::path dir;
 };
 
@@ -97,9 +102,7 @@ TEST(CliSim, RtlDeadlockIsAFindingAndExitsOne) {
   const Program p =
       make_program(gemm_program(0x000, 0x080, 0x100, "wait=load, signal=store", "wait=compute", "signal=none"),
                    gemm_buffers());
-  std::string args = files.write("stuck", p);
-  args = args.substr(0, args.rfind(" --backend")) + " --rtl";
-  const CliRun r = run_cli(args);
+  const CliRun r = run_cli(files.write_systemc("stuck", p) + " --rtl");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_EQ(r.out.rfind("FAIL stuck:", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("run stopped early (deadlock)"), std::string::npos) << r.out;
@@ -115,8 +118,7 @@ TEST(CliSim, RtlDeadlockIsAFindingAndExitsOne) {
 TEST(CliSim, RtlRunsANonDefaultNpuGeometryAndRefusesABadOne) {
   Files files;
   const Program p = make_program(gemm_program(), gemm_buffers());
-  const std::string base = files.write("geo", p);
-  const std::string args = base.substr(0, base.rfind(" --backend"));
+  const std::string args = files.write_systemc("geo", p);
   const fs::path npu = files.dir / "four_banks.yaml";
   std::ofstream(npu) << "sram_banks: 4\nbank_width_bytes: 32\n";
   const CliRun tlm = run_cli(args + " --npu " + npu.string());
@@ -138,8 +140,7 @@ TEST(CliSim, RtlRunsANonDefaultNpuGeometryAndRefusesABadOne) {
 TEST(CliSim, RtlVariantIsAnRtlPlantOfTheCatalogue) {
   Files files;
   const Program p = make_program(gemm_program(), gemm_buffers());
-  const std::string base = files.write("variant", p);
-  const std::string args = base.substr(0, base.rfind(" --backend"));
+  const std::string args = files.write_systemc("variant", p);
   const CliRun planted = run_cli(args + " --rtl-variant rtl-mac-sign");
   EXPECT_EQ(planted.code, 1) << planted.out;
   EXPECT_EQ(planted.out.rfind("FAIL variant:", 0), 0u) << planted.out;
