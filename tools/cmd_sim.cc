@@ -39,15 +39,17 @@ struct SimOptions {
 
 // The one place that chooses a backend by name (the SystemC backends register here too).
 std::unique_ptr<sim::Backend> make_backend(const SimOptions& o, const sim::Semantics& sem) {
-  const Plant plant = parse_plant(o.plant);
-  if (o.backend == "sequential" && !o.rtl && o.trace.empty() && o.rtl_variant == "none" && !plant.any())
+  // --rtl-variant NAME is --rtl --plant NAME for the RTL plants of the catalogue.
+  const Plant variant = parse_rtl_plant(o.rtl_variant);
+  if (variant.any() && !o.plant.empty()) throw Error("--rtl-variant and --plant name one plant each: give one");
+  const Plant plant = variant.any() ? variant : parse_plant(o.plant);
+  if (o.backend == "sequential" && !o.rtl && o.trace.empty() && !plant.any())
     return std::make_unique<sim::SequentialBackend>(sem);
   if (o.backend == "systemc" || o.backend == "sequential") {
     if (o.backend == "sequential") throw Error("--rtl, --trace and --plant need --backend systemc");
     sim::sc_model::ScOptions sc;
-    sc.sram = o.rtl ? sim::sc_model::SramModel::Rtl : sim::sc_model::SramModel::Tlm;
+    sc.sram = o.rtl || variant.any() ? sim::sc_model::SramModel::Rtl : sim::sc_model::SramModel::Tlm;
     sc.trace_path = o.trace;
-    sc.rtl_variant = sim::sc_model::rtl_variant_from_name(o.rtl_variant);
     sc.plant = plant;
     return std::make_unique<sim::sc_model::ScBackend>(sem, sc);
   }
@@ -144,7 +146,8 @@ void add_sim_command(CLI::App& app, Runner& run) {
                   "simulation backend: systemc (SystemC/TLM-2.0 model, default) or sequential");
   sub->add_flag("--rtl", opts->rtl, "systemc: run the Verilated scratchpad and decoder RTL in the loop");
   std::string variants;
-  for (const auto& v : sim::sc_model::rtl_variants()) variants += fmt::format(", {}", v.name);
+  for (const PlantInfo& p : plant_catalogue())
+    if (p.layer == PlantLayer::Rtl) variants += fmt::format(", {}", p.name);
   sub->add_option("--rtl-variant", opts->rtl_variant,
                   fmt::format("systemc: run a planted RTL bug (implies --rtl): none{}", variants));
   sub->add_option("--plant", opts->plant,

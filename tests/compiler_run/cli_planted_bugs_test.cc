@@ -14,7 +14,6 @@ namespace {
 // Compiles with the bug, runs, and returns the run's output after checking that a line of
 // `finding` (e.g. "[shadow/after-last-use]") names the buffer the planted line names.
 void expect_caught(const std::string& bug, const std::string& finding) {
-  NPUFORGE_NEED_ISA_V2();
   ScratchDir dir("plant_" + bug);
   const CliRun c = compile(dir, "out", "--plant-bug " + bug);
   ASSERT_EQ(c.code, 0) << c.out;
@@ -37,7 +36,6 @@ TEST(PlantedBug, Im2colScratchOneRowTooSmall) { expect_caught("im2col-short", "[
 TEST(PlantedBug, DroppedTokenBetweenLoadAndGemm) { expect_caught("drop-token", "[hazard/hazard]"); }
 
 TEST(PlantedBug, UnknownBugIsAClearError) {
-  NPUFORGE_NEED_ISA_V2();
   ScratchDir dir("plant_unknown");
   const CliRun c = compile(dir, "out", "--plant-bug nonsense");
   EXPECT_EQ(c.code, 1);
