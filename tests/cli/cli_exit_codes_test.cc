@@ -42,6 +42,9 @@ std::vector<MissingInput> missing_inputs() {
   };
 }
 
+// gtest prints a failing case's parameter: the command, not the struct's bytes.
+void PrintTo(const MissingInput& m, std::ostream* os) { *os << m.args; }
+
 class MissingInputFile : public testing::TestWithParam<MissingInput> {};
 
 TEST_P(MissingInputFile, ExitsOneNamingTheFileAndTheOption) {
