@@ -44,7 +44,9 @@ std::string unreadable(const std::string& path, bool directory_ok) {
 }
 
 // A name without a folder or an extension: what a user types for a shipped configuration.
-bool bare_name(const std::string& s) { return !s.empty() && s.find('/') == std::string::npos && fs::path(s).extension().empty(); }
+bool bare_name(const std::string& s) {
+  return !s.empty() && s.find('/') == std::string::npos && fs::path(s).extension().empty();
+}
 
 std::vector<fs::path> config_dirs(ConfigKind kind) {
   std::vector<fs::path> dirs;
@@ -58,7 +60,8 @@ std::vector<fs::path> config_dirs(ConfigKind kind) {
 std::string check_config(std::string& value, const std::string& option, ConfigKind kind) {
   const std::string why = unreadable(value, false);
   if (why.empty()) return {};
-  if (why == "no such file" && bare_name(value)) {
+  std::error_code ec;
+  if (!fs::exists(value, ec) && bare_name(value)) {
     for (const fs::path& dir : config_dirs(kind)) {
       const fs::path p = dir / (value + ".yaml");
       if (unreadable(p.string(), false).empty()) {
@@ -71,8 +74,9 @@ std::string check_config(std::string& value, const std::string& option, ConfigKi
     std::string list;
     for (const auto& n : names) list += fmt::format("{}{}", list.empty() ? "" : ", ", n);
     const std::string hint = util::did_you_mean(value, names);
-    throw Error(fmt::format("{}: no such file, and not the name of a shipped {} ({}){}{} (shipped: {}{})", value, kind_noun(kind), option,
-                            hint.empty() ? "" : "; ", hint, list.empty() ? "none found" : list,
+    throw Error(fmt::format("{}: no such file, and not the name of a shipped {} ({}){}{} (shipped: {}{})", value,
+                            kind_noun(kind), option, hint.empty() ? "" : "; ", hint,
+                            list.empty() ? "none found" : list,
                             dir.empty() ? std::string() : fmt::format(", in {}", dir.string())));
   }
   throw Error(fmt::format("{}: {} ({})", value, why, option));
