@@ -13,7 +13,8 @@
 namespace npuforge::regress {
 namespace {
 
-// The loader's own message names the file, line and key; the job's origin says who named the file.
+// The loader's own message names the file, line and key; a list entry's origin says which
+// entry named the file (a --profile job has none: the option names it).
 [[noreturn]] void rethrow_for(const Job& job, std::string_view what, const Error& e) {
   if (job.origin.empty()) throw e;
   throw Error(fmt::format("{}: its {} does not load: {}", job.origin, what, e.what()));
@@ -41,7 +42,7 @@ void check_job_inputs(const std::vector<Job>& jobs) {
     if (!job.plant.empty() && plant_needs_rtl(parse_plant(job.plant)) && !job.rtl) {
       throw Error(fmt::format("{}: plant {} lives in RTL, but the run is not an RTL run (add {})",
                               job.origin.empty() ? job.id() : job.origin, job.plant,
-                              job.origin == "--profile" ? "--rtl" : "rtl: true"));
+                              job.origin.empty() ? "--rtl" : "rtl: true"));
     }
   }
 }

@@ -104,7 +104,6 @@ regress::RegressOptions fresh_options(const RegressOpts& o) {
     if (plant_needs_rtl(parse_plant(o.plant)) && !o.rtl)
       throw Error(fmt::format("regress: plant {} lives in RTL: add --rtl", j.plant));
     j.run = o.run.empty() ? std::filesystem::path(o.profile).stem().string() : o.run;
-    j.origin = "--profile";
     for (uint64_t s : parse_seeds(o.seeds)) {
       j.seed = s;
       jobs.push_back(j);
