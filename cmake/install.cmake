@@ -28,7 +28,7 @@ foreach(short ${npuforge_pc_order})
   string(APPEND NPUFORGE_PC_LIBS " -l${t}")
   if(short STREQUAL "model")
     set(NPUFORGE_EXPORT_MODEL ON)
-    string(APPEND NPUFORGE_PC_LIBS " -lonnx_proto -lprotobuf")
+    string(APPEND NPUFORGE_PC_LIBS " -lonnx -lonnx_proto -lprotobuf")
   endif()
   # Include directories in the source or build tree hold at build time only; installed
   # consumers get include/npuforge (headers keep their folder: "sim/checkers.h").

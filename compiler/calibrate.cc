@@ -81,7 +81,10 @@ std::vector<model::TensorMap> calibration_inputs(const model::Graph& graph, cons
     }
     if (source) {
       std::string names;
-      for (const auto& f : options.files) names += (names.empty() ? "" : " ") + f.filename().string();
+      for (const auto& f : options.files) {
+        if (!names.empty()) names += ' ';
+        names += f.filename().string();
+      }
       *source = fmt::format("{} sample(s) from files: {}", samples.size(), names);
     }
     return samples;

@@ -99,7 +99,7 @@ class Partitioner {
   void cpu(size_t i, std::string reason) {
     Group grp;
     grp.kind = GroupKind::kCpu;
-    grp.nodes = {i};
+    grp.nodes.push_back(i);
     grp.reason = std::move(reason);
     add(std::move(grp));
   }
@@ -149,7 +149,7 @@ class Partitioner {
     }
     Group grp;
     grp.kind = n.op_type == "Conv" ? GroupKind::kConv : GroupKind::kGemm;
-    grp.nodes = {i};
+    grp.nodes.push_back(i);
     grp.input = n.input(0);
     grp.output = n.outputs[0];
     if (n.op_type == "MatMul") fuse_bias(grp);
@@ -332,7 +332,7 @@ class Partitioner {
     if (!float_node(n, &why)) return cpu(i, why);
     const std::string& op = n.op_type;
     Group grp;
-    grp.nodes = {i};
+    grp.nodes.push_back(i);
     grp.output = n.outputs.empty() ? "" : n.outputs[0];
     if (op == "Add" || op == "Mul" || op == "Sub" || op == "Div") {
       if (!binary(n, grp, &why)) return cpu(i, why);
@@ -485,7 +485,7 @@ class Partitioner {
           if (!cpu_nodes.insert(i).second) continue;
           Group c;
           c.kind = GroupKind::kCpu;
-          c.nodes = {i};
+          c.nodes.push_back(i);
           c.reason = fmt::format("{}: NPU-capable ({}) but between CPU work only", g_.nodes[i].op_type,
                                  group_kind_name(grp.kind));
           next.push_back(std::move(c));

@@ -1,16 +1,20 @@
 #include "model/yaml_import.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
 
 #include <fmt/core.h>
 
+#include "model/attribute_names.h"
 #include "model/npy.h"
 #include "model/op.h"
+#include "model/random_tensor.h"
 #include "util/error.h"
 #include "util/file_io.h"
 #include "util/rng.h"
+#include "util/suggest.h"
 #include "util/yaml_util.h"
 
 namespace npuforge::model {
@@ -145,8 +149,7 @@ struct Reader {
       const double low = node["low"] ? number(node["low"], "low") : -1.0;
       const double high = node["high"] ? number(node["high"], "high") : 1.0;
       if (!(low <= high)) fail(node, "'random': low must not exceed high");
-      for (float& v : t.values<float>())
-        v = static_cast<float>(low + (high - low) * static_cast<double>(rng.next() >> 40) * 0x1p-24);
+      fill_random(t, rng, {low, high});
       return t;
     }
     int64_t lo = -1000, hi = 1000;
@@ -289,7 +292,19 @@ struct Reader {
     return out;
   }
 
-  Node node(const YAML::Node& n, size_t index) const {
+  // An attribute ONNX does not define for the op is a typo, not something to ignore: the op
+  // would run with its default (or say a required one is missing, with no word of the typo).
+  void check_attribute_name(const YAML::Node& key_node, const std::string& key, const Node& node, int64_t opset) const {
+    const auto known = onnx_attribute_names(node.domain, node.op_type, opset);
+    if (!known || std::find(known->begin(), known->end(), key) != known->end()) return;
+    const std::string hint = util::did_you_mean(key, *known);
+    std::string list;
+    for (const auto& k : *known) list += fmt::format("{}{}", list.empty() ? "" : ", ", k);
+    fail(key_node, fmt::format("node '{}': unknown attribute '{}' of {}{}{} ({} takes: {})", node.name, key, node.op_type,
+                               hint.empty() ? "" : "; ", hint, node.op_type, list.empty() ? "no attributes" : list));
+  }
+
+  Node node(const YAML::Node& n, size_t index, int64_t opset) const {
     reject_unknown_keys(n, {"name", "op", "domain", "inputs", "outputs", "attributes"}, source, "node");
     Node node;
     if (!n["op"]) fail(n, "a node needs 'op'");
@@ -304,6 +319,7 @@ struct Reader {
       util::require_map(n["attributes"], source, "attributes");
       for (const auto& kv : n["attributes"]) {
         const std::string key = util::key_string(kv.first, source);
+        check_attribute_name(kv.first, key, node, opset);
         node.attributes.emplace(key, attribute(kv.second, key));
       }
     }
@@ -340,7 +356,7 @@ struct Reader {
     }
     size_t index = 0;
     for (const auto& n : require_list(root["nodes"], "nodes")) {
-      g.nodes.push_back(node(n, index++));
+      g.nodes.push_back(node(n, index++, g.opset));
       for (const std::string& out : g.nodes.back().outputs)
         if (!out.empty()) define(n, out);
     }

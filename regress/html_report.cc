@@ -10,6 +10,7 @@
 #include "planner/plan_check.h"
 #include "planner/plan_problem.h"
 #include "planner/plan_svg.h"
+#include "regress/failure_window.h"
 #include "regress/html_style.h"
 #include "util/error.h"
 #include "util/file_io.h"
@@ -135,12 +136,22 @@ std::string failure_card(const SeedResult& r, const fs::path& out, bool timeline
   if (timeline && fs::exists(memmap)) {
     try {
       const auto hot = finding_symbols(r.finding);
-      h += "<figure class='timeline'>" + memory_timeline_svg(memmap, r.job.id(), hot);
-      h += "<figcaption>Memory timeline: instruction on x, SRAM address on y (up to the peak). Filled red: ";
       std::string names;
       for (const auto& s : hot) names += (names.empty() ? "%" : ", %") + s;
-      h += esc(names.empty() ? "(the finding names no buffer)" : names);
-      h += "; outlined red: buffers whose placement overlaps another live buffer.</figcaption></figure>\n";
+      const std::string red = "Filled red: " + esc(names.empty() ? "(the finding names no buffer)" : names) +
+                              "; outlined red: buffers whose placement overlaps another live buffer.";
+      const std::string whole = memory_timeline_svg(memmap, r.job.id(), hot);
+      const std::string window = failure_window_svg(memmap, r.job.id(), r.finding);
+      if (window.empty()) {
+        h += "<figure class='timeline'>" + whole + "<figcaption>Memory timeline: instruction on x, SRAM address on y " +
+             "(up to the peak). " + red + "</figcaption></figure>\n";
+      } else {
+        h += "<figure class='timeline'><div class='failure-window'>" + window +
+             "</div><figcaption>The failure's window: the instructions around the first finding (dashed line), "
+             "the addresses of the buffers it names and their neighbours, labelled. " + red +
+             "</figcaption><details class='whole'><summary>whole program</summary>" + whole +
+             "<p class='note'>Instruction on x, SRAM address on y (up to the peak).</p></details></figure>\n";
+      }
     } catch (const std::exception& e) {
       h += fmt::format("<p class='note'>memory timeline unavailable: {}</p>\n", esc(e.what()));
     }
@@ -285,15 +296,7 @@ std::string memory_timeline_svg(const fs::path& memmap, const std::string& title
   opt.inclusive = true;
   opt.title = title;
   opt.highlight = highlight;
-  std::string svg = planner::plan_svg(plan, &check, opt);
-  // Scale with the page: a viewBox from the drawing's own width and height.
-  const size_t w = svg.find("width='"), h = svg.find("height='");
-  if (svg.rfind("<svg ", 0) == 0 && w != std::string::npos && h != std::string::npos) {
-    const std::string width = svg.substr(w + 7, svg.find('\'', w + 7) - w - 7);
-    const std::string height = svg.substr(h + 8, svg.find('\'', h + 8) - h - 8);
-    svg.insert(5, fmt::format("viewBox='0 0 {} {}' class='memmap' ", width, height));
-  }
-  return svg;
+  return scalable_svg(planner::plan_svg(plan, &check, opt), "memmap");
 }
 
 std::string html_report(const RegressReport& rep, const fs::path& out, const HtmlOptions& o) {

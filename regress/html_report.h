@@ -3,7 +3,8 @@
 // server, no network) for a person in a browser. It shows the verdict and any missing shard,
 // pass/fail per run, every failing seed with its first finding, its reproduction command
 // (with a copy button), its files and its memory timeline (planner::plan_svg of the seed's
-// memory map, the buffers the finding names filled red and overlapping buffers outlined red),
+// memory map, the buffers the finding names filled red and overlapping buffers outlined red:
+// the failure's window, regress/failure_window.h, with the whole program one click away),
 // coverage per group with its holes and after how many seeds it closed, seeds/s and a
 // histogram of cycles, and a filterable, paged table of all seeds (the seed data is embedded
 // as JSON, so thousands of seeds stay light).

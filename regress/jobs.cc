@@ -133,6 +133,7 @@ std::vector<Job> load_list(const std::filesystem::path& path) {
     const std::string where = fmt::format("runs[{}]", index++);
     if (!entry.IsMap()) throw Error(fmt::format("{}: {}: expected a map", file, where));
     Job job = defaults;
+    job.origin = fmt::format("{}:{}: {}", file, entry.Mark().line + 1, where);
     apply(entry, job, where, true);
     if (job.profile.empty() || !entry["seeds"]) {
       throw Error(fmt::format("{}:{}: {}: 'profile' and 'seeds' are required", file,

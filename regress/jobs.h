@@ -28,6 +28,7 @@ struct Job {
   bool rtl = false;     // simulate with the Verilated RTL scratchpad
   std::string plant{};         // a planted bug by name (util/plant.h; `npuforge plants`)
   uint64_t index = 0;          // position in the whole list before --shard (merge order)
+  std::string origin{};        // the list entry it comes from ("list.yaml:12: runs[3]"), for errors
   std::string id() const;      // "run:seed" (unique within a regression)
   std::string name() const;    // "run-seed": the stem of its files
 };

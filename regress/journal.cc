@@ -1,6 +1,7 @@
 #include "regress/journal.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -113,14 +114,30 @@ void Journal::append(const SeedResult& r) {
   size_ += line.size();
 }
 
-RunLock::RunLock(const fs::path& dir) {
-  const fs::path path = dir / ".lock";
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw Error(fmt::format("{}: cannot open the run lock: {}", path.string(), errno_text(errno)));
+RunLock::RunLock(const fs::path& dir) : path_(dir / ".lock") {
+  // A runner that finishes removes the file while it holds the lock: a lock taken on the
+  // removed file in that moment is no lock at all, so try again on the new one.
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    if (try_lock(dir)) return;
+  }
+  throw Error(fmt::format("{}: cannot lock: the file keeps being replaced", path_.string()));
+}
+
+bool RunLock::try_lock(const fs::path& dir) {
+  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw Error(fmt::format("{}: cannot open the run lock: {}", path_.string(), errno_text(errno)));
   struct flock fl {};
   fl.l_type = F_WRLCK;
   fl.l_whence = SEEK_SET;
-  if (::fcntl(fd_, F_SETLK, &fl) == 0) return;
+  if (::fcntl(fd_, F_SETLK, &fl) == 0) {
+    struct stat held {}, named {};
+    if (::fstat(fd_, &held) == 0 && ::stat(path_.c_str(), &named) == 0 && held.st_ino == named.st_ino &&
+        held.st_dev == named.st_dev)
+      return true;
+    ::close(fd_);
+    fd_ = -1;
+    return false;
+  }
   const int e = errno;
   struct flock holder {};
   holder.l_type = F_WRLCK;
@@ -128,14 +145,18 @@ RunLock::RunLock(const fs::path& dir) {
   const bool known = ::fcntl(fd_, F_GETLK, &holder) == 0 && holder.l_type != F_UNLCK;
   ::close(fd_);
   fd_ = -1;
-  if (e != EACCES && e != EAGAIN) throw Error(fmt::format("{}: cannot lock: {}", path.string(), errno_text(e)));
+  if (e != EACCES && e != EAGAIN) throw Error(fmt::format("{}: cannot lock: {}", path_.string(), errno_text(e)));
   throw Error(fmt::format("{}: another `npuforge regress`{} is running in this results directory ({}); wait for it "
                           "or stop it, or give another --out",
-                          dir.string(), known ? fmt::format(" (pid {})", holder.l_pid) : std::string(), path.string()));
+                          dir.string(), known ? fmt::format(" (pid {})", holder.l_pid) : std::string(), path_.string()));
 }
 
+// The file is removed while still locked, so a finished results directory holds no empty
+// .lock; a runner that dies leaves it (with no lock on it: the kernel drops the lock).
 RunLock::~RunLock() {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ < 0) return;
+  ::unlink(path_.c_str());
+  ::close(fd_);
 }
 
 bool interrupted_run(const fs::path& dir) {

@@ -5,7 +5,7 @@
 //   DIR/run.json       the jobs and per-run options, written before the first seed starts;
 //                      `npuforge regress --resume DIR` runs from it alone
 //   DIR/journal.jsonl  one results.jsonl line per finished seed, in finishing order
-//   DIR/.lock          held (fcntl record lock) while a runner works in DIR
+//   DIR/.lock          held (fcntl record lock) while a runner works in DIR, removed when it ends
 // A run is finished when shard.json records its end; a directory with run.json and no
 // such record holds an interrupted run (the runner was killed, or a disk filled up).
 #include <cstdint>
@@ -67,6 +67,8 @@ class RunLock {
   RunLock& operator=(const RunLock&) = delete;
 
  private:
+  bool try_lock(const std::filesystem::path& dir);
+  std::filesystem::path path_;
   int fd_ = -1;
 };
 

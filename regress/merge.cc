@@ -67,7 +67,11 @@ MergeOutcome merge_shards(const MergeOptions& o) {
     }
     complete.emplace(info.shard.k, ShardDir{dir, info});
   }
-  if (n == 0) throw Error("merge: no shard results among the inputs (each needs a shard.json)");
+  if (n == 0) {
+    std::string why;
+    for (const auto& p : rep.problems) why += "\n  " + p;
+    throw Error(fmt::format("merge: no shard results among the inputs (each needs a shard.json):{}", why));
+  }
   for (unsigned k = 1; k <= n; ++k) {
     if (!complete.count(k)) res.missing.push_back(k);
     if (!seen.count(k)) rep.problems.push_back(fmt::format("shard {}/{}: no results directory (never started, or not given)", k, n));
@@ -104,6 +108,7 @@ MergeOutcome merge_shards(const MergeOptions& o) {
   rep.totals.seconds = finished > started ? finished - started : 0;
   rep.totals.workers = static_cast<unsigned>(complete.size());
   rep.title = fmt::format("npuforge regression {} ({} shards)", o.out, n);
+  clear_previous_run(o.out);
   fs::create_directories(o.out);
   write_reports(o.out, rep);
   return res;

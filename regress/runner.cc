@@ -169,6 +169,17 @@ void write_outcome(const std::string& out, const RegressOutcome& res) {
   write_reports(out, rep);
 }
 
+// What a run writes into its directory, besides the per-seed files under seeds/ and coverage/.
+constexpr const char* kRunFiles[] = {"run.json", "shard.json", "journal.jsonl", "progress.txt", "summary.json",
+                                     "results.jsonl", "junit.xml", "index.html", "coverage.json", "failures.txt"};
+
+// The per-seed files of seeds the new run does not run would otherwise stay beside its own.
+void clear_previous_run(const fs::path& out) {
+  if (!fs::exists(out / "run.json") && !fs::exists(out / "shard.json")) return;  // not a results directory (yet)
+  for (const char* sub : {"seeds", "coverage", "shrunk", "shrink-work"}) fs::remove_all(out / sub);
+  for (const char* f : kRunFiles) fs::remove(out / f);
+}
+
 namespace {
 
 // "run:1, run:2, ... and N more": which seeds a message is about.
@@ -179,7 +190,8 @@ std::string seed_list(const std::vector<const Job*>& jobs) {
   return s.empty() ? "none" : s;
 }
 
-// Refuses a directory holding an interrupted run (unless forced); with `resume`, returns the results the journal already has (by list index).
+// Refuses a directory holding an interrupted run (unless forced) and clears a finished one;
+// with `resume`, returns the results the journal already has (by list index).
 std::map<uint64_t, SeedResult> prepare_dir(const RegressOptions& o, const fs::path& out, uint64_t& keep_bytes,
                                            std::FILE* log) {
   const fs::path jpath = out / "journal.jsonl";
@@ -189,6 +201,7 @@ std::map<uint64_t, SeedResult> prepare_dir(const RegressOptions& o, const fs::pa
                               "`npuforge regress --resume {}`, or give --force to start over and discard it",
                               out.string(), out.string()));
     }
+    clear_previous_run(out);
     keep_bytes = 0;
     return {};
   }
@@ -258,14 +271,15 @@ RegressOutcome run_regression(const RegressOptions& o, std::FILE* log) {
   ::signal(SIGXFSZ, SIG_IGN);
   const std::string exe = o.exe.empty() ? self_exe() : o.exe;
   const fs::path out = o.out;
-  fs::create_directories(out / "seeds");
-  fs::create_directories(out / "coverage");
+  fs::create_directories(out);
   const RunLock lock(out);
   uint64_t keep_bytes = 0;
   std::map<uint64_t, SeedResult> done = prepare_dir(o, out, keep_bytes, log);
+  fs::create_directories(out / "seeds");
+  fs::create_directories(out / "coverage");
   // shard.json first: a shard killed before it finishes can still be named by the merge.
   RunInfo info{o.shard, o.list_jobs ? o.list_jobs : o.jobs.size(), o.jobs.size(), exe, unix_now(), 0};
-  for (const char* stale : {"summary.json", "results.jsonl", "junit.xml", "index.html"}) fs::remove(out / stale);
+  for (const char* stale : {"summary.json", "results.jsonl", "junit.xml", "index.html", "coverage.json"}) fs::remove(out / stale);
   util::write_file(out / "shard.json", run_info_json(info));
   if (!o.resume) util::write_file(out / "run.json", run_json(o), "run options");  // after shard.json: unfinished
   Journal journal(out / "journal.jsonl", keep_bytes);

@@ -66,6 +66,10 @@ struct RegressOutcome {
 
 // Writes the reports of a finished run (junit.xml ... index.html, see regress/results.h).
 void write_outcome(const std::string& out, const RegressOutcome& outcome);
+// Removes the files of a finished run from its results directory (its per-seed files under
+// seeds/ and coverage/, shrunk programs, reports, journal): a new run or a merge into the
+// directory replaces it. A directory that holds no run is left as it is.
+void clear_previous_run(const std::filesystem::path& out);
 
 // Runs the jobs; progress and the summary go to `log` (a live line when it is a tty).
 // Each seed's result is journalled as it finishes (regress/journal.h); with `resume` the

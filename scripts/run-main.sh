@@ -5,8 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+# The same build type and folder as scripts/run-tests.sh, so that either command after the other
+# rebuilds nothing it has already built (only the npuforge target is built here).
 build=${BUILD_DIR:-build}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DNPUFORGE_BENCH=OFF
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build "$build" -j "$(nproc)" --target npuforge
 export SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1
 "$build"/tools/npuforge regress --profile configs/gen/default.yaml --seeds 1-8 --per-seed --out results/main

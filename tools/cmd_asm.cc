@@ -4,6 +4,7 @@
 #include "allocator/place_symbols.h"
 #include "isa/assembler.h"
 #include "tools/command.h"
+#include "tools/input_file.h"
 #include "tools/io_util.h"
 
 namespace npuforge::tools {
@@ -63,25 +64,25 @@ int run_disasm(const DisasmOptions& o) {
 void add_asm_command(CLI::App& app, Runner& run) {
   auto opts = std::make_shared<AsmOptions>();
   auto* sub = app.add_subcommand("asm", "Assemble a program into a binary (and a $readmemh hex file)");
-  sub->add_option("input", opts->input, "Assembly source (.s)")->required()->check(CLI::ExistingFile);
+  sub->add_option("input", opts->input, "Assembly source (.s)")->required()->check(input_file("input"));
   sub->add_option("-o,--output", opts->output, "Binary output (.bin)")->required();
   sub->add_option("--hex", opts->hex, "Also write a $readmemh hex file");
   sub->add_option("--memmap", opts->memmap, "Write the memory map of the symbols placed by the allocator");
   sub->add_option("--npu", opts->npu,
                   "NPU config giving the SRAM size and alignment for placing symbols (default: the built-in "
                   "configs/npu/default.yaml)")
-      ->check(CLI::ExistingFile);
+      ->transform(config_file("--npu", ConfigKind::kNpu));
   sub->add_option("--policy", opts->policy, "Allocator policy for symbols: first-fit, best-fit, next-fit");
-  sub->add_option("--isa", opts->isa_file, "Use this ISA YAML instead of the built-in one")->check(CLI::ExistingFile);
+  sub->add_option("--isa", opts->isa_file, "Use this ISA YAML instead of the built-in one")->check(input_file("--isa"));
   bind_runner(sub, opts, run, &run_asm);
 }
 
 void add_disasm_command(CLI::App& app, Runner& run) {
   auto opts = std::make_shared<DisasmOptions>();
   auto* sub = app.add_subcommand("disasm", "Disassemble a binary into assembly text");
-  sub->add_option("input", opts->input, "Binary program (.bin)")->required()->check(CLI::ExistingFile);
+  sub->add_option("input", opts->input, "Binary program (.bin)")->required()->check(input_file("input"));
   sub->add_flag("--index", opts->addresses, "Prefix each line with its instruction index");
-  sub->add_option("--isa", opts->isa_file, "Use this ISA YAML instead of the built-in one")->check(CLI::ExistingFile);
+  sub->add_option("--isa", opts->isa_file, "Use this ISA YAML instead of the built-in one")->check(input_file("--isa"));
   bind_runner(sub, opts, run, &run_disasm);
 }
 

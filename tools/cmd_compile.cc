@@ -7,6 +7,7 @@
 #include "compiler/driver.h"
 #include "isa/isa.h"
 #include "tools/command.h"
+#include "tools/input_file.h"
 #include "util/error.h"
 
 namespace npuforge::tools {
@@ -76,14 +77,14 @@ void add_compile_command(CLI::App& app, Runner& run) {
   auto opts = std::make_shared<CompileCliOptions>();
   CLI::App* sub = app.add_subcommand(
       "compile", "compile a model (ONNX or YAML graph) to NPU programs, CPU steps and a manifest in OUT/");
-  sub->add_option("model", opts->model, "model file (.onnx, or a .yaml graph)")->required()->check(CLI::ExistingFile);
+  sub->add_option("model", opts->model, "model file (.onnx, or a .yaml graph)")->required()->check(input_file("model"));
   sub->add_option("--input-shape", opts->input_shapes, "fix an open input dimension: NAME=1x3x224x224 (repeatable)");
   sub->add_option("--npu", opts->npu, "NPU config (default: the built-in configs/npu/default.yaml)")
-      ->check(CLI::ExistingFile);
+      ->transform(config_file("--npu", ConfigKind::kNpu));
   sub->add_option("--calibrate", opts->calibrate,
                   "calibration inputs (.npy, one per model input per sample, in input order); without them seeded "
                   "random samples are used (said in the report)")
-      ->check(CLI::ExistingFile);
+      ->check(input_file("--calibrate"));
   sub->add_option("--samples", opts->samples, "random calibration samples when no --calibrate is given")
       ->check(CLI::Range(1, 1000));
   sub->add_option("--seed", opts->seed, "seed of the random calibration samples");
@@ -96,7 +97,7 @@ void add_compile_command(CLI::App& app, Runner& run) {
   sub->add_option("--arena-plan", opts->arena_plan,
                   "take the arena offsets from another compiler's plan (MiniMalloc CSV, one row per tensor by name); "
                   "its static check is printed, a wrong plan is compiled anyway")
-      ->check(CLI::ExistingFile);
+      ->check(input_file("--arena-plan"));
   sub->add_option("--arena-budget", opts->arena_budget, "seconds a planner with a time budget may take")
       ->check(CLI::Range(0.0, 3600.0));
   sub->add_option("--export-lifetimes", opts->export_lifetimes,

@@ -2,15 +2,17 @@
 // after how many seeds each group completed, and the holes).
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <optional>
 
 #include <fmt/core.h>
 
 #include "util/error.h"
 #include "util/file_io.h"
 #include "regress/coverage.h"
+#include "regress/journal.h"
+#include "regress/results.h"
 #include "tools/command.h"
+#include "tools/input_file.h"
 
 namespace npuforge::tools {
 namespace {
@@ -20,26 +22,35 @@ struct CoverOpts {
   std::string json;
 };
 
-// A results directory: its per-seed files (coverage/*.json) when present, else coverage.json.
+// The seeds of the run in DIR, in list order: its results, or for an interrupted run the
+// journal's; none when DIR holds neither.
+std::optional<std::vector<regress::SeedResult>> seeds_of_run(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  if (fs::exists(dir / "results.jsonl"))
+    return regress::parse_results(util::read_file(dir / "results.jsonl", "results"), (dir / "results.jsonl").string());
+  if (!fs::exists(dir / "run.json")) return std::nullopt;
+  auto seeds = regress::read_journal(dir / "journal.jsonl").results;
+  std::sort(seeds.begin(), seeds.end(), [](const auto& a, const auto& b) { return a.job.index < b.job.index; });
+  return seeds;
+}
+
+// A results directory: the per-seed coverage files of its own run's seeds (never others
+// left in coverage/), in list order so "complete after" is exact; a merged directory (no
+// per-seed files) or one without a seed list: its coverage.json.
 std::vector<std::filesystem::path> files_of(const std::filesystem::path& in) {
   namespace fs = std::filesystem;
   if (!fs::is_directory(in)) return {in};
-  std::vector<fs::path> out;
-  if (fs::is_directory(in / "coverage")) {
-    for (const auto& e : fs::directory_iterator(in / "coverage")) {
-      if (e.path().extension() == ".json") out.push_back(e.path());
+  const auto seeds = seeds_of_run(in);
+  if (seeds && fs::is_directory(in / "coverage")) {
+    std::vector<fs::path> out;
+    for (const auto& r : *seeds) {
+      const fs::path p = in / "coverage" / (r.job.name() + ".json");
+      if (fs::exists(p)) out.push_back(p);
     }
+    return out;
   }
-  // Seed order (natural sort on the number after the last '-') so "complete after" is exact.
-  auto key = [](const fs::path& p) {
-    const std::string s = p.stem().string();
-    const size_t d = s.rfind('-');
-    return std::make_pair(s.substr(0, d), d == std::string::npos ? 0 : std::stoull("0" + s.substr(d + 1)));
-  };
-  std::sort(out.begin(), out.end(), [&](auto& a, auto& b) { return key(a) < key(b); });
-  if (out.empty() && fs::exists(in / "coverage.json")) out.push_back(in / "coverage.json");
-  if (out.empty()) throw Error(fmt::format("{}: no coverage/*.json or coverage.json in it", in.string()));
-  return out;
+  if (fs::exists(in / "coverage.json")) return {in / "coverage.json"};
+  throw Error(fmt::format("{}: not a results directory (no results.jsonl, run.json or coverage.json in it)", in.string()));
 }
 
 int run_cover(const CoverOpts& o) {
@@ -59,7 +70,7 @@ int run_cover(const CoverOpts& o) {
 void add_cover_command(CLI::App& app, Runner& run) {
   auto opts = std::make_shared<CoverOpts>();
   CLI::App* sub = app.add_subcommand("cover", "Merged functional coverage of regression results, with the holes");
-  sub->add_option("inputs", opts->inputs, "results directories or coverage JSON files")->required()->check(CLI::ExistingPath);
+  sub->add_option("inputs", opts->inputs, "results directories or coverage JSON files")->required()->check(input_path("inputs"));
   sub->add_option("--json", opts->json, "also write the merged coverage here");
   bind_runner(sub, opts, run, &run_cover);
 }

@@ -4,6 +4,7 @@
 
 #include "isa/assembler.h"
 #include "tools/command.h"
+#include "tools/input_file.h"
 #include "tools/io_util.h"
 
 namespace npuforge::tools {
@@ -38,7 +39,7 @@ int run_demo(const DemoOptions& o) {
 void add_demo_command(CLI::App& app, Runner& run) {
   auto opts = std::make_shared<DemoOptions>();
   auto* sub = app.add_subcommand("demo", "Assemble, encode, decode and disassemble a sample program");
-  sub->add_option("--sample", opts->sample, "Assembly file to use")->check(CLI::ExistingFile);
+  sub->add_option("--sample", opts->sample, "Assembly file to use")->check(input_file("--sample"));
   bind_runner(sub, opts, run, &run_demo);
 }
 

@@ -14,6 +14,7 @@
 #include "util/sysinfo.h"
 #include "util/yaml_util.h"
 #include "tools/command.h"
+#include "tools/input_file.h"
 #include "tools/io_util.h"
 
 namespace npuforge::tools {
@@ -93,9 +94,9 @@ void add_gen_command(CLI::App& app, Runner& run) {
       "gen", "Generate a constrained-random program: PREFIX.s .bin .hex .memmap.yaml .ddr.bin and a summary line");
   sub->add_option("--profile", opts->profile, "Generator profile (configs/gen/*.yaml)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->transform(config_file("--profile", ConfigKind::kProfile));
   sub->add_option("--npu", opts->npu, "NPU config (default: the built-in configs/npu/default.yaml)")
-      ->check(CLI::ExistingFile);
+      ->transform(config_file("--npu", ConfigKind::kNpu));
   sub->add_option("--seed", opts->seed, "Random seed")->required();
   sub->add_option("--length", opts->length, "Instructions, halt included (default: the profile's length)")
       ->check(CLI::Range(int64_t{1}, int64_t{100'000'000}));

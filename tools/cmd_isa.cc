@@ -4,6 +4,7 @@
 #include "isa/emit.h"
 #include "isa/isa.h"
 #include "tools/command.h"
+#include "tools/input_file.h"
 
 namespace npuforge::tools {
 namespace {
@@ -40,7 +41,7 @@ void add_isa_command(CLI::App& app, Runner& run) {
   auto* ym = sub->add_flag("--yaml", opts->yaml, "Print the built-in npu_isa.yaml");
   md->excludes(sv)->excludes(ym);
   sv->excludes(ym);
-  sub->add_option("--isa", opts->isa_file, "Use this ISA YAML instead of the built-in one")->check(CLI::ExistingFile);
+  sub->add_option("--isa", opts->isa_file, "Use this ISA YAML instead of the built-in one")->check(input_file("--isa"));
   bind_runner(sub, opts, run, &run_isa);
 }
 

@@ -13,6 +13,7 @@
 #include "model/npy.h"
 #include "model/stats.h"
 #include "tools/command.h"
+#include "tools/input_file.h"
 #include "tools/run_compiled.h"
 
 namespace npuforge::tools {
@@ -182,7 +183,9 @@ void add_run_model_command(CLI::App& app, Runner& run) {
   auto* sub = app.add_subcommand("run-model", "Run a model (.onnx or YAML graph) on .npy inputs with the "
                                               "reference interpreter, or a compiled model (directory from npuforge "
                                               "compile) on the simulated NPU, and write its outputs as .npy");
-  sub->add_option("model", opts->model, "Model file (.onnx, .yaml) or compiled model directory")->required();
+  sub->add_option("model", opts->model, "Model file (.onnx, .yaml) or compiled model directory")
+      ->required()
+      ->check(input_path("model"));
   sub->add_option("--input", opts->inputs, "Input .npy, in the model's input order, or NAME=FILE.npy (repeatable)");
   sub->add_option("--output", opts->outputs, "Output .npy, in the model's output order, or NAME=FILE.npy (repeatable)");
   add_input_shape_option(sub, opts->input_shapes);
@@ -206,7 +209,7 @@ void add_model_info_command(CLI::App& app, Runner& run) {
   auto opts = std::make_shared<ModelInfoOptions>();
   auto* sub = app.add_subcommand("model-info", "Ops histogram, inputs and outputs, parameters, activation sizes "
                                                "and MACs of a model (.onnx or YAML graph)");
-  sub->add_option("model", opts->model, "Model file (.onnx, .yaml)")->required();
+  sub->add_option("model", opts->model, "Model file (.onnx, .yaml)")->required()->check(input_file("model"));
   add_input_shape_option(sub, opts->input_shapes);
   bind_runner(sub, opts, run, &model_info);
 }

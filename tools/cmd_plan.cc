@@ -12,6 +12,7 @@
 #include "planner/plan_svg.h"
 #include "planner/planner.h"
 #include "tools/command.h"
+#include "tools/input_file.h"
 #include "tools/io_util.h"
 
 namespace npuforge::tools {
@@ -127,7 +128,7 @@ void add_plan_command(CLI::App& app, Runner& run) {
   auto opts = std::make_shared<PlanOptions>();
   auto* sub = app.add_subcommand("plan", "Plan buffer offsets (CSV id,lower,upper,size or YAML) "
                                          "and report the peak against the lower bound");
-  sub->add_option("input", opts->input, "Problem file (.csv, .yaml)")->required()->check(CLI::ExistingFile);
+  sub->add_option("input", opts->input, "Problem file (.csv, .yaml)")->required()->check(input_file("input"));
   std::string names;
   for (const auto& n : planner_names()) names += (names.empty() ? "" : ", ") + n;
   sub->add_option("--algo", opts->algo, "Planner: " + names)->capture_default_str();
@@ -145,7 +146,7 @@ void add_check_plan_command(CLI::App& app, Runner& run) {
   auto opts = std::make_shared<CheckOptions>();
   auto* sub = app.add_subcommand("check-plan", "Check a plan (.csv/.yaml with offsets) or a memory "
                                                "map (*.memmap.yaml): offsets, alignment, capacity, overlaps");
-  sub->add_option("input", opts->input, "Plan or memory map")->required()->check(CLI::ExistingFile);
+  sub->add_option("input", opts->input, "Plan or memory map")->required()->check(input_file("input"));
   sub->add_option("--capacity", opts->capacity, "Arena bytes (default: the file's, if any)");
   sub->add_option("--svg", opts->svg, "Draw the plan, overlaps in red");
   sub->add_flag("--inclusive", opts->inclusive, "Lifetimes in the plan are inclusive [first, last]");

@@ -10,6 +10,7 @@
 #include "regress/kill_rate.h"
 #include "regress/proc.h"
 #include "tools/command.h"
+#include "tools/input_file.h"
 #include "util/error.h"
 #include "util/plant.h"
 
@@ -97,7 +98,7 @@ void add_plants_command(CLI::App& app, Runner& run) {
   auto k = std::make_shared<KillRateOpts>();
   CLI::App* kr = app.add_subcommand(
       "kill-rate", "Run every planted bug over the nightly profiles until a seed catches it; exit 1 if one survives");
-  kr->add_option("list", k->list, "regression list (default configs/regress/nightly.yaml)")->check(CLI::ExistingFile);
+  kr->add_option("list", k->list, "regression list (default configs/regress/nightly.yaml)")->transform(config_file("list", ConfigKind::kRegressList));
   kr->add_option("--seeds", k->seeds, "seeds to try, in order (default 1-100)");
   kr->add_option("--profiles", k->profiles, "only these runs of the list (names, comma-separated)");
   kr->add_option("--plants", k->plants, "only these plants (names, comma-separated; default all)");

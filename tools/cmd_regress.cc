@@ -5,12 +5,14 @@
 #include <fmt/core.h>
 
 #include "util/error.h"
+#include "regress/job_check.h"
 #include "regress/journal.h"
 #include "regress/proc.h"
 #include "regress/runner.h"
 #include "regress/slurm.h"
 #include "util/text.h"
 #include "tools/command.h"
+#include "tools/input_file.h"
 #include "util/file_io.h"
 #include "util/plant.h"
 
@@ -108,6 +110,7 @@ regress::RegressOptions fresh_options(const RegressOpts& o) {
     }
   }
   if (jobs.empty()) throw Error("regress: nothing to run (give --profile or a regression list)");
+  check_job_inputs(jobs);
   number_jobs(jobs);
   RegressOptions ro;
   ro.list_jobs = jobs.size();
@@ -180,10 +183,10 @@ int run_worker(const WorkerOpts& o) {
 void add_regress_command(CLI::App& app, Runner& run) {
   auto opts = std::make_shared<RegressOpts>();
   CLI::App* sub = app.add_subcommand("regress", "Run many seeds in parallel: pass/fail, JUnit XML, coverage, repro commands");
-  sub->add_option("lists", opts->lists, "regression list files (configs/regress/*.yaml)")->check(CLI::ExistingFile);
-  sub->add_option("--profile", opts->profile, "generator profile (configs/gen/*.yaml)")->check(CLI::ExistingFile);
+  sub->add_option("lists", opts->lists, "regression list files (configs/regress/*.yaml)")->transform(config_file("lists", ConfigKind::kRegressList));
+  sub->add_option("--profile", opts->profile, "generator profile (configs/gen/*.yaml)")->transform(config_file("--profile", ConfigKind::kProfile));
   sub->add_option("--seeds", opts->seeds, "seeds with --profile: 1-1000, 7, 1-10,20 (default 1-100)");
-  sub->add_option("--npu", opts->npu, "NPU config for --profile (default: the built-in configs/npu/default.yaml)")->check(CLI::ExistingFile);
+  sub->add_option("--npu", opts->npu, "NPU config for --profile (default: the built-in configs/npu/default.yaml)")->transform(config_file("--npu", ConfigKind::kNpu));
   sub->add_option("--length", opts->length, "instructions per program (default: the profile's)");
   sub->add_option("--run", opts->run, "name of the --profile run in reports (default: profile stem)");
   sub->add_flag("--rtl", opts->rtl, "simulate --profile seeds with the Verilated RTL scratchpad");

@@ -10,6 +10,7 @@
 #include "regress/shrink.h"
 #include "sim/program.h"
 #include "tools/command.h"
+#include "tools/input_file.h"
 
 namespace npuforge::tools {
 namespace {
@@ -46,10 +47,10 @@ int run_shrink(const ShrinkOpts& o) {
 void add_shrink_command(CLI::App& app, Runner& run) {
   auto opts = std::make_shared<ShrinkOpts>();
   CLI::App* sub = app.add_subcommand("shrink", "Reduce a failing program to a minimal one that fails the same way");
-  sub->add_option("program", opts->program, "failing program (<name>.bin)")->required()->check(CLI::ExistingFile);
-  sub->add_option("--memmap", opts->memmap, "its memory map")->required()->check(CLI::ExistingFile);
-  sub->add_option("--ddr", opts->ddr, "its initial DDR image")->check(CLI::ExistingFile);
-  sub->add_option("--npu", opts->npu, "NPU config (default: the built-in configs/npu/default.yaml)")->check(CLI::ExistingFile);
+  sub->add_option("program", opts->program, "failing program (<name>.bin)")->required()->check(input_file("program"));
+  sub->add_option("--memmap", opts->memmap, "its memory map")->required()->check(input_file("--memmap"));
+  sub->add_option("--ddr", opts->ddr, "its initial DDR image")->check(input_file("--ddr"));
+  sub->add_option("--npu", opts->npu, "NPU config (default: the built-in configs/npu/default.yaml)")->transform(config_file("--npu", ConfigKind::kNpu));
   sub->add_flag("--rtl", opts->rtl, "simulate with the Verilated RTL scratchpad");
   sub->add_option("-o,--out", opts->out, "output prefix (default <name>.min)");
   sub->add_option("--max-tests", opts->max_tests, "simulations at most (default 4000)");

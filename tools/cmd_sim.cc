@@ -15,6 +15,7 @@
 #include "sim/program.h"
 #include "sim/sc_model/sc_backend.h"
 #include "tools/command.h"
+#include "tools/input_file.h"
 #include "util/plant.h"
 
 namespace npuforge::tools {
@@ -129,17 +130,17 @@ int run_sim(const SimOptions& o) {
 void add_sim_command(CLI::App& app, Runner& run) {
   auto opts = std::make_shared<SimOptions>();
   CLI::App* sub = app.add_subcommand("sim", "Simulate a program with all checkers and compare with the golden model");
-  sub->add_option("program", opts->program, "program binary (<name>.bin)")->required()->check(CLI::ExistingFile);
+  sub->add_option("program", opts->program, "program binary (<name>.bin)")->required()->check(input_file("program"));
   sub->add_option("--memmap", opts->memmap, "memory map (<name>.memmap.yaml); without it the shadow and overlap checkers are off")
-      ->check(CLI::ExistingFile);
+      ->check(input_file("--memmap"));
   sub->add_option("--ddr", opts->ddr, "initial DDR image (<name>.ddr.bin: raw bytes from address 0)")
-      ->check(CLI::ExistingFile);
+      ->check(input_file("--ddr"));
   sub->add_option("--npu", opts->npu, "NPU config (default: the built-in configs/npu/default.yaml)")
-      ->check(CLI::ExistingFile);
-  sub->add_option("--isa", opts->isa, "ISA file (default: the built-in isa/npu_isa.yaml)")->check(CLI::ExistingFile);
+      ->transform(config_file("--npu", ConfigKind::kNpu));
+  sub->add_option("--isa", opts->isa, "ISA file (default: the built-in isa/npu_isa.yaml)")->check(input_file("--isa"));
   sub->add_option("--max-errors", opts->max_errors, "findings to print (all are counted; 0 = all)");
   sub->add_option("--expect-ddr", opts->expect_ddr, "also compare the final DDR with this image")
-      ->check(CLI::ExistingFile);
+      ->check(input_file("--expect-ddr"));
   sub->add_option("--out-ddr", opts->out_ddr, "write the final DDR image here");
   sub->add_option("--json", opts->json, "also write the verdict (pass, cycles, findings by kind, first finding) as JSON");
   sub->add_option("--backend", opts->backend,

@@ -37,6 +37,7 @@ void add_cover_command(CLI::App& app, Runner& run);
 void add_merge_command(CLI::App& app, Runner& run);
 void add_run_model_command(CLI::App& app, Runner& run);
 void add_model_info_command(CLI::App& app, Runner& run);
+void add_npy_command(CLI::App& app, Runner& run);
 void add_compile_command(CLI::App& app, Runner& run);
 void add_plants_command(CLI::App& app, Runner& run);  // plants, kill-rate
 

@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include "util/error.h"
+#include "util/suggest.h"
 
 namespace npuforge::util {
 
@@ -54,9 +55,14 @@ void reject_unknown_keys(const YAML::Node& map, std::initializer_list<std::strin
     for (auto a : allowed) known = known || a == key;
     if (known) continue;
     std::string list;
-    for (auto a : allowed) list += fmt::format("{}{}", list.empty() ? "" : ", ", a);
-    throw Error(fmt::format("{}: unknown key '{}' in {} (expected one of: {})", where(source, kv.first), key,
-                            what, list));
+    std::vector<std::string> names;
+    for (auto a : allowed) {
+      list += fmt::format("{}{}", list.empty() ? "" : ", ", a);
+      names.emplace_back(a);
+    }
+    const std::string hint = did_you_mean(key, names);
+    throw Error(fmt::format("{}: unknown key '{}' in {}{}{} (expected one of: {})", where(source, kv.first), key,
+                            what, hint.empty() ? "" : "; ", hint, list));
   }
 }
 

@@ -123,12 +123,16 @@ TEST(CliPlan, BadInputExitsOneNamingTheProblem) {
 }
 
 TEST(CliPlan, UsageErrorsExitTwo) {
-  const std::vector<std::string> usage_errors = {
-      "plan", "plan /no/such/file.csv", "plan --no-such-option " + kExample,
-      "check-plan", "check-plan /no/such/plan.csv", "check-plan --instances x " + kExample};
+  const std::vector<std::string> usage_errors = {"plan", "plan --no-such-option " + kExample, "check-plan",
+                                                 "check-plan --instances x " + kExample};
   for (const std::string& args : usage_errors) {
     const CliRun r = run_cli(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+  }
+  // A missing input file is bad input, not a usage error (tests/cli/cli_exit_codes_test.cc).
+  for (const std::string args : {"plan /no/such/file.csv", "check-plan /no/such/plan.csv"}) {
+    const CliRun r = run_cli(args);
+    EXPECT_EQ(r.code, 1) << args << "\n" << r.out;
   }
 }
 

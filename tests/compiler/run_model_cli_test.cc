@@ -61,7 +61,6 @@ std::string seeded_input(const ScratchDir& dir) {
 TEST(RunModelJudge, ComparesOutputsWithTheFloatModel) {
   ScratchDir dir("judge_ok");
   const CliRun c = run_cli("compile " + small_convnet() + " --samples 2 -q -o " + dir.path("out"));
-  if (c.code != 0 && c.out.find("lut") != std::string::npos) GTEST_SKIP() << "no ISA v2: " << c.out;
   ASSERT_EQ(c.code, 0) << c.out;
   ASSERT_TRUE(fs::exists(dir.dir / "out" / "small_convnet.yaml")) << "compile copies the float model beside the bundle";
   const std::string x = seeded_input(dir);
@@ -82,7 +81,6 @@ TEST(RunModelJudge, ComparesOutputsWithTheFloatModel) {
 TEST(RunModelJudge, AWrongFloatModelFailsMinCosine) {
   ScratchDir dir("judge_wrong");
   const CliRun c = run_cli("compile " + small_convnet() + " --samples 2 -q -o " + dir.path("out"));
-  if (c.code != 0 && c.out.find("lut") != std::string::npos) GTEST_SKIP() << "no ISA v2: " << c.out;
   ASSERT_EQ(c.code, 0) << c.out;
   // The same graph with other classifier weights: a judge that must disagree.
   std::string yaml = cli_testing::read_text(small_convnet());
@@ -103,7 +101,6 @@ TEST(RunModelJudge, AWrongFloatModelFailsMinCosine) {
 TEST(RunModelJudge, AMissingFloatModelIsSaid) {
   ScratchDir dir("judge_missing");
   const CliRun c = run_cli("compile " + small_convnet() + " --samples 2 -q -o " + dir.path("out"));
-  if (c.code != 0 && c.out.find("lut") != std::string::npos) GTEST_SKIP() << "no ISA v2: " << c.out;
   ASSERT_EQ(c.code, 0) << c.out;
   fs::remove(dir.dir / "out" / "small_convnet.yaml");
   const std::string x = seeded_input(dir);

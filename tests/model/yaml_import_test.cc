@@ -44,6 +44,7 @@ constants:
 nodes:
   - {name: add, op: Add, inputs: [x, b], outputs: [t]}
   - op: Relu
+    domain: test.attributes   # no ONNX schema: any attribute name, every kind of value
     inputs: [t]
     outputs: [y]
     attributes: {i: 3, f: 0.5, e: 1e-5, s: hello, q: "7", is: [1, 2], fs: [1, 2.5], ss: [a, b],
@@ -126,6 +127,21 @@ nodes: []
   }
 }
 
+TEST(YamlImport, AMisspeltAttributeNamesFileLineKeyAndTheNearestKnownOne) {
+  const std::string graph =
+      "inputs: [{name: x, shape: [1, 1, 4, 4]}]\noutputs: [{name: y}]\n"
+      "constants:\n  - {name: w, shape: [1, 1, 3, 3], fill: 1}\nnodes:\n"
+      "  - name: conv\n    op: Conv\n    inputs: [x, w]\n    outputs: [y]\n"
+      "    attributes:\n      kernal_shape: [3, 3]\n      pads: [1, 1, 1, 1]\n";
+  const std::string e = error_of(graph);
+  EXPECT_CONTAINS(e, "g.yaml:11: node 'conv': unknown attribute 'kernal_shape' of Conv; did you mean 'kernel_shape'?");
+  EXPECT_CONTAINS(e, "(Conv takes: auto_pad, dilations, group, kernel_shape, pads, strides)");
+  // An op that takes no attribute says so.
+  EXPECT_CONTAINS(error_of("inputs: [{name: x, shape: [1]}]\noutputs: [{name: y}]\nnodes:\n"
+                           "  - {op: Relu, inputs: [x], outputs: [y], attributes: {alpah: 1}}\n"),
+                  "g.yaml:4: node 'Relu_0': unknown attribute 'alpah' of Relu (Relu takes: no attributes)");
+}
+
 TEST(YamlImport, ErrorsNameFileLineAndKey) {
   EXPECT_CONTAINS(error_of("inputs: [\n"), "g.yaml:");
   EXPECT_CONTAINS(error_of("inputs: []\noutputs: []\nnodes: []\nextra: 1\n"), "g.yaml:4: unknown key 'extra' in model graph");
@@ -154,8 +170,8 @@ TEST(YamlImport, ErrorsNameFileLineAndKey) {
                            "  - {op: Relu, inputs: [w], outputs: [y], name: act}\n"),
                   "g.yaml: node 'act' (Relu): input 'w' is not a graph input, an initializer or any node's output");
   EXPECT_CONTAINS(error_of("inputs: [{name: x, shape: [1]}]\noutputs: [{name: y}]\nnodes:\n"
-                           "  - {op: Relu, inputs: [x], outputs: [y], attributes: {a: {bogus: 1}}}\n"),
-                  "g.yaml:4: unknown key 'bogus' in attribute 'a'");
+                           "  - {op: LeakyRelu, inputs: [x], outputs: [y], attributes: {alpha: {bogus: 1}}}\n"),
+                  "g.yaml:4: unknown key 'bogus' in attribute 'alpha'");
   EXPECT_CONTAINS(error_of("inputs: [{name: x, shape: [1]}]\noutputs: [{name: y}]\nnodes:\n"
                            "  - {inputs: [x], outputs: [y]}\n"),
                   "g.yaml:4: a node needs 'op'");

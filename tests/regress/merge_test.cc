@@ -1,13 +1,16 @@
 // Shards and their merge, the Slurm driver's parsing and script, and the HTML report: pure
 // functions and files, no simulation (tests/slurm runs the real cluster end to end).
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
 #include "planner/plan_svg.h"
+#include "regress/failure_window.h"
 #include "regress/html_report.h"
 #include "regress/merge.h"
 #include "regress/results.h"
@@ -233,6 +236,84 @@ TEST(Html, ShowsFailuresReproCoverageAndEscapes) {
   EXPECT_NE(h.find("Filled red: %g3, %ld2"), std::string::npos);
   EXPECT_NE(h.find("hole"), std::string::npos);  // an all-zero coverage model has holes
   EXPECT_EQ(finding_symbols("[x] #1 gemm %a_1 sram[0, 4); other: %b.2 and %a_1"), (std::vector<std::string>{"a_1", "b.2"}));
+}
+
+
+// A program of `n` instructions: one short buffer per instruction at rising offsets (wrapping
+// at 64 KiB), so a whole-program picture makes each buffer a sliver.
+planner::PlanProblem long_program(int n) {
+  planner::PlanProblem p;
+  for (int i = 0; i < n; ++i) {
+    planner::PlanBuffer b;
+    b.id = fmt::format("b{}", i);
+    b.lifespan = {i, i + 3};
+    b.size = Bytes{256};
+    b.offset = static_cast<uint64_t>(i % 256) * 256;
+    p.buffers.push_back(b);
+  }
+  return p;
+}
+
+TEST(FailureWindow, AroundTheFindingsInstructionWithItsBuffersAndNeighbours) {
+  const planner::PlanProblem p = long_program(2000);
+  // b1201 at 0xb100 and b1203 at 0xb300; b1202 lies between them, b1200 and b1204 next to them.
+  const auto w = failure_window(p, "[shadow/write-outside] #1203 gemm %b1203 sram[0xb300, 0xb400): other: %b1201", 16);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->view.t0, 1187);
+  EXPECT_EQ(w->view.t1, 1220);
+  EXPECT_EQ(w->view.marker, 1203);
+  EXPECT_EQ(w->faulting, (std::vector<std::string>{"b1203", "b1201"}));
+  for (const char* id : {"b1201", "b1202", "b1203", "b1200", "b1204"})
+    EXPECT_NE(std::find(w->labelled.begin(), w->labelled.end(), id), w->labelled.end()) << id;
+  EXPECT_LE(w->view.lo, 0xb000u);
+  EXPECT_GE(w->view.hi, 0xb500u);
+  EXPECT_LT(w->view.hi - w->view.lo, 0x1000u) << "the window is a few buffers high, not the whole SRAM";
+}
+
+TEST(FailureWindow, WithoutAnInstructionTheFirstNamedBufferPlacesIt) {
+  const planner::PlanProblem p = long_program(100);
+  const auto w = failure_window(p, "[allocator/invariant] %b50 freed twice", 8);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->view.t0, 42);
+  EXPECT_FALSE(w->view.marker.has_value());
+  EXPECT_FALSE(failure_window(p, "[runner/timeout] worker timed out", 8).has_value());
+}
+
+TEST(PlanSvg, AWindowDrawsOnlyItsBuffersLabelledAndMarksTheFinding) {
+  const planner::PlanProblem p = long_program(2000);
+  planner::SvgOptions o;
+  // Live in [1190, 1200): b1188..b1199 at 0xa400..0xaf00; of those b1192..b1195 touch [0xa800, 0xac00).
+  o.window = planner::SvgWindow{1190, 1200, 0xa800, 0xac00, 1195, "#1195 (first finding)"};
+  o.highlight = {"b1195"};
+  o.labelled = {"b1195", "b1194"};
+  const std::string svg = planner::plan_svg(p, nullptr, o);
+  size_t drawn = 0;
+  for (size_t at = svg.find("<g><title>"); at != std::string::npos; at = svg.find("<g><title>", at + 1)) ++drawn;
+  EXPECT_EQ(drawn, 4u) << svg;
+  EXPECT_NE(svg.find("font-weight='bold'>b1195</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">b1194</text>"), std::string::npos);
+  EXPECT_NE(svg.find("class='marker'"), std::string::npos);
+  EXPECT_NE(svg.find("#1195 (first finding)"), std::string::npos);
+  EXPECT_NE(svg.find(">0xa800</text>"), std::string::npos);
+  EXPECT_EQ(svg.find(">LB "), std::string::npos) << "the whole plan's bound lines are not the window's";
+}
+
+TEST(PlanSvg, LowerBoundAndPeakLabelsDoNotPrintOverEachOther) {
+  planner::PlanProblem p;
+  planner::PlanBuffer b;
+  b.id = "a";
+  b.lifespan = {0, 2};
+  b.size = Bytes{64};
+  b.offset = 0;
+  p.buffers.push_back(b);  // lower bound == peak == 64
+  const std::string svg = planner::plan_svg(p, nullptr);
+  auto label_y = [&](const std::string& label) {
+    const size_t at = svg.find("'>" + label + " 64</text>");
+    EXPECT_NE(at, std::string::npos) << svg;
+    const size_t y = svg.rfind("y='", at);
+    return std::stod(svg.substr(y + 3));
+  };
+  EXPECT_GE(std::abs(label_y("LB") - label_y("peak")), 11.0) << svg;
 }
 
 TEST(PlanSvg, HighlightFillsTheNamedBuffersOnly) {
