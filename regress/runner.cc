@@ -68,7 +68,7 @@ void worker_died(SeedResult& r, const ProcResult& p, const std::string& log, dou
   r.finding = p.timed_out ? fmt::format("[runner/timeout] worker timed out: killed after {:.1f}s (--timeout {})",
                                         p.seconds, timeout_s)
                           : fmt::format("[runner/killed] worker exit {} signal {}: {}", p.exit_code, p.signal, tail);
-  r.kind = finding_kind(r.finding);
+  r.kind = SeedKind{p.timed_out ? Cause::Timeout : p.signal != 0 ? Cause::WorkerKilled : Cause::WorkerExited};
 }
 
 // Fills r from PREFIX.result.json (written by the worker), or marks an error.
@@ -80,7 +80,7 @@ void read_result(SeedResult& r, const ProcResult& p, const std::string& log, dou
     const std::string status = n["status"].as<std::string>();
     r.status = status == "pass" ? Status::Pass : status == "fail" ? Status::Fail : Status::Error;
     r.finding = n["finding"].as<std::string>();
-    r.kind = n["kind"].as<std::string>();
+    r.kind = parse_kind_fields(n["cause"].as<std::string>(), n["finding_kind"].as<std::string>(), path.string());
     r.findings = n["findings"].as<uint64_t>();
     r.instructions = n["instructions"].as<uint64_t>();
     if (n["cycles"]) {
@@ -92,7 +92,7 @@ void read_result(SeedResult& r, const ProcResult& p, const std::string& log, dou
   } catch (const std::exception& e) {  // cut short (a full disk, a kill mid-write): this seed's error only
     r.status = Status::Error;
     r.finding = fmt::format("[runner/bad-result] {}: {}", path.string(), e.what());
-    r.kind = "runner/bad-result";
+    r.kind = SeedKind{Cause::BadResult};
     r.findings = r.instructions = r.buffers = r.peak_sram = r.sram_bytes = r.cycles = 0;
   }
 }
@@ -225,7 +225,7 @@ struct PoolState {
 }
 
 void cleanup_passing(const SeedResult& r) {
-  for (const char* ext : {".s", ".bin", ".hex", ".memmap.yaml", ".ddr.bin", ".log", ".sim.log", ".result.json"}) {
+  for (const char* ext : {".s", ".bin", ".hex", ".memmap.yaml", ".ddr.bin", ".log", ".sim.log", ".sim.json", ".result.json"}) {
     fs::remove(r.prefix + ext);
   }
 }

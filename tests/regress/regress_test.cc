@@ -16,6 +16,7 @@
 #include "regress/jobs.h"
 #include "regress/proc.h"
 #include "regress/report.h"
+#include "regress/seed_kind.h"
 #include "regress/shrink.h"
 #include "util/rng.h"
 #include "util/text.h"
@@ -81,7 +82,7 @@ TEST(Junit, WellFormedWithHostileFindings) {
   }
   rs[1].status = Status::Fail;
   rs[1].finding = "[hazard/hazard] #3 gemm %a<b> & \"x\" 'y' sram[0x0, 0x40)\x07";
-  rs[1].kind = "hazard/hazard";
+  rs[1].kind = finding_kind(sim::FindingKind::Hazard);
   rs[1].repro = "npuforge regress --seeds 2 --out 'a b'";
   rs[2].status = Status::Error;
   rs[2].finding = "simulator exit 134 <core dumped>";
@@ -260,6 +261,28 @@ TEST(Shrink, RestrictKeepsTokensPaired) {
   EXPECT_EQ(s.instrs[1].signal_mask(), 0u);
   EXPECT_EQ(s.instrs[1].wait_mask(), 1u);
   EXPECT_EQ(s.map.instructions, 3);
+}
+
+// A seed's kind is a value; its tag (what the reports show) reads back to the same value.
+TEST(SeedKinds, TagsReadBackAndCausesAreNamed) {
+  EXPECT_EQ(tag(finding_kind(sim::FindingKind::LiveOverlap)), "overlap/live-overlap");
+  EXPECT_EQ(tag(SeedKind{Cause::Allocator}), "allocator/invariant");
+  EXPECT_EQ(tag(SeedKind{Cause::Timeout}), "runner/timeout");
+  EXPECT_EQ(tag(SeedKind{Cause::Generate}), "");
+  for (size_t k = 0; k < sim::kNumFindingKinds; ++k) {
+    const SeedKind kind = finding_kind(static_cast<sim::FindingKind>(k));
+    EXPECT_EQ(kind_of_tag(tag(kind), Cause::None), kind) << tag(kind);
+    EXPECT_EQ(parse_kind_fields("finding", sim::to_string(kind.finding), "r.json"), kind);
+  }
+  EXPECT_EQ(kind_of_tag("", Cause::NoFinding), SeedKind{Cause::NoFinding});
+  EXPECT_EQ(kind_of_tag("runner/bad-result", Cause::None), SeedKind{Cause::BadResult});
+  EXPECT_FALSE(kind_of_tag("hazard/live-overlap", Cause::None));  // the checker must match the kind
+  EXPECT_FALSE(kind_of_tag("hazard/nonsense", Cause::None));
+  for (Cause c : {Cause::None, Cause::NoFinding, Cause::Allocator, Cause::Generate, Cause::Simulator,
+                  Cause::SimulatorCrash, Cause::WorkerKilled, Cause::WorkerExited, Cause::Timeout, Cause::BadResult})
+    EXPECT_EQ(parse_kind_fields(to_string(c), "", "r.json"), SeedKind{c}) << to_string(c);
+  EXPECT_THROW(parse_kind_fields("crashed", "", "r.json"), Error);
+  EXPECT_THROW(parse_kind_fields("finding", "hazzard", "r.json"), Error);
 }
 
 TEST(Shrink, FindingLines) {
