@@ -18,6 +18,7 @@
 #include "regress/report.h"
 #include "regress/seed_kind.h"
 #include "regress/shrink.h"
+#include "sim/verify/verdict_json.h"
 #include "util/rng.h"
 #include "util/text.h"
 
@@ -285,12 +286,6 @@ TEST(SeedKinds, TagsReadBackAndCausesAreNamed) {
   EXPECT_THROW(parse_kind_fields("finding", "hazzard", "r.json"), Error);
 }
 
-TEST(Shrink, FindingLines) {
-  EXPECT_EQ(finding_kind("  [overlap/live-overlap] #5 load"), "overlap/live-overlap");
-  EXPECT_EQ(finding_kind("PASS x: [1 of 2]"), "");
-  EXPECT_EQ(first_finding("FAIL p\n  counts\n  [hazard/hazard] #1 x\n  [a/b] y\n"), "[hazard/hazard] #1 x");
-}
-
 #ifdef NPUFORGE_BIN
 // End to end: a regression over the planted overlapping allocator fails with working
 // reproduction commands, and shrinking keeps the failure in at most 10 instructions.
@@ -322,9 +317,12 @@ TEST(EndToEnd, PlantedOverlapIsReportedReproducedAndShrunk) {
   const std::string shrunk = f["shrunk"].as<std::string>();
   ASSERT_FALSE(shrunk.empty());
   const std::string base = shrunk.substr(0, shrunk.size() - 2);
-  const auto sim = run({NPUFORGE_BIN, "sim", base + ".bin", "--memmap", base + ".memmap.yaml", "--ddr", base + ".ddr.bin"});
+  const std::string verdict = (out / "shrunk.json").string();
+  const auto sim = run({NPUFORGE_BIN, "sim", base + ".bin", "--memmap", base + ".memmap.yaml", "--ddr", base + ".ddr.bin",
+                        "--json", verdict});
   EXPECT_EQ(sim.exit_code, 1);
-  EXPECT_EQ(finding_kind(first_finding(slurp(log))), kind);
+  EXPECT_EQ(tag(kind_of(sim::verify::parse_json(slurp(verdict), verdict))), kind);
+  EXPECT_FALSE(fs::exists(out / "shrink-work"));
   EXPECT_LE(fs::file_size(base + ".bin") / isa::builtin_isa().width_bytes(), 10u);
   // And a clean regression passes (the checkers do not fire on a correct allocator).
   const auto ok = run({NPUFORGE_BIN, "regress", "--profile", profile, "--seeds", "1-3", "--length", "200",
@@ -334,6 +332,40 @@ TEST(EndToEnd, PlantedOverlapIsReportedReproducedAndShrunk) {
   const auto cov = run({NPUFORGE_BIN, "cover", (out / "clean").string()});
   EXPECT_EQ(cov.exit_code, 0);
   EXPECT_NE(slurp(log).find("opcode"), std::string::npos);
+  fs::remove_all(out);
+  fs::remove(log);
+}
+
+// --shrink reproduces simulator-side plants: the in-process oracle simulates every candidate
+// with the seed's plant (and --rtl), so a model plant and an RTL plant both shrink to a
+// program that `npuforge sim --plant` still fails with the same kind, and no work folder is
+// left behind.
+TEST(EndToEnd, SimulatorSidePlantsShrink) {
+  const fs::path out = fs::temp_directory_path() / ("npuforge_regress_shrink_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const std::string profile = std::string(NPUFORGE_SOURCE_DIR) + "/configs/gen/default.yaml";
+  const std::string log = out.string() + ".log";
+  auto run = [&](std::vector<std::string> argv) { return run_process(argv, log, log, 300); };
+  for (const auto& [plant, rtl] : {std::pair<std::string, bool>{"model-store-short", false}, {"rtl-decoder-field-bit", true}}) {
+    SCOPED_TRACE(plant);
+    const fs::path dir = out / plant;
+    std::vector<std::string> argv{NPUFORGE_BIN, "regress", "--profile", profile, "--seeds", "1-2", "--length", "300",
+                                  "-j", "2", "--plant", plant, "--shrink", "--shrink-max", "1", "-q", "--out", dir.string()};
+    if (rtl) argv.push_back("--rtl");
+    EXPECT_EQ(run(argv).exit_code, 1) << slurp(log);
+    EXPECT_FALSE(fs::exists(dir / "shrink-work")) << slurp(log);
+    const YAML::Node f = YAML::Load(slurp(dir / "summary.json"))["failures"][0];
+    ASSERT_TRUE(f) << slurp(log);
+    const std::string shrunk = f["shrunk"].as<std::string>();
+    ASSERT_FALSE(shrunk.empty()) << slurp(log);
+    const std::string base = shrunk.substr(0, shrunk.size() - 2), verdict = base + ".sim.json";
+    std::vector<std::string> sim{NPUFORGE_BIN, "sim", base + ".bin", "--memmap", base + ".memmap.yaml", "--ddr",
+                                 base + ".ddr.bin", "--plant", plant, "--json", verdict};
+    if (rtl) sim.push_back("--rtl");
+    EXPECT_EQ(run(sim).exit_code, 1) << slurp(log);
+    EXPECT_EQ(tag(kind_of(sim::verify::parse_json(slurp(verdict), verdict))), f["kind"].as<std::string>());
+    EXPECT_LT(fs::file_size(base + ".bin"), 300u * isa::builtin_isa().width_bytes());
+  }
   fs::remove_all(out);
   fs::remove(log);
 }
