@@ -92,8 +92,9 @@ void restart_kernel() {
 
 std::vector<ScOutput> run_together(const Semantics& sem, std::span<const ScJob> jobs) {
   if (!can_simulate())
-    throw Error("SystemC model: a simulation already ran in this process; SystemC elaborates "
-                "once per process, so run each simulation in its own process (or use run_together)");
+    throw Error("SystemC model: a simulation already ran on this SystemC kernel; SystemC elaborates once per "
+                "kernel, so install a fresh one first (restart_kernel; sim::verify::run does) or elaborate the "
+                "models side by side (run_together)");
   for (const ScJob& job : jobs) {
     if (!job.program || !job.checkers) throw Error("SystemC model: a job without program or checkers");
     if (!job.program->isa) throw Error(fmt::format("SystemC model: program {} has no ISA", job.program->name));
