@@ -3,7 +3,6 @@
 // broke. (Overlapping arena offsets, the fourth, is an outside plan: cli_run_model_test.)
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <regex>
 #include <sstream>
@@ -63,14 +62,11 @@ TEST(PlantedBug, AFailingSegmentIsReproducedByItsPrintedCommand) {
   // The report run-model printed for the segment is the one the command prints.
   const std::string report = cli_testing::read_text((fs::path(files) / (k + ".log")).string());
   EXPECT_NE(r.out.find(report), std::string::npos) << report;
-  FILE* pipe = ::popen((repro + " 2>&1").c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string again;
-  char buf[4096];
-  while (size_t n = std::fread(buf, 1, sizeof buf, pipe)) again.append(buf, n);
-  const int status = ::pclose(pipe);
-  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 1) << again;
-  EXPECT_NE(again.find(report), std::string::npos) << again;  // (after SystemC's banner, when it prints one)
+  const size_t space = repro.find(' ');  // the command starts with this npuforge binary
+  ASSERT_TRUE(fs::equivalent(repro.substr(0, space), NPUFORGE_CLI)) << repro;
+  const CliRun again = run_cli(repro.substr(space + 1));
+  EXPECT_EQ(again.code, 1) << again.out;
+  EXPECT_NE(again.out.find(report), std::string::npos) << again.out;  // (after SystemC's banner, when it prints one)
   fs::remove_all(files);
   // A passing run writes nothing; --work-dir keeps every NPU segment's files.
   ASSERT_EQ(compile(dir, "good").code, 0);

@@ -307,6 +307,10 @@ TEST(EndToEnd, PlantedOverlapIsReportedReproducedAndShrunk) {
   const YAML::Node f = sum["failures"][0];
   const std::string kind = f["kind"].as<std::string>();
   EXPECT_FALSE(kind.empty());
+  // The report lists a failing seed's first findings, read from its verdict (PREFIX.sim.json).
+  EXPECT_NE(slurp(out / "index.html").find("<summary>first findings</summary><pre>" +
+                                           util::xml_escape(f["finding"].as<std::string>())),
+            std::string::npos);
   // The reproduction command alone fails the same way.
   const std::string repro = f["repro"].as<std::string>();
   EXPECT_EQ(std::system((repro + " -q > /dev/null 2>&1").c_str()) >> 8, 1) << repro;
