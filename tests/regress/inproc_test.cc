@@ -96,6 +96,13 @@ TEST(InProcess, PlantedBugFailsWithTheSameFindingsAndKeepsOnlyFailingFiles) {
     EXPECT_EQ(fs::exists(r.prefix + ".memmap.yaml"), r.status == Status::Fail) << r.job.id();
     EXPECT_EQ(fs::exists(r.prefix + ".bin"), r.status == Status::Fail) << r.job.id();
     failed += r.status == Status::Fail;
+    if (r.status != Status::Fail) continue;
+    // Its simulator report and verdict are those `npuforge sim` wrote on the file path, byte for byte.
+    for (const char* ext : {".sim.log", ".sim.json"}) {
+      const fs::path twin = files / "seeds" / (r.job.name() + ext);
+      ASSERT_TRUE(fs::exists(r.prefix + ext) && fs::exists(twin)) << r.job.id() << ext;
+      EXPECT_EQ(util::read_file(r.prefix + ext), util::read_file(twin)) << r.job.id() << ext;
+    }
   }
   EXPECT_GT(failed, 0u);
   for (const auto& p : {in, files}) {
