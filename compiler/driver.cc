@@ -27,7 +27,10 @@ CompileResult compile_model(const CompileOptions& o, const isa::Isa& isa) {
   r.times.load_s = since(t0);
 
   t0 = std::chrono::steady_clock::now();
-  r.front = compile_front(graph, o.front);
+  FrontOptions front = o.front;  // the partition respects the fields of the ISA emitted for
+  front.limits = NpuLimits(isa);
+  front.limits.broadcast_mul = o.front.limits.broadcast_mul;
+  r.front = compile_front(graph, front);
   r.times.front_s = since(t0);
 
   t0 = std::chrono::steady_clock::now();

@@ -7,13 +7,6 @@
 namespace npuforge::compiler {
 namespace {
 
-uint32_t enum_value(const isa::InstrSpec& spec, unsigned slot, std::string_view name) {
-  for (const auto& [n, v] : spec.fields[slot].enum_values)
-    if (n == name) return v;
-  throw Error(fmt::format("ISA: {}.{} has no value '{}' (the compiler needs it)", spec.mnemonic,
-                          spec.fields[slot].name, name));
-}
-
 IsaSlots::Dma dma(const isa::InstrSpec& s) {
   return {s.require_field("dst"), s.require_field("src"), s.require_field("rows"), s.require_field("row_bytes"),
           s.require_field("stride")};
@@ -47,9 +40,9 @@ IsaSlots::IsaSlots(const isa::Isa& i)
         e.require_field("len"), e.require_field("op"),    e.require_field("scale"),
         e.require_field("shift"), e.require_field("lo"),  e.require_field("hi"),
         0, 0, 0};
-  el.add = enum_value(e, el.op, "add");
-  el.mul = enum_value(e, el.op, "mul");
-  el.clip = enum_value(e, el.op, "clip");
+  el.add = i.enum_value(e.mnemonic, "op", "add");
+  el.mul = i.enum_value(e.mnemonic, "op", "mul");
+  el.clip = i.enum_value(e.mnemonic, "op", "clip");
   const isa::InstrSpec& p = *pool;
   pl = {p.require_field("dst"),        p.require_field("src"),       p.require_field("h"),
         p.require_field("w"),          p.require_field("c"),         p.require_field("window_h"),
@@ -57,8 +50,8 @@ IsaSlots::IsaSlots(const isa::Isa& i)
         p.require_field("pad_top"),    p.require_field("pad_left"),  p.require_field("pad_bottom"),
         p.require_field("pad_right"),  p.require_field("mode"),      p.require_field("count_pad"),
         0, 0};
-  pl.max = enum_value(p, pl.mode, "max");
-  pl.avg = enum_value(p, pl.mode, "avg");
+  pl.max = i.enum_value(p.mnemonic, "mode", "max");
+  pl.avg = i.enum_value(p.mnemonic, "mode", "avg");
   const isa::InstrSpec& l = *lut;
   lt = {l.require_field("dst"), l.require_field("src"), l.require_field("table"), l.require_field("len")};
 }

@@ -236,8 +236,7 @@ OpCode lower_conv(const LowerEnv& env, const ConvOp& op, const OpConsts& consts)
   j.cout = op.cout;
   j.win = op.window;
   const Window& w = op.window;
-  j.direct = w.kernel_h == 1 && w.kernel_w == 1 && w.stride_h == 1 && w.stride_w == 1 && w.pad_top == 0 &&
-             w.pad_left == 0 && w.pad_bottom == 0 && w.pad_right == 0;
+  j.direct = w.pointwise();
   j.relu = op.relu;
   j.blocks = conv_blocks(op, j.C, env.npu.mac_cols);
   j.consts = &consts;

@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 
 #include "compiler/graph_edit.h"
-#include "model/conv_geometry.h"
 #include "model/op.h"
 #include "util/error.h"
 
@@ -198,11 +197,25 @@ class Partitioner {
     if (!w) return *why = "Conv with weights computed at run time", false;
     if (!n.input(2).empty() && !g_.is_constant(n.input(2))) return *why = "Conv with a run-time bias", false;
     if (x[0] != 1) return *why = fmt::format("batch {}", x[0]), false;
-    if (!npu_window(g_, n, lim_, why)) return false;
+    const std::optional<Window> win = npu_window(g_, n, lim_, why);
+    if (!win) return false;
+    if (!win->pointwise() && !im2col_fits(x[3], w->shape()[1], why)) return false;
     const int64_t groups = n.attr_int("group", 1);
     const int64_t k = w->shape()[1] * w->shape()[2] * w->shape()[3];
     if (k > lim_.max_gemm_dim || w->shape()[0] / groups > lim_.max_gemm_dim)
       return *why = fmt::format("GEMM k {} or n {} above {}", k, w->shape()[0] / groups, lim_.max_gemm_dim), false;
+    return true;
+  }
+
+  // IM2COL takes the image's width and a group's channels whole (the tiling splits rows and
+  // groups only).
+  bool im2col_fits(int64_t width, int64_t channels_per_group, std::string* why) const {
+    if (width > lim_.max_image_width)
+      return *why = fmt::format("image {} wide: IM2COL w above {}", width, lim_.max_image_width), false;
+    if (channels_per_group > lim_.max_im2col_channels)
+      return *why = fmt::format("{} input channels per group: IM2COL c above {}", channels_per_group,
+                                lim_.max_im2col_channels),
+             false;
     return true;
   }
 
@@ -389,6 +402,9 @@ class Partitioner {
     } else {
       if (max && n.attr_int("storage_order", 0) != 0) return *why = "MaxPool with storage_order 1", false;
       if (!npu_window(g_, n, lim_, why)) return false;
+      if (x[3] > lim_.max_image_width)
+        return *why = fmt::format("{} over an image {} wide: POOL w above {}", n.op_type, x[3], lim_.max_image_width),
+               false;
     }
     grp.kind = max ? GroupKind::kMaxPool : GroupKind::kAvgPool;
     grp.reason = fmt::format("pool {} {}", max ? "max" : "avg", global ? "over the whole image" : "");
@@ -506,71 +522,6 @@ std::string_view group_kind_name(GroupKind k) {
     case GroupKind::kCpu: return "cpu";
   }
   return "?";
-}
-
-std::optional<Window> npu_window(const Graph& graph, const Node& node, const NpuLimits& limits, std::string* why) {
-  const model::Shape& x = value_shape(graph, node.input(0));
-  if (x.size() != 4) {
-    *why = "not a 2-D window";
-    return std::nullopt;
-  }
-  const bool conv = node.op_type == "Conv";
-  std::optional<std::vector<int64_t>> wk;
-  if (conv) {
-    const model::Shape& w = value_shape(graph, node.input(1));
-    wk = std::vector<int64_t>(w.begin() + 2, w.end());
-  }
-  const model::WindowAttrs attrs = model::read_window_attrs(node, 2, wk, !conv);
-  const model::WindowGeometry geo = model::forward_geometry(node, attrs, {x[2], x[3]});
-  const bool avg = node.op_type == "AveragePool";
-  const bool count_pad = avg && node.attr_int("count_include_pad", 0) != 0;
-  Window w;
-  int64_t* kernel[] = {&w.kernel_h, &w.kernel_w};
-  int64_t* stride[] = {&w.stride_h, &w.stride_w};
-  int64_t* dil[] = {&w.dilation_h, &w.dilation_w};
-  int64_t* begin[] = {&w.pad_top, &w.pad_left};
-  int64_t* end[] = {&w.pad_bottom, &w.pad_right};
-  const int64_t max_kernel = conv ? limits.max_kernel : limits.max_pool_window;
-  for (size_t a = 0; a < 2; ++a) {
-    const model::AxisGeometry& g = geo.axes[a];
-    *kernel[a] = g.kernel;
-    *stride[a] = g.stride;
-    *dil[a] = g.dilation;
-    *begin[a] = g.pad_begin;
-    // The pad the window formula needs for ONNX's output size (ceil_mode adds a partial window).
-    const int64_t need = (g.out - 1) * g.stride + g.effective_kernel() - g.in - g.pad_begin;
-    *end[a] = std::max<int64_t>(std::max<int64_t>(g.pad_end, need), 0);
-    if (count_pad && need > g.pad_end) {
-      *why = "AveragePool with count_include_pad and a ceil_mode window past the pads";
-      return std::nullopt;
-    }
-    if (g.pad_begin < 0) {
-      *why = "a negative pad (SAME with a kernel smaller than the stride)";
-      return std::nullopt;
-    }
-    if ((g.in + *begin[a] + *end[a] - g.effective_kernel()) / g.stride + 1 != g.out) {
-      *why = "window geometry the NPU's output size formula does not reproduce";
-      return std::nullopt;
-    }
-    const char* axis = a == 0 ? "h" : "w";
-    if (g.kernel > max_kernel) {
-      *why = fmt::format("kernel_{} {} above {}", axis, g.kernel, max_kernel);
-      return std::nullopt;
-    }
-    if (g.stride > limits.max_stride) {
-      *why = fmt::format("stride_{} {} above {}", axis, g.stride, limits.max_stride);
-      return std::nullopt;
-    }
-    if (g.dilation > (conv ? limits.max_dilation : 1)) {
-      *why = fmt::format("dilation_{} {} above {}", axis, g.dilation, conv ? limits.max_dilation : 1);
-      return std::nullopt;
-    }
-    if (*begin[a] > limits.max_pad || *end[a] > limits.max_pad) {
-      *why = fmt::format("pad on {} ({}, {}) above {}", axis, *begin[a], *end[a], limits.max_pad);
-      return std::nullopt;
-    }
-  }
-  return w;
 }
 
 Partition partition(const Graph& graph, const NpuLimits& limits) { return Partitioner(graph, limits).run(); }

@@ -23,23 +23,11 @@
 #include <string>
 #include <vector>
 
+#include "compiler/npu_limits.h"
 #include "compiler/qgraph.h"
 #include "model/ir.h"
 
 namespace npuforge::compiler {
-
-// The ISA v2 field limits the partition respects (compiler-design.md).
-struct NpuLimits {
-  int64_t max_kernel = 15;        // im2col kh, kw (4 bits)
-  int64_t max_stride = 15;        // im2col / pool strides (4 bits)
-  int64_t max_dilation = 7;       // im2col dilations (3 bits)
-  int64_t max_pad = 15;           // each of the four pads (4 bits)
-  int64_t max_pool_window = 255;  // pool window_h, window_w (8 bits)
-  int64_t max_gemm_dim = 65535;   // gemm n and k (16 bits; m is tiled)
-  // Squeeze-and-excite Mul (an image by a [1, C, 1, 1] activation) on the NPU (EltwiseOp::
-  // broadcast_b) instead of the CPU. Off until its lowering is shown bit-exact on the simulator.
-  bool broadcast_mul = false;
-};
 
 enum class GroupKind : uint8_t {
   kConv, kGemm, kAdd, kMul, kChannelAffine, kLut, kClamp, kMaxPool, kAvgPool, kConcat, kAlias, kCpu
@@ -63,10 +51,5 @@ struct Partition {
 };
 
 Partition partition(const model::Graph& graph, const NpuLimits& limits = {});
-
-// The NPU window of a 2-D Conv or pool node on its (rank-4) input, with explicit asymmetric
-// pads (auto_pad and ceil_mode resolved); nullopt with `why` set when it does not fit `limits`.
-std::optional<Window> npu_window(const model::Graph& graph, const model::Node& node, const NpuLimits& limits,
-                                 std::string* why);
 
 }  // namespace npuforge::compiler

@@ -82,6 +82,11 @@ struct Window {
   int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
 
   friend bool operator==(const Window&, const Window&) = default;
+  // 1x1, stride 1, no pads: a convolution's GEMM reads the image itself, with no IM2COL.
+  bool pointwise() const {
+    return kernel_h == 1 && kernel_w == 1 && stride_h == 1 && stride_w == 1 && pad_top == 0 && pad_left == 0 &&
+           pad_bottom == 0 && pad_right == 0;
+  }
 };
 
 // Conv 2-D (1-D as H = 1) via IM2COL + GEMM: input/output HWC int8.

@@ -191,7 +191,7 @@ class Builder {
     op.input = input(n.input(0), gi);
     op.output = tensor(grp.output);
     std::string why;
-    op.window = *npu_window(g_, n, NpuLimits{1 << 20, 1 << 20, 1 << 20, 1 << 20, 1 << 20, 1 << 30}, &why);
+    op.window = *npu_window(g_, n, NpuLimits::unbounded(), &why);
     const Tensor& w = constant(n.input(1));
     const int64_t cout = w.shape()[0], cin_pg = w.shape()[1], kh = w.shape()[2], kw = w.shape()[3];
     op.groups = n.attr_int("group", 1);
@@ -379,7 +379,7 @@ class Builder {
       op.window.kernel_w = s[3];
     } else {
       std::string why;
-      op.window = *npu_window(g_, n, NpuLimits{1 << 20, 1 << 20, 1 << 20, 1 << 20, 1 << 20, 1 << 30}, &why);
+      op.window = *npu_window(g_, n, NpuLimits::unbounded(), &why);
       op.count_pad = n.op_type == "AveragePool" && n.attr_int("count_include_pad", 0) != 0;
     }
     q_.ops.push_back(std::move(op));

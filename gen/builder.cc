@@ -29,10 +29,11 @@ namespace npuforge::gen {
 namespace {
 
 // The generator's limits on the NPU config, checked before anything is built from it.
-const isa::NpuConfig& checked(const isa::NpuConfig& npu) {
+const isa::NpuConfig& checked(const isa::NpuConfig& npu, const isa::Isa& isa) {
   const uint64_t sram = npu.sram_bytes.value;
-  if (sram > (1u << 24))
-    throw Error(fmt::format("npu: sram_bytes {} exceeds the 24-bit SRAM address fields", sram));
+  if (sram > isa.addressable_bytes(isa::Space::Sram))
+    throw Error(fmt::format("npu: sram_bytes {} exceeds the {} bytes the ISA's SRAM address fields reach", sram,
+                            isa.addressable_bytes(isa::Space::Sram)));
   if (npu.ddr_bytes.value < 8 * sram || npu.ddr_bytes.value > (1ull << 32))
     throw Error(fmt::format("npu: ddr_bytes {} must be at least 8 x sram_bytes ({}) and at most 4 GiB",
                             npu.ddr_bytes.value, 8 * sram));
@@ -61,10 +62,12 @@ std::unique_ptr<allocator::Placer> own_placer(allocator::Allocator* a, Plant pla
 Builder::Builder(const isa::Isa& isa, const isa::NpuConfig& npu, const Profile& profile, const GenOptions& opt)
     : isa_(isa),
       checks_(isa),
-      npu_(checked(npu)),
+      npu_(checked(npu, isa)),
       p_(profile),
       opt_(opt),
       roles_(isa, profile),
+      dma_limits_(roles_.dma_limits()),
+      max_len_(roles_.max_len()),
       rng_(opt.seed),
       own_alloc_(own_allocator(npu, profile, opt)),
       own_placer_(own_placer(own_alloc_.get(), opt.plant)),
@@ -319,13 +322,12 @@ void Builder::drop_dead_dues() {
 uint64_t Builder::sample_size(const SizeDist& d) {
   const uint64_t sram = npu_.sram_bytes.value;
   double u = static_cast<double>(rng_.next() >> 11) * 0x1.0p-53;
-  constexpr uint64_t kMaxLen = 0xffffff;  // 24-bit length fields
   if ((u -= d.unit) < 0) return align_;
   if ((u -= d.largest_free) < 0) {
     const uint64_t lf = table_.allocator().stats().largest_free.value;
-    if (lf > 0) return std::min(lf, kMaxLen);
+    if (lf > 0) return std::min(lf, max_len_);
   }
-  if ((u -= d.whole_sram) < 0) return std::min(sram, kMaxLen);
+  if ((u -= d.whole_sram) < 0) return std::min(sram, max_len_);
   uint64_t size;
   if (d.log_uniform) {
     // log-uniform: uniform bit length, then uniform within it
@@ -341,7 +343,7 @@ uint64_t Builder::sample_size(const SizeDist& d) {
     // not a multiple of the unit: the allocator must pad it
     size = size / align_ * align_ + 1 + rng_.below(align_ - 1);
   }
-  return std::min({size, sram, kMaxLen});
+  return std::min({size, sram, max_len_});
 }
 
 GeneratedProgram Builder::run() {

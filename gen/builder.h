@@ -155,6 +155,10 @@ class Builder {
   const Profile& p_;
   GenOptions opt_;
   Roles roles_;  // the ISA's instructions per template
+  // What the fields hold (gen/roles.h): the DMA shapes every LOAD and STORE takes, and the
+  // longest len of a vector instruction (a sampled size never exceeds it).
+  DmaLimits dma_limits_;
+  uint64_t max_len_ = 0;
   Rng rng_;
   uint64_t limit_ = 0;  // instructions before the final halt
   uint64_t align_ = 64;

@@ -60,7 +60,7 @@ void Builder::directed() {
     case Directed::FillLastByte: {  // take the largest free node until no byte is left
       for (unsigned i = 0; i < n; ++i) {
         const uint64_t lf = table_.allocator().stats().largest_free.value;
-        if (lf == 0 || load_fresh(std::min<uint64_t>(lf, 0xffffff), sample_refs(), false) == kNone) break;
+        if (lf == 0 || load_fresh(std::min(lf, max_len_), sample_refs(), false) == kNone) break;
       }
       break;
     }

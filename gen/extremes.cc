@@ -4,12 +4,12 @@
 // - Zero-length operands. The ISA forbids a size field of 0 (`min: 1`), so a zero-length
 //   operand is one whose size expression gives 0: a GEMM's bias and qp without has_bias /
 //   per_channel, an ELTWISE's b for the unary ops. Their address fields still hold a value,
-//   and here it is an extreme one (the field's maximum 0xFFFFFF, one past the last SRAM byte,
+//   and here it is an extreme one (the field's maximum, one past the last SRAM byte,
 //   or anything): a model that range-checks or touches an unused operand reports an
 //   out-of-range access on a correct program.
-// - Maximum-length operands: DMA rows of 65535 bytes and 65535 rows, GEMM m, n or k at its
-//   field maximum, an ELTWISE over a third of the SRAM; each as large as the SRAM allows.
-//   DMA transfers also hit the last bytes of the DDR input and output regions.
+// - Maximum-length operands: DMA rows and row lengths at their fields' maximum, GEMM m, n
+//   or k at its field maximum, an ELTWISE over a third of the SRAM; each as large as the
+//   SRAM allows. DMA transfers also hit the last bytes of the DDR input and output regions.
 // Everything goes through the same symbol, token and OOM machinery as the random stream, so
 // the programs stay race-free by construction.
 #include <algorithm>
@@ -105,9 +105,9 @@ void Builder::extreme_eltwise() {
   emit(in, {&r, 1}, {&w, 1});
 }
 
-// A LOAD of one 65535-byte row, or of 65535 rows (1 byte, or as wide as half the SRAM
-// allows), then a STORE of the same bytes with rows and row length swapped: both DMA fields
-// at their maximum, in both directions. Half of them touch the last bytes of the DDR input
+// A LOAD of one row as long as row_bytes holds, or of as many rows as `rows` holds (1 byte,
+// or as wide as half the SRAM allows), then a STORE of the same bytes with rows and row
+// length swapped: both DMA fields at their maximum, in both directions. Half of them touch the last bytes of the DDR input
 // or output region.
 void Builder::extreme_dma(bool many_rows) {
   const Bound& ld = roles_.pick(OpKind::Load, rng_);

@@ -10,8 +10,7 @@
 namespace npuforge::gen {
 namespace {
 
-constexpr uint64_t kMaxField = 65535;  // rows and row_bytes are 16-bit fields
-constexpr uint64_t kRowTries = 4096;   // row counts tried from the fewest possible
+constexpr uint64_t kRowTries = 4096;  // row counts tried from the fewest possible
 
 // The smallest divisor of n (n >= 1) in [lo, hi], or 0 when there is none.
 uint64_t smallest_divisor_in(uint64_t n, uint64_t lo, uint64_t hi) {
@@ -55,11 +54,12 @@ uint64_t smallest_divisor_in(uint64_t n, uint64_t lo, uint64_t hi) {
 
 }  // namespace
 
-bool factor_exact(uint64_t bytes, uint32_t& rows, uint32_t& row_bytes) {
-  if (bytes > kMaxField * kMaxField) return false;  // more than 65535 rows of 65535
-  const uint64_t r0 = std::max<uint64_t>(1, (bytes + kMaxField - 1) / kMaxField);
-  const uint64_t hi = std::min(kMaxField, r0 + kRowTries - 1);
-  // r0 rows or more leave at most 65535 bytes per row; any divisor in range will do.
+bool factor_exact(uint64_t bytes, const DmaLimits& limits, uint32_t& rows, uint32_t& row_bytes) {
+  const uint64_t max_rb = limits.row_bytes;
+  if (bytes > limits.rows * max_rb) return false;  // more than the most rows of the longest rows
+  const uint64_t r0 = std::max<uint64_t>(1, (bytes + max_rb - 1) / max_rb);
+  const uint64_t hi = std::min(limits.rows, r0 + kRowTries - 1);
+  // r0 rows or more leave at most max_rb bytes per row; any divisor in range will do.
   const uint64_t r = bytes % r0 == 0 ? r0 : smallest_divisor_in(bytes, r0, hi);
   if (r == 0) return false;
   rows = static_cast<uint32_t>(r);
@@ -67,9 +67,9 @@ bool factor_exact(uint64_t bytes, uint32_t& rows, uint32_t& row_bytes) {
   return true;
 }
 
-void factor_floor(uint64_t bytes, uint32_t& rows, uint32_t& row_bytes) {
-  if (factor_exact(bytes, rows, row_bytes)) return;
-  const uint64_t r = std::max<uint64_t>(1, (bytes + kMaxField - 1) / kMaxField);
+void factor_floor(uint64_t bytes, const DmaLimits& limits, uint32_t& rows, uint32_t& row_bytes) {
+  if (factor_exact(bytes, limits, rows, row_bytes)) return;
+  const uint64_t r = std::max<uint64_t>(1, (bytes + limits.row_bytes - 1) / limits.row_bytes);
   rows = static_cast<uint32_t>(r);
   row_bytes = static_cast<uint32_t>(bytes / r);
 }

@@ -35,7 +35,7 @@ static uint32_t pick_victim(Builder& b, bool need_exact_factor) {
     const uint32_t id = b.live_[(start + i) % n];
     uint32_t rows, rb;
     if (b.pinned(id)) continue;
-    if (need_exact_factor && !factor_exact(b.written(id), rows, rb)) continue;
+    if (need_exact_factor && !factor_exact(b.written(id), b.dma_limits_, rows, rb)) continue;
     return id;
   }
   return kNone;
@@ -111,7 +111,7 @@ void Builder::reload_one() {
   const Sym old = syms_[e.sym];  // a copy: new_symbol may grow syms_
   const uint64_t bytes = written(e.sym);
   uint32_t rows = 1, rb = 1;
-  factor_exact(bytes, rows, rb);  // held when it was spilled
+  factor_exact(bytes, dma_limits_, rows, rb);  // held when it was spilled
   const uint32_t id = new_symbol(bytes, e.refs, old.kind, old.depth, e.sym);  // the next version
   if (id == kNone) return;
   isa::Instruction in = ld.make();

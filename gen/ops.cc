@@ -70,11 +70,11 @@ void Builder::step() {
 uint32_t Builder::load_fresh(uint64_t bytes, uint32_t refs, bool exact, bool may_die) {
   const Bound& ld = roles_.pick(OpKind::Load, rng_);
   uint32_t rows = 1, rb = 1;
-  if (bytes <= 65535 && rng_.chance(0.6)) {
+  if (bytes <= dma_limits_.row_bytes && rng_.chance(0.6)) {
     rb = static_cast<uint32_t>(bytes);
-  } else if (!factor_exact(bytes, rows, rb)) {
+  } else if (!factor_exact(bytes, dma_limits_, rows, rb)) {
     if (exact) return kNone;
-    factor_floor(bytes, rows, rb);
+    factor_floor(bytes, dma_limits_, rows, rb);
   }
   return load_rows(ld, rows, rb, refs, may_die);
 }
@@ -107,11 +107,11 @@ bool Builder::store_of(uint32_t sym, bool consume, int64_t ddr_dst, int64_t ddr_
   uint32_t rows = 1, rb = 1;
   const uint64_t bytes = written(sym);
   if (ddr_dst >= 0) {
-    if (!factor_exact(bytes, rows, rb)) return false;
-  } else if (bytes <= 65535 && rng_.chance(0.6)) {
+    if (!factor_exact(bytes, dma_limits_, rows, rb)) return false;
+  } else if (bytes <= dma_limits_.row_bytes && rng_.chance(0.6)) {
     rb = static_cast<uint32_t>(bytes);
   } else {
-    factor_floor(bytes, rows, rb);
+    factor_floor(bytes, dma_limits_, rows, rb);
   }
   return store_rows(st, sym, rows, rb, consume, ddr_dst, ddr_dep);
 }

@@ -1,7 +1,10 @@
 #include "util/file_io.h"
 #include "gen/profile.h"
 
+#include <algorithm>
 #include <fstream>
+#include <initializer_list>
+#include <limits>
 #include <sstream>
 
 #include <fmt/core.h>
@@ -25,7 +28,7 @@ constexpr std::string_view kDirectedNames[kNumDirected] = {"checkerboard", "exac
 // Reads the profile's YAML tree; `src` names the file in every error.
 class Reader {
  public:
-  Reader(Profile& p, std::string_view src) : p_(p), src_(src) {}
+  Reader(Profile& p, std::string_view src, const isa::Isa& isa) : p_(p), src_(src), isa_(isa) {}
 
   void top(const YAML::Node& root) {
     if (root.IsNull()) return;
@@ -45,6 +48,26 @@ class Reader {
   }
 
  private:
+  // The largest value all of `fields` of instruction `mnemonic` hold: a shape drawn for them
+  // must fit each.
+  int64_t field_max(std::string_view mnemonic, std::initializer_list<std::string_view> fields) const {
+    int64_t most = std::numeric_limits<int64_t>::max();
+    for (std::string_view f : fields) most = std::min(most, isa_.max_value(mnemonic, f));
+    return most;
+  }
+
+  // A [min, max] shape range of `fields`: at least `lo` and at most what they hold.
+  Range shape(const YAML::Node& n, std::string_view key, int64_t lo, std::string_view mnemonic,
+              std::initializer_list<std::string_view> fields) {
+    int64_t hi = 0;
+    try {
+      hi = field_max(mnemonic, fields);
+    } catch (const Error& e) {  // an ISA without the instruction or field
+      throw Error(fmt::format("{}: '{}': ISA {}: {}", util::where(src_, n), key, isa_.name(), e.what()));
+    }
+    return range(n, key, lo, hi);
+  }
+
   // [min, max] as a two-element list, both within [lo, hi] and min <= max.
   Range range(const YAML::Node& n, std::string_view key, int64_t lo, int64_t hi) {
     if (!n.IsSequence() || n.size() != 2)
@@ -68,8 +91,10 @@ class Reader {
   void size_dist(const YAML::Node& n, std::string_view kind, SizeDist& d) {
     const std::string w = fmt::format("sizes.{}", kind);
     util::reject_unknown_keys(n, {"min", "max", "dist", "unit", "largest_free", "whole_sram", "odd"}, src_, w);
-    if (auto v = n["min"]) d.bytes.min = util::read_int(v, w + ".min", src_, 1, 1 << 24);
-    if (auto v = n["max"]) d.bytes.max = util::read_int(v, w + ".max", src_, 1, 1 << 24);
+    // An operand is at most the SRAM the address fields reach.
+    const auto sram_space = static_cast<int64_t>(isa_.addressable_bytes(isa::Space::Sram));
+    if (auto v = n["min"]) d.bytes.min = util::read_int(v, w + ".min", src_, 1, sram_space);
+    if (auto v = n["max"]) d.bytes.max = util::read_int(v, w + ".max", src_, 1, sram_space);
     if (d.bytes.min > d.bytes.max)
       throw Error(fmt::format("{}: '{}' has min {} > max {}", util::where(src_, n), w, d.bytes.min, d.bytes.max));
     if (auto v = n["dist"]) {
@@ -95,34 +120,37 @@ class Reader {
 
   void shapes(const YAML::Node& n) {
     util::reject_unknown_keys(n, {"gemm", "pool", "im2col"}, src_, "shapes");
-    constexpr int64_t kShape = 4095;  // 12-bit shape fields
     if (auto g = n["gemm"]) {
       util::reject_unknown_keys(g, {"m", "n", "k", "bias", "per_channel"}, src_, "shapes.gemm");
-      if (auto v = g["m"]) p_.gemm_m = range(v, "shapes.gemm.m", 1, kShape);
-      if (auto v = g["n"]) p_.gemm_n = range(v, "shapes.gemm.n", 1, kShape);
-      if (auto v = g["k"]) p_.gemm_k = range(v, "shapes.gemm.k", 1, kShape);
+      if (auto v = g["m"]) p_.gemm_m = shape(v, "shapes.gemm.m", 1, "gemm", {"m"});
+      if (auto v = g["n"]) p_.gemm_n = shape(v, "shapes.gemm.n", 1, "gemm", {"n"});
+      if (auto v = g["k"]) p_.gemm_k = shape(v, "shapes.gemm.k", 1, "gemm", {"k"});
       if (auto v = g["bias"]) p_.gemm_bias = util::read_double(v, "shapes.gemm.bias", src_, 0, 1);
       if (auto v = g["per_channel"]) p_.gemm_per_channel = util::read_double(v, "shapes.gemm.per_channel", src_, 0, 1);
     }
     if (auto g = n["pool"]) {
       util::reject_unknown_keys(g, {"h", "w", "c", "window", "stride", "pad", "count_pad"}, src_, "shapes.pool");
-      if (auto v = g["h"]) p_.pool_h = range(v, "shapes.pool.h", 1, kShape);
-      if (auto v = g["w"]) p_.pool_w = range(v, "shapes.pool.w", 1, kShape);
-      if (auto v = g["c"]) p_.pool_c = range(v, "shapes.pool.c", 1, kShape);
-      if (auto v = g["window"]) p_.pool_window = range(v, "shapes.pool.window", 1, 15);
-      if (auto v = g["stride"]) p_.pool_stride = range(v, "shapes.pool.stride", 1, 15);
-      if (auto v = g["pad"]) p_.pool_pad = range(v, "shapes.pool.pad", 0, 15);
+      if (auto v = g["h"]) p_.pool_h = shape(v, "shapes.pool.h", 1, "pool", {"h"});
+      if (auto v = g["w"]) p_.pool_w = shape(v, "shapes.pool.w", 1, "pool", {"w"});
+      if (auto v = g["c"]) p_.pool_c = shape(v, "shapes.pool.c", 1, "pool", {"c"});
+      if (auto v = g["window"]) p_.pool_window = shape(v, "shapes.pool.window", 1, "pool", {"window_h", "window_w"});
+      if (auto v = g["stride"]) p_.pool_stride = shape(v, "shapes.pool.stride", 1, "pool", {"stride_h", "stride_w"});
+      if (auto v = g["pad"])
+        p_.pool_pad = shape(v, "shapes.pool.pad", 0, "pool", {"pad_top", "pad_left", "pad_bottom", "pad_right"});
       if (auto v = g["count_pad"]) p_.pool_count_pad = util::read_double(v, "shapes.pool.count_pad", src_, 0, 1);
     }
     if (auto g = n["im2col"]) {
       util::reject_unknown_keys(g, {"h", "w", "c", "kernel", "stride", "pad", "dilation"}, src_, "shapes.im2col");
-      if (auto v = g["h"]) p_.im2col_h = range(v, "shapes.im2col.h", 1, kShape);
-      if (auto v = g["w"]) p_.im2col_w = range(v, "shapes.im2col.w", 1, kShape);
-      if (auto v = g["c"]) p_.im2col_c = range(v, "shapes.im2col.c", 1, kShape);
-      if (auto v = g["kernel"]) p_.im2col_kernel = range(v, "shapes.im2col.kernel", 1, 15);
-      if (auto v = g["stride"]) p_.im2col_stride = range(v, "shapes.im2col.stride", 1, 7);
-      if (auto v = g["pad"]) p_.im2col_pad = range(v, "shapes.im2col.pad", 0, 15);
-      if (auto v = g["dilation"]) p_.im2col_dilation = range(v, "shapes.im2col.dilation", 1, 7);
+      if (auto v = g["h"]) p_.im2col_h = shape(v, "shapes.im2col.h", 1, "im2col", {"h"});
+      if (auto v = g["w"]) p_.im2col_w = shape(v, "shapes.im2col.w", 1, "im2col", {"w"});
+      if (auto v = g["c"]) p_.im2col_c = shape(v, "shapes.im2col.c", 1, "im2col", {"c"});
+      if (auto v = g["kernel"]) p_.im2col_kernel = shape(v, "shapes.im2col.kernel", 1, "im2col", {"kh", "kw"});
+      if (auto v = g["stride"])
+        p_.im2col_stride = shape(v, "shapes.im2col.stride", 1, "im2col", {"stride_h", "stride_w"});
+      if (auto v = g["pad"])
+        p_.im2col_pad = shape(v, "shapes.im2col.pad", 0, "im2col", {"pad_top", "pad_left", "pad_bottom", "pad_right"});
+      if (auto v = g["dilation"])
+        p_.im2col_dilation = shape(v, "shapes.im2col.dilation", 1, "im2col", {"dil_h", "dil_w"});
     }
   }
 
@@ -173,6 +201,7 @@ class Reader {
 
   Profile& p_;
   std::string src_;
+  const isa::Isa& isa_;
 };
 
 }  // namespace
@@ -188,16 +217,16 @@ std::string_view oom_name(OomPolicy policy) {
   return "?";
 }
 
-Profile Profile::load_string(std::string_view yaml_text, std::string_view source_name) {
+Profile Profile::load_string(std::string_view yaml_text, std::string_view source_name, const isa::Isa& isa) {
   Profile p;
   p.source = std::string(source_name);
   p.hash = util::fnv1a64(yaml_text);
-  Reader(p, source_name).top(util::load_yaml_string(yaml_text, source_name));
+  Reader(p, source_name, isa).top(util::load_yaml_string(yaml_text, source_name));
   return p;
 }
 
-Profile Profile::load_file(const std::filesystem::path& path) {
-  return load_string(util::read_file(path, "profile"), path.string());
+Profile Profile::load_file(const std::filesystem::path& path, const isa::Isa& isa) {
+  return load_string(util::read_file(path, "profile"), path.string(), isa);
 }
 
 }  // namespace npuforge::gen

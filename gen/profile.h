@@ -1,7 +1,9 @@
 #pragma once
 // A generator profile (configs/gen/*.yaml): every knob of the constrained-random program
 // generator. Loading rejects unknown keys and out-of-range values with an npuforge::Error
-// naming the file, the line and the key.
+// naming the file, the line and the key; a shape's range is checked against what the ISA's
+// field holds (gemm m: the width of gemm.m), an operand size against the SRAM the address
+// fields reach.
 //
 //   length: 2000                       # instructions, halt included
 //   mix: {load: 4, store: 2, gemm: 2, im2col: 1, eltwise: 3, pool: 1, move: 1, lut: 1, nop: 0, sync: 0}
@@ -30,6 +32,7 @@
 #include <string_view>
 
 #include "allocator/allocator.h"
+#include "isa/isa.h"
 
 namespace npuforge::gen {
 
@@ -87,8 +90,10 @@ struct Profile {
   Range directed_count{4, 16};
   std::array<double, kNumDirected> directed{1, 1, 1, 1, 1, 0};
 
-  static Profile load_file(const std::filesystem::path& path);
-  static Profile load_string(std::string_view yaml_text, std::string_view source_name);
+  // `isa`: the fields the shapes are checked against.
+  static Profile load_file(const std::filesystem::path& path, const isa::Isa& isa = isa::builtin_isa());
+  static Profile load_string(std::string_view yaml_text, std::string_view source_name,
+                             const isa::Isa& isa = isa::builtin_isa());
 };
 
 }  // namespace npuforge::gen

@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "util/error.h"
@@ -134,6 +136,24 @@ Roles::Roles(const isa::Isa& isa, const Profile& profile) {
                             "needs: {}",
                             isa.name(), op_name(kind), what, why));
   }
+}
+
+DmaLimits Roles::dma_limits() const {
+  DmaLimits l{UINT64_MAX, UINT64_MAX};
+  for (OpKind kind : {OpKind::Load, OpKind::Store})
+    for (const Bound& b : of(kind)) {
+      l.rows = std::min(l.rows, static_cast<uint64_t>(b.field(dma::rows).max));
+      l.row_bytes = std::min(l.row_bytes, static_cast<uint64_t>(b.field(dma::row_bytes).max));
+    }
+  return l;
+}
+
+uint64_t Roles::max_len() const {
+  uint64_t len = UINT64_MAX;
+  for (const Bound& b : of(OpKind::Eltwise)) len = std::min(len, static_cast<uint64_t>(b.field(eltwise::len).max));
+  for (const Bound& b : of(OpKind::Move)) len = std::min(len, static_cast<uint64_t>(b.field(move::len).max));
+  for (const Bound& b : of(OpKind::Lut)) len = std::min(len, static_cast<uint64_t>(b.field(lut::len).max));
+  return len;
 }
 
 }  // namespace npuforge::gen

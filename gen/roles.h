@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "gen/factor.h"
 #include "gen/profile.h"
 #include "isa/instruction.h"
 #include "util/rng.h"
@@ -62,6 +63,11 @@ class Roles {
     return v.size() == 1 ? v.front() : v[rng.below(v.size())];
   }
   const isa::InstrSpec& halt() const { return *halt_; }
+  // The largest rows and row_bytes every LOAD and STORE takes (a spill is stored by one and
+  // reloaded by another, so the shape must fit both).
+  DmaLimits dma_limits() const;
+  // The longest `len` every ELTWISE, MOVE and LUT takes (UINT64_MAX when the ISA has none).
+  uint64_t max_len() const;
 
  private:
   std::array<std::vector<Bound>, kNumOpKinds> by_kind_;

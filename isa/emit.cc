@@ -153,6 +153,10 @@ std::string isa_sv_package(const Isa& isa) {
       const auto& f = s.fields[i];
       sv += fmt::format("  localparam int {0}_{1}_LSB = {2};\n  localparam int {0}_{1}_WIDTH = {3};\n", upper(s.mnemonic),
                         upper(f.name), f.lsb, f.width);
+      // Named values: the RTL compares a field with these, never with a literal code.
+      for (const auto& [value, code] : f.enum_values)
+        sv += fmt::format("  localparam logic [{0}_{1}_WIDTH-1:0] {0}_{1}_{2} = {3}'d{4};\n", upper(s.mnemonic),
+                          upper(f.name), upper(value), f.width, code);
     }
   }
   sv += decode_function(isa);

@@ -37,6 +37,12 @@ std::string_view to_string(Queue q) {
 
 std::string_view to_string(Access a) { return a == Access::Read ? "read" : "write"; }
 
+std::optional<uint32_t> FieldSpec::value_of(std::string_view value_name) const {
+  for (const auto& [n, code] : enum_values)
+    if (n == value_name) return code;
+  return std::nullopt;
+}
+
 std::optional<unsigned> InstrSpec::field_index(std::string_view name) const {
   for (unsigned i = 0; i < fields.size(); ++i)
     if (fields[i].name == name) return i;
@@ -73,12 +79,52 @@ std::optional<size_t> Isa::index_of(const InstrSpec& spec) const {
   return index;
 }
 
+const FieldSpec& Isa::field(std::string_view mnemonic, std::string_view field_name) const {
+  const InstrSpec& s = require(mnemonic);
+  return s.fields[s.require_field(field_name)];
+}
+
+uint32_t Isa::enum_value(std::string_view mnemonic, std::string_view field_name, std::string_view value_name) const {
+  const FieldSpec& f = field(mnemonic, field_name);
+  if (const auto code = f.value_of(value_name)) return *code;
+  std::string names;
+  for (const auto& [n, code] : f.enum_values) names += fmt::format("{}{}", names.empty() ? "" : ", ", n);
+  throw Error(fmt::format("ISA {}: {}.{} has no value '{}' (it has: {})", name_, mnemonic, field_name, value_name,
+                          names.empty() ? "no named values" : names));
+}
+
+uint64_t Isa::addressable_bytes(Space space) const {
+  const FieldKind kind = space == Space::Sram ? FieldKind::SramAddr : FieldKind::DdrAddr;
+  uint64_t bytes = 0;
+  for (const InstrSpec& s : instrs_)
+    for (const FieldSpec& f : s.fields)
+      if (f.kind == kind) {
+        const uint64_t reach = static_cast<uint64_t>(f.max) + 1;
+        bytes = bytes == 0 ? reach : std::min(bytes, reach);
+      }
+  return bytes;
+}
+
 // Builds and validates an Isa from its YAML; every error names the source line.
 class IsaLoader {
  public:
-  explicit IsaLoader(std::string_view source) : src_(source) {}
+  // `chain`: the files of the overlays being loaded, outermost first (a cycle is an error).
+  explicit IsaLoader(std::string_view source, std::vector<std::filesystem::path> chain = {})
+      : src_(source), chain_(std::move(chain)) {}
+
+  // The ISA file at `path`, which an overlay chain has reached through `chain`.
+  static Isa load_file(const std::filesystem::path& path, std::vector<std::filesystem::path> chain) {
+    const YAML::Node root = util::load_yaml_file(path);
+    chain.push_back(std::filesystem::weakly_canonical(path));
+    try {
+      return IsaLoader(path.string(), std::move(chain)).load(root);
+    } catch (const YAML::Exception& e) {  // e.g. a scalar where a list was expected
+      throw Error(fmt::format("{}:{}: invalid ISA description: {}", path.string(), e.mark.line + 1, e.msg));
+    }
+  }
 
   Isa load(const YAML::Node& root) {
+    if (root.IsMap() && root["base"]) return load_overlay(root);
     util::reject_unknown_keys(root, {"name", "version", "width", "queues", "common", "instructions"}, src_,
                         "the ISA file");
     Isa isa;
@@ -101,6 +147,58 @@ class IsaLoader {
   }
 
  private:
+  // The base ISA plus the overlay's instructions; a new name or opcode may not repeat one of
+  // the base's (an encoding would be ambiguous).
+  Isa load_overlay(const YAML::Node& root) {
+    for (const char* inherited : {"width", "queues", "common"})
+      if (root[inherited])
+        throw Error(fmt::format("{}: an ISA overlay ('base:') takes '{}' from its base ISA; it may give only "
+                                "name, version and instructions",
+                                util::where(src_, root[inherited]), inherited));
+    util::reject_unknown_keys(root, {"base", "name", "version", "instructions"}, src_, "an ISA overlay");
+    Isa isa = load_base(root["base"]);
+    if (root["name"]) isa.name_ = util::read_string(root["name"], "name", src_);
+    if (root["version"])
+      isa.version_ = static_cast<unsigned>(util::read_int(root["version"], "version", src_, 0, 1 << 20));
+    width_ = isa.width_bits_;
+    const std::vector<FieldSpec>& base_fields = isa.instrs_.front().fields;
+    common_.assign(base_fields.begin(), base_fields.begin() + kSignalSlot + 1);
+    base_count_ = isa.instrs_.size();
+    const YAML::Node list = need(root, "instructions");
+    if (!list.IsSequence() || list.size() == 0)
+      throw Error(fmt::format("{}: an overlay's 'instructions' must be a non-empty list of the instructions it "
+                              "adds",
+                              util::where(src_, list)));
+    for (const auto& node : list) isa.instrs_.push_back(load_instr(node, isa));
+    index_opcodes(isa, list);
+    return isa;
+  }
+
+  // `base: builtin`, or the path of an ISA file relative to this one's directory.
+  Isa load_base(const YAML::Node& node) {
+    const std::string base = util::read_string(node, "base", src_);
+    if (base == "builtin") {
+      base_src_ = "built-in isa/npu_isa.yaml";
+      return builtin_isa();
+    }
+    std::filesystem::path path(base);
+    if (path.is_relative()) path = std::filesystem::path(src_).parent_path() / path;
+    if (std::find(chain_.begin(), chain_.end(), std::filesystem::weakly_canonical(path)) != chain_.end())
+      throw Error(fmt::format("{}: base '{}' is an overlay that leads back here (a cycle)", util::where(src_, node),
+                              base));
+    if (!std::filesystem::is_regular_file(path))
+      throw Error(fmt::format("{}: base '{}': no ISA file at {} (expected 'builtin' or the path of an ISA file, "
+                              "relative to this one)",
+                              util::where(src_, node), base, path.string()));
+    base_src_ = path.string();
+    return load_file(path, chain_);
+  }
+
+  // " (the base ISA's)" when instruction `index` comes from an overlay's base.
+  std::string from_base(size_t index) const {
+    return index < base_count_ ? fmt::format(" (defined by the base ISA, {})", base_src_) : "";
+  }
+
   YAML::Node need(const YAML::Node& map, std::string_view key) {
     const YAML::Node n = map[std::string(key)];
     if (!n) throw Error(fmt::format("{}: missing key '{}'", util::where(src_, map), key));
@@ -214,8 +312,9 @@ class IsaLoader {
                         "an instruction");
     InstrSpec s;
     s.mnemonic = util::read_string(need(n, "name"), "name", src_);
-    if (isa.by_mnemonic(s.mnemonic))
-      throw Error(fmt::format("{}: instruction '{}' is defined twice", util::where(src_, n), s.mnemonic));
+    if (const InstrSpec* other = isa.by_mnemonic(s.mnemonic))
+      throw Error(fmt::format("{}: instruction '{}' is defined twice{}", util::where(src_, n), s.mnemonic,
+                              from_base(*isa.index_of(*other))));
     s.opcode = static_cast<uint32_t>(
         util::read_int(need(n, "opcode"), "opcode", src_, 0, (int64_t{1} << common_[kOpcodeSlot].width) - 1));
     s.queue = parse_queue(need(n, "queue"));
@@ -272,21 +371,27 @@ class IsaLoader {
                               kMaxOperands));
   }
 
+  // `list` holds the instructions from base_count_ on (an overlay's base is valid already).
   void index_opcodes(Isa& isa, const YAML::Node& list) {
     isa.by_opcode_.assign(size_t{1} << common_[kOpcodeSlot].width, -1);
     for (size_t i = 0; i < isa.instrs_.size(); ++i) {
       auto& slot = isa.by_opcode_[isa.instrs_[i].opcode];
-      if (slot >= 0)
-        throw Error(fmt::format("{}: instructions '{}' and '{}' share opcode {:#x}", util::where(src_, list[i]),
-                                isa.instrs_[static_cast<size_t>(slot)].mnemonic, isa.instrs_[i].mnemonic,
-                                isa.instrs_[i].opcode));
+      if (slot >= 0) {
+        const auto other = static_cast<size_t>(slot);
+        throw Error(fmt::format("{}: instructions '{}'{} and '{}' share opcode {:#x}",
+                                util::where(src_, list[i - base_count_]), isa.instrs_[other].mnemonic,
+                                from_base(other), isa.instrs_[i].mnemonic, isa.instrs_[i].opcode));
+      }
       slot = static_cast<int16_t>(i);
     }
   }
 
   std::string src_;
+  std::vector<std::filesystem::path> chain_;
   unsigned width_ = 0;
   std::vector<FieldSpec> common_;
+  size_t base_count_ = 0;  // an overlay's: the instructions of its base
+  std::string base_src_;
 };
 
 Isa Isa::load_string(std::string_view yaml_text, std::string_view source_name) {
@@ -298,14 +403,7 @@ Isa Isa::load_string(std::string_view yaml_text, std::string_view source_name) {
   }
 }
 
-Isa Isa::load_file(const std::filesystem::path& path) {
-  const YAML::Node root = util::load_yaml_file(path);
-  try {
-    return IsaLoader(path.string()).load(root);
-  } catch (const YAML::Exception& e) {
-    throw Error(fmt::format("{}:{}: invalid ISA description: {}", path.string(), e.mark.line + 1, e.msg));
-  }
-}
+Isa Isa::load_file(const std::filesystem::path& path) { return IsaLoader::load_file(path, {}); }
 
 const Isa& builtin_isa() {
   // Immutable after construction (thread-safe static init): a constant table, not state.

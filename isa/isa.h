@@ -45,8 +45,11 @@ struct FieldSpec {
   int64_t min = 0;  // allowed range of the (sign-extended) value
   int64_t max = 0;
   std::optional<int64_t> default_value;  // absent: the assembler requires the field
-  std::vector<std::pair<std::string, uint32_t>> enum_values;
+  std::vector<std::pair<std::string, uint32_t>> enum_values;  // the YAML's `values:`, in its order
   std::string doc;
+
+  // The code of the named value of an enum field, or nullopt.
+  std::optional<uint32_t> value_of(std::string_view value_name) const;
 
   unsigned msb() const { return lsb + width - 1; }
   bool is_address() const { return kind == FieldKind::SramAddr || kind == FieldKind::DdrAddr; }
@@ -125,6 +128,11 @@ inline constexpr unsigned kSignalSlot = 2;
 class Isa {
  public:
   // Throw npuforge::Error naming the file (or `source_name`), line and field on bad input.
+  // An overlay is the base ISA plus the instructions it lists (tests/data/isa_extra.yaml):
+  //   base: builtin          # or the path of an ISA file, relative to the overlay's directory
+  //   name: my-npu           # optional, as `version:`; width, queues and common come from the base
+  //   instructions: [...]    # new mnemonics and opcodes only: a clash with the base is an error
+  // A base may itself be an overlay; a chain that comes back to a file is an error.
   static Isa load_file(const std::filesystem::path& path);
   static Isa load_string(std::string_view yaml_text, std::string_view source_name);
 
@@ -143,6 +151,22 @@ class Isa {
   // The position of `spec` in instructions(), or nullopt when it belongs to another ISA (the
   // per-ISA tables beside an Isa are indexed by it).
   std::optional<size_t> index_of(const InstrSpec& spec) const;
+
+  // The limits code derives from the field widths instead of restating them: field `field` of
+  // instruction `mnemonic`, its smallest and largest value (the width, narrowed by `min:` and
+  // `max:`), and the code of one of its named values. Each throws npuforge::Error naming the
+  // instruction, the field (and the value) the ISA lacks.
+  const FieldSpec& field(std::string_view mnemonic, std::string_view field_name) const;
+  int64_t min_value(std::string_view mnemonic, std::string_view field_name) const {
+    return field(mnemonic, field_name).min;
+  }
+  int64_t max_value(std::string_view mnemonic, std::string_view field_name) const {
+    return field(mnemonic, field_name).max;
+  }
+  uint32_t enum_value(std::string_view mnemonic, std::string_view field_name, std::string_view value_name) const;
+  // The bytes of `space` every address field of that space reaches: one past the smallest
+  // of their maxima (0 when no field addresses it).
+  uint64_t addressable_bytes(Space space) const;
 
  private:
   std::string name_;

@@ -67,12 +67,17 @@ void eltwise(const isa::Instruction& instr, const Semantics::EltwiseSlots& s, In
              std::span<uint8_t> out) {
   const uint64_t len = instr.get(s.len);
   const auto a = operand(instr, in, s.a);
-  const auto op = static_cast<EltwiseOp>(instr.get(s.op));
+  const EltwiseOp op = s.ops.of(instr.get(s.op));
   const RequantParams rq{instr.get(s.scale), instr.get(s.shift), false};
   switch (op) {
     case EltwiseOp::Add:
     case EltwiseOp::Mul: {
       const auto b = operand(instr, in, s.b);
+      // An ISA file whose b extent ("op <= 1 ? len : 0") disagrees with its op codes.
+      if (b.size() < len)
+        throw Error(fmt::format("eltwise {}: operand b covers {} bytes, the op reads {} (the ISA's extent of b and "
+                                "its values of op disagree)",
+                                to_string(op), b.size(), len));
       const bool mul = op == EltwiseOp::Mul;
       if (eltwise_fits32(rq, mul ? 128 * 128 : 256)) {
         const auto scale = static_cast<int32_t>(rq.scale), shift = static_cast<int32_t>(rq.shift);

@@ -136,7 +136,7 @@ void pool_windows(const isa::Instruction& instr, const Semantics::PoolSlots& s, 
   const int64_t h = instr.get(s.h), w = instr.get(s.w), c = instr.get(s.c);
   const int64_t wh = instr.get(s.wh), ww = instr.get(s.ww), sh = instr.get(s.sh), sw = instr.get(s.sw);
   const int64_t pt = instr.get(s.pt), pl = instr.get(s.pl), pb = instr.get(s.pb), pr = instr.get(s.pr);
-  const PoolOp<Acc> op{static_cast<PoolMode>(instr.get(s.mode)) == PoolMode::Avg};
+  const PoolOp<Acc> op{s.modes.of(instr.get(s.mode)) == PoolMode::Avg};
   const bool count_pad = instr.get(s.count_pad) != 0;
   const int64_t oh = (h + pt + pb - wh) / sh + 1, ow = (w + pl + pr - ww) / sw + 1;
   if (oh <= 0 || ow <= 0 || h <= 0 || w <= 0 || c <= 0) return;
@@ -274,7 +274,7 @@ void pool(const isa::Instruction& instr, const Semantics::PoolSlots& s, In in, s
   // A window sum has at most window_h * window_w terms of magnitude <= 128; a maximum is one
   // of the int8 inputs (or the identity -128).
   const uint64_t terms = uint64_t{instr.get(s.wh)} * instr.get(s.ww);
-  if (static_cast<PoolMode>(instr.get(s.mode)) != PoolMode::Avg) {
+  if (s.modes.of(instr.get(s.mode)) != PoolMode::Avg) {
     pool_windows<int8_t>(instr, s, src, out);
   } else if (terms <= kPoolInt16Terms) {
     pool_windows<int16_t>(instr, s, src, out);

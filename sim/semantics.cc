@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
+#include <utility>
 
 #include <fmt/core.h>
 
@@ -20,7 +22,50 @@ constexpr OpName kOps[] = {
     {"sync", Op::Sync},       {"halt", Op::Halt}, {"lut", Op::Lut},
 };
 
+// The names the ISA gives the values the kernels implement (sim/kernels.cc, kernels_pool.cc).
+constexpr std::pair<std::string_view, EltwiseOp> kEltwiseOps[] = {
+    {"add", EltwiseOp::Add}, {"mul", EltwiseOp::Mul}, {"relu", EltwiseOp::Relu}, {"clip", EltwiseOp::Clip}};
+constexpr std::pair<std::string_view, PoolMode> kPoolModes[] = {{"max", PoolMode::Max}, {"avg", PoolMode::Avg}};
+
+template <typename E, size_t N>
+std::string_view name_in(const std::pair<std::string_view, E> (&names)[N], E value) {
+  for (const auto& [name, v] : names)
+    if (v == value) return name;
+  return "?";
+}
+
+// Binds every named value of `spec`'s field `slot` to what the simulator implements under
+// that name; a name it does not implement is an error naming the ISA, field and value.
+template <typename E, size_t N>
+NamedCodes<E> bind_codes(const isa::Isa& isa, const isa::InstrSpec& spec, unsigned slot,
+                         const std::pair<std::string_view, E> (&names)[N]) {
+  const isa::FieldSpec& f = spec.fields[slot];
+  NamedCodes<E> codes;
+  for (const auto& [name, code] : f.enum_values) {
+    const auto* known = std::find_if(std::begin(names), std::end(names), [&](const auto& n) { return n.first == name; });
+    if (known == std::end(names)) {
+      std::string list;
+      for (const auto& n : names) list += fmt::format("{}{}", list.empty() ? "" : ", ", n.first);
+      throw Error(fmt::format("ISA {}: {}.{} value '{}' has no semantics in the simulator (sim/kernels*.cc "
+                              "implements {})",
+                              isa.name(), spec.mnemonic, f.name, name, list));
+    }
+    if (code > 0xfe)
+      throw Error(fmt::format("ISA {}: {}.{} value '{}' = {}: the simulator takes codes up to 254", isa.name(),
+                              spec.mnemonic, f.name, name, code));
+    codes.bind(code, known->second);
+  }
+  return codes;
+}
+
 }  // namespace
+
+std::string_view to_string(EltwiseOp op) { return name_in(kEltwiseOps, op); }
+std::string_view to_string(PoolMode mode) { return name_in(kPoolModes, mode); }
+
+void unnamed_code(uint64_t code) {
+  throw Error(fmt::format("enum field code {} is none of the values the ISA names", code));
+}
 
 std::string_view to_string(Op op) {
   for (const auto& o : kOps) {
@@ -62,11 +107,13 @@ Semantics::Semantics(const isa::Isa& isa) : isa_(&isa), specs_(isa.instructions(
                    f("pad_top"), f("pad_left"), f("pad_bottom"), f("pad_right"), f("dil_h"), f("dil_w")};
         break;
       case Op::Eltwise:
-        eltwise_ = {f("dst"), f("a"), f("b"), f("len"), f("op"), f("scale"), f("shift"), f("lo"), f("hi")};
+        eltwise_ = {f("dst"), f("a"), f("b"), f("len"), f("op"), f("scale"), f("shift"), f("lo"), f("hi"), {}};
+        eltwise_.ops = bind_codes(isa, spec, eltwise_.op, kEltwiseOps);
         break;
       case Op::Pool:
         pool_ = {f("dst"), f("src"), f("h"), f("w"), f("c"), f("window_h"), f("window_w"), f("stride_h"), f("stride_w"),
-                 f("pad_top"), f("pad_left"), f("pad_bottom"), f("pad_right"), f("mode"), f("count_pad")};
+                 f("pad_top"), f("pad_left"), f("pad_bottom"), f("pad_right"), f("mode"), f("count_pad"), {}};
+        pool_.modes = bind_codes(isa, spec, pool_.mode, kPoolModes);
         break;
       case Op::Lut:
         lut_ = {f("dst"), f("src"), f("table"), f("len")};

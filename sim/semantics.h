@@ -36,6 +36,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "isa/instruction.h"
@@ -49,9 +50,36 @@ namespace npuforge::sim {
 enum class Op : uint8_t { Nop, Load, Store, Gemm, Im2col, Eltwise, Pool, Move, Sync, Halt, Lut };
 std::string_view to_string(Op);
 
-// ELTWISE `op` and POOL `mode` values (the enum values of npu_isa.yaml).
-enum class EltwiseOp : uint8_t { Add = 0, Mul = 1, Relu = 2, Clip = 3 };
-enum class PoolMode : uint8_t { Max = 0, Avg = 1 };
+// What the simulator implements for the named values of ELTWISE `op` and POOL `mode`. Their
+// codes are the ISA's alone (npu_isa.yaml `values:`): the Semantics binds each name the ISA
+// lists to one of these when it is built, and refuses a name with no implementation, so an
+// ISA file that renumbers, drops or adds a value is honoured or refused, never misread.
+enum class EltwiseOp : uint8_t { Add, Mul, Relu, Clip };
+enum class PoolMode : uint8_t { Max, Avg };
+std::string_view to_string(EltwiseOp);  // the ISA's name: "add", ...
+std::string_view to_string(PoolMode);
+
+[[noreturn]] void unnamed_code(uint64_t code);  // throws npuforge::Error naming the code
+
+// The meaning of each code of one enum field, bound by name from the ISA (see above).
+template <typename E>
+class NamedCodes {
+ public:
+  // Throws npuforge::Error for a code the ISA names no value for (decode refuses those, so
+  // only an instruction built by hand gets here).
+  E of(uint64_t code) const {
+    if (code >= by_code_.size() || by_code_[code] == kUnnamed) unnamed_code(code);
+    return static_cast<E>(by_code_[code]);
+  }
+  void bind(uint32_t code, E meaning) {
+    if (code >= by_code_.size()) by_code_.resize(size_t{code} + 1, kUnnamed);
+    by_code_[code] = static_cast<uint8_t>(meaning);
+  }
+
+ private:
+  static constexpr uint8_t kUnnamed = 0xff;
+  std::vector<uint8_t> by_code_;
+};
 
 // The ISA's numerics (isa/numerics.h), named here for the kernels and tests.
 using isa::RequantParams;
@@ -121,8 +149,14 @@ class Semantics {
   struct DmaSlots { unsigned dst, src, rows, row_bytes, stride; };
   struct GemmSlots { unsigned dst, a, b, bias, m, n, k, scale, shift, relu, has_bias, qp, per_channel; };
   struct Im2colSlots { unsigned dst, src, h, w, c, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw; };
-  struct EltwiseSlots { unsigned dst, a, b, len, op, scale, shift, lo, hi; };
-  struct PoolSlots { unsigned dst, src, h, w, c, wh, ww, sh, sw, pt, pl, pb, pr, mode, count_pad; };
+  struct EltwiseSlots {
+    unsigned dst, a, b, len, op, scale, shift, lo, hi;
+    NamedCodes<EltwiseOp> ops;  // op's codes
+  };
+  struct PoolSlots {
+    unsigned dst, src, h, w, c, wh, ww, sh, sw, pt, pl, pb, pr, mode, count_pad;
+    NamedCodes<PoolMode> modes;  // mode's codes
+  };
   struct LutSlots { unsigned dst, src, table, len; };
   struct MoveSlots { unsigned dst, src, len; };
   const DmaSlots& load_slots() const { return load_; }

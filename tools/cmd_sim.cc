@@ -13,6 +13,7 @@
 #include "sim/verify/verdict_json.h"
 #include "sim/verify/verify.h"
 #include "tools/command.h"
+#include "util/error.h"
 #include "util/file_io.h"
 #include "util/plant.h"
 
@@ -42,11 +43,13 @@ int run_sim(const SimOptions& o) {
   const isa::NpuConfig config = isa::load_npu_config(o.npu).config;
   const sim::Program program = sim::Program::load(the_isa, o.program, o.memmap, o.ddr, config);
   const std::vector<uint8_t> expected = o.expect_ddr.empty() ? std::vector<uint8_t>{} : sim::read_ddr_image(o.expect_ddr);
+  // --rtl-variant NAME is --rtl --plant NAME for the RTL plants of the catalogue.
+  const Plant variant = parse_rtl_plant(o.rtl_variant);
+  if (variant.any() && !o.plant.empty()) throw Error("--rtl-variant and --plant name one plant each: give one");
   sim::verify::Options v;
   v.backend = sim::verify::backend_named(o.backend);
-  v.rtl = o.rtl;
-  v.rtl_variant = sim::sc_model::rtl_variant_from_name(o.rtl_variant);
-  v.plant = parse_plant(o.plant);
+  v.rtl = o.rtl || variant.any();
+  v.plant = variant.any() ? variant : parse_plant(o.plant);
   v.trace = o.trace;
   v.max_errors = o.max_errors;
   if (!o.expect_ddr.empty()) {
@@ -78,12 +81,13 @@ void add_sim_command(CLI::App& app, Runner& run) {
   sub->add_option("--expect-ddr", opts->expect_ddr, "also compare the final DDR with this image")
       ->check(CLI::ExistingFile);
   sub->add_option("--out-ddr", opts->out_ddr, "write the final DDR image here");
-  sub->add_option("--json", opts->json, "also write the verdict (pass, cycles, findings by kind, first finding) as JSON");
+  sub->add_option("--json", opts->json, "also write the verdict (pass, cycles, findings by kind, every kept finding) as JSON");
   sub->add_option("--backend", opts->backend,
                   "simulation backend: systemc (SystemC/TLM-2.0 model, default) or sequential");
   sub->add_flag("--rtl", opts->rtl, "systemc: run the Verilated scratchpad and decoder RTL in the loop");
   std::string variants;
-  for (const auto& v : sim::sc_model::rtl_variants()) variants += fmt::format(", {}", v.name);
+  for (const PlantInfo& p : plant_catalogue())
+    if (p.layer == PlantLayer::Rtl) variants += fmt::format(", {}", p.name);
   sub->add_option("--rtl-variant", opts->rtl_variant,
                   fmt::format("systemc: run a planted RTL bug (implies --rtl): none{}", variants));
   sub->add_option("--plant", opts->plant,

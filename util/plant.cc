@@ -10,10 +10,23 @@ namespace npuforge {
 namespace {
 
 constexpr std::array kCatalogue = {
-#define NPUFORGE_PLANT_INFO(id, name, layer, breaks) PlantInfo{PlantId::id, name, PlantLayer::layer, breaks},
+#define NPUFORGE_RTL(module, parameter, value) PlantRtlVariant{#module, #parameter, value}
+#define NPUFORGE_NOT_RTL PlantRtlVariant{}
+#define NPUFORGE_PLANT_INFO(id, name, layer, rtl, finds, breaks) \
+  PlantInfo{PlantId::id, name, PlantLayer::layer, rtl, finds, breaks},
     NPUFORGE_PLANTS(NPUFORGE_PLANT_INFO)
 #undef NPUFORGE_PLANT_INFO
+#undef NPUFORGE_NOT_RTL
+#undef NPUFORGE_RTL
 };
+
+// Every Rtl plant names its variant and no other plant does.
+constexpr bool variants_match_layers() {
+  for (const PlantInfo& p : kCatalogue)
+    if ((p.layer == PlantLayer::Rtl) == p.rtl.module.empty()) return false;
+  return true;
+}
+static_assert(variants_match_layers(), "an Rtl plant needs NPUFORGE_RTL(...), every other NPUFORGE_NOT_RTL");
 
 }  // namespace
 
@@ -47,5 +60,20 @@ Plant parse_plant(std::string_view name) {
 }
 
 bool plant_needs_rtl(Plant plant) { return plant.any() && plant_info(plant.id).layer == PlantLayer::Rtl; }
+
+bool plant_in_rtl_module(Plant plant, std::string_view module) {
+  return plant_needs_rtl(plant) && plant_info(plant.id).rtl.module == module;
+}
+
+Plant parse_rtl_plant(std::string_view name) {
+  if (name == "none") return {};
+  for (const PlantInfo& p : kCatalogue)
+    if (p.layer == PlantLayer::Rtl && p.name == name) return Plant{p.id};
+  std::string valid = "none";
+  for (const PlantInfo& p : kCatalogue)
+    if (p.layer == PlantLayer::Rtl) valid += fmt::format(", {}", p.name);
+  throw Error(fmt::format("--rtl-variant: '{}' is not an RTL plant (valid: {}; `npuforge plants` describes them)",
+                          name, valid));
+}
 
 }  // namespace npuforge

@@ -83,22 +83,16 @@ NpuTop::NpuTop(sc_core::sc_module_name name, const Program& program, const Seman
   }
   memory_.ddr.load_image(program.ddr_init);
 
-  // A planted RTL variant implies --rtl and picks the block it lives in.
-  const RtlVariant variant = options.rtl_variant;
-  SramModel sram = options.sram;
-  if (variant != RtlVariant::None && sram == SramModel::Tlm) sram = SramModel::Rtl;
-  if (variant == RtlVariant::SpadStuckBit) sram = SramModel::RtlStuckBit;
-  if (variant == RtlVariant::BankConflict) sram = SramModel::RtlConflictBug;
+  // An RTL plant lives in one block, which runs its Verilated variant.
   auto monitor = [this](std::string what) { report_monitor(std::move(what)); };
-  if (sram != SramModel::Tlm) {
+  if (options.sram == SramModel::Rtl) {
     // The RTL blocks are driven directly; a clock runs only for the waveform's sake.
     if (trace_) clk_ = std::make_unique<sc_core::sc_clock>("clk", kCycle);
-    rtl_sram_ = std::make_unique<RtlSram>("spad_rtl", sram, program.config, clk_.get(), trace_, monitor);
-    if (options.rtl_decoder && rtl_decoder_available())
-      rtl_decoder_ = std::make_unique<RtlDecoder>("decoder_rtl", clk_.get(), trace_,
-                                                  options.rtl_decoder_bug || variant == RtlVariant::DecoderField);
+    rtl_sram_ = std::make_unique<RtlSram>("spad_rtl", options.plant, program.config, clk_.get(), trace_, monitor);
+    if (options.rtl_decoder)
+      rtl_decoder_ = std::make_unique<RtlDecoder>("decoder_rtl", clk_.get(), trace_, options.plant);
     if (options.rtl_compute) {
-      rtl_compute_ = std::make_unique<RtlCompute>("compute_rtl", variant, trace_, monitor);
+      rtl_compute_ = std::make_unique<RtlCompute>("compute_rtl", options.plant, trace_, monitor);
       ctx_.rtl_compute = rtl_compute_.get();
     }
     if (clk_) sc_core::sc_trace(trace_, *clk_, "clk");

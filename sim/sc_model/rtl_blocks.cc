@@ -10,13 +10,9 @@
 // Once SystemC is included, verilated_funcs.h calls an unqualified sc_time_stamp() (see
 // rtl_compute.cc).
 using sc_core::sc_time_stamp;
-#include "Vnpu_scratchpad.h"
-#include "Vnpu_scratchpad_conflict.h"
-#include "Vnpu_scratchpad_stuck.h"
-#if NPUFORGE_HAVE_RTL_DECODER
 #include "Vnpu_decoder.h"
-#include "Vnpu_decoder_bug.h"
-#endif
+#include "Vnpu_scratchpad.h"
+#include "rtl_plant_models.h"
 #include "sim/sc_model/npu_top.h"
 #include "util/error.h"
 
@@ -106,7 +102,6 @@ class SramDriver final : public RtlSram::Model {
   unsigned bytes_;
 };
 
-#if NPUFORGE_HAVE_RTL_DECODER
 template <class M>
 class DecoderDriver final : public RtlDecoder::Model {
  public:
@@ -147,7 +142,6 @@ class DecoderDriver final : public RtlDecoder::Model {
   }
   M m_;
 };
-#endif
 
 template <class Signal>
 void trace_signal(sc_core::sc_trace_file* tf, const Signal& s) {
@@ -175,30 +169,27 @@ sc_core::sc_time FallingEdges::time(uint64_t n) {
   return sc_core::sc_time::from_value(n * kCycle.value() + kCycle.value() / 2);
 }
 
-std::unique_ptr<RtlSram::Model> RtlSram::make_model(SramModel variant, Geometry g) {
-  switch (variant) {
-    case SramModel::RtlStuckBit: return std::make_unique<SramDriver<Vnpu_scratchpad_stuck>>(g);
-    case SramModel::RtlConflictBug: return std::make_unique<SramDriver<Vnpu_scratchpad_conflict>>(g);
-    default: return std::make_unique<SramDriver<Vnpu_scratchpad>>(g);
-  }
+std::unique_ptr<RtlSram::Model> RtlSram::make_model(Plant plant, Geometry g) {
+  // The variants come from the plant catalogue (util/plant.h) through rtl_plant_models.h.
+#define NPUFORGE_SRAM_VARIANT(id) \
+  if (plant.is(PlantId::id)) return std::make_unique<SramDriver<V##id>>(g);
+  NPUFORGE_RTL_PLANT_MODELS_npu_scratchpad(NPUFORGE_SRAM_VARIANT)
+#undef NPUFORGE_SRAM_VARIANT
+  return std::make_unique<SramDriver<Vnpu_scratchpad>>(g);
 }
 
 uint64_t stuck_bit_alias_bytes(const isa::NpuConfig& config) {
-  return uint64_t{config.bank_width_bytes} << NPUFORGE_SPAD_STUCK_BIT;
+  return uint64_t{config.bank_width_bytes} << plant_info(PlantId::RtlScratchpadStuckBit).rtl.value;
 }
 
 RtlDecoder::RtlDecoder(sc_core::sc_module_name name, sc_core::sc_clock* clk, sc_core::sc_trace_file* tf,
-                       bool planted_bug)
+                       Plant plant)
     : sc_module(name), clk_(clk) {
-#if NPUFORGE_HAVE_RTL_DECODER
-  if (planted_bug)
-    model_ = std::make_unique<DecoderDriver<Vnpu_decoder_bug>>();
-  else
-    model_ = std::make_unique<DecoderDriver<Vnpu_decoder>>();
-#else
-  (void)planted_bug;
-  throw Error("--rtl: this build has no RTL decoder (npu_isa_pkg.sv was missing at configure time)");
-#endif
+#define NPUFORGE_DECODER_VARIANT(id) \
+  if (plant.is(PlantId::id)) model_ = std::make_unique<DecoderDriver<V##id>>();
+  NPUFORGE_RTL_PLANT_MODELS_npu_decoder(NPUFORGE_DECODER_VARIANT)
+#undef NPUFORGE_DECODER_VARIANT
+  if (!model_) model_ = std::make_unique<DecoderDriver<Vnpu_decoder>>();
   if (!clk_) return;
   trace_signal(tf, in_valid);
   trace_signal(tf, instr);

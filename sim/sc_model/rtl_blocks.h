@@ -55,8 +55,8 @@ class RtlSram : public sc_core::sc_module {
   // Throws npuforge::Error when `config`'s geometry exceeds the RTL's maxima. `monitor`
   // gets one line per violation of the documented port behaviour (rd_valid, conflict, reset).
   // `clk` (trace mode only, else nullptr): evaluate every cycle on its falling edge and
-  // mirror the pins into `trace`.
-  RtlSram(sc_core::sc_module_name name, SramModel variant, const isa::NpuConfig& config,
+  // mirror the pins into `trace`. An RTL plant of npu_scratchpad runs its variant.
+  RtlSram(sc_core::sc_module_name name, Plant plant, const isa::NpuConfig& config,
           sc_core::sc_clock* clk, sc_core::sc_trace_file* trace, std::function<void(std::string)> monitor = {});
   ~RtlSram() override;
 
@@ -117,7 +117,7 @@ class RtlSram : public sc_core::sc_module {
     uint64_t done_at = 0;   // the falling edge the clocked adapter reported it done on
   };
 
-  static std::unique_ptr<Model> make_model(SramModel variant, Geometry g);
+  static std::unique_ptr<Model> make_model(Plant plant, Geometry g);
   void b_transport(int initiator, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
   void write(uint64_t addr, const uint8_t* data, uint64_t len);
   void read(uint64_t addr, uint8_t* data, uint64_t len);
@@ -182,11 +182,11 @@ class RtlDecoder : public sc_core::sc_module {
     uint32_t fields[kMaxFields] = {};
   };
 
-  // planted_bug: use the Vnpu_decoder_bug variant (tests of the rtl-mismatch finding).
+  // An RTL plant of npu_decoder runs its variant (the rtl-mismatch finding's tests).
   // `clk` (trace mode only, else nullptr): wait out each decode cycle by cycle and mirror the
   // pins into `trace`.
   RtlDecoder(sc_core::sc_module_name name, sc_core::sc_clock* clk, sc_core::sc_trace_file* trace,
-             bool planted_bug = false);
+             Plant plant = {});
   ~RtlDecoder() override;
   // Drives the word on a falling edge, returns the registered outputs one cycle later.
   // Call from an SC_THREAD only.

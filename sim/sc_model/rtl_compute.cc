@@ -11,9 +11,7 @@
 // expects systemc.h's using-directives, which the --sc models' headers bring along).
 using sc_core::sc_time_stamp;
 #include "Vnpu_compute.h"
-#include "Vnpu_compute_mac_sign.h"
-#include "Vnpu_compute_no_sat.h"
-#include "Vnpu_compute_round.h"
+#include "rtl_plant_models.h"
 #include "sim/sc_model/npu_top.h"
 #include "util/error.h"
 
@@ -218,11 +216,13 @@ void Driver<M>::gemm(const Semantics::GemmSlots& s, const isa::Instruction& inst
 template <class M>
 void Driver<M>::eltwise(const Semantics::EltwiseSlots& s, const isa::Instruction& instr, const OperandBuffers& ob) {
   const uint64_t len = instr.get(s.len);
-  const auto op = static_cast<EltwiseOp>(instr.get(s.op));
+  const EltwiseOp op = s.ops.of(instr.get(s.op));
   const auto a = operand(instr, ob, s.a);
   const bool binary = op == EltwiseOp::Add || op == EltwiseOp::Mul;
   const auto b = binary ? operand(instr, ob, s.b) : std::span<const uint8_t>{};
-  m_.elt_op = static_cast<uint8_t>(op);
+  // The unit was Verilated with the package of the built-in ISA (npu_isa_pkg): its code for
+  // the op, which a program of another ISA file may number otherwise.
+  m_.elt_op = static_cast<uint8_t>(isa::builtin_isa().enum_value("eltwise", "op", to_string(op)));
   m_.elt_scale = static_cast<uint32_t>(instr.get(s.scale));
   m_.elt_shift = static_cast<uint8_t>(std::min<uint64_t>(instr.get(s.shift), 63));
   m_.elt_lo = static_cast<uint8_t>(instr.value(s.lo));
@@ -247,15 +247,15 @@ void Driver<M>::eltwise(const Semantics::EltwiseSlots& s, const isa::Instruction
 
 }  // namespace
 
-RtlCompute::RtlCompute(sc_core::sc_module_name name, RtlVariant variant, sc_core::sc_trace_file* tf,
+RtlCompute::RtlCompute(sc_core::sc_module_name name, Plant plant, sc_core::sc_trace_file* tf,
                        std::function<void(std::string)> monitor)
     : sc_module(name), monitor_(std::move(monitor)), tracing_(tf != nullptr) {
-  switch (variant) {
-    case RtlVariant::MacSign: model_ = std::make_unique<Driver<Vnpu_compute_mac_sign>>(*this); break;
-    case RtlVariant::NoSaturation: model_ = std::make_unique<Driver<Vnpu_compute_no_sat>>(*this); break;
-    case RtlVariant::RequantRound: model_ = std::make_unique<Driver<Vnpu_compute_round>>(*this); break;
-    default: model_ = std::make_unique<Driver<Vnpu_compute>>(*this); break;
-  }
+  // The variants come from the plant catalogue (util/plant.h) through rtl_plant_models.h.
+#define NPUFORGE_COMPUTE_VARIANT(id) \
+  if (plant.is(PlantId::id)) model_ = std::make_unique<Driver<V##id>>(*this);
+  NPUFORGE_RTL_PLANT_MODELS_npu_compute(NPUFORGE_COMPUTE_VARIANT)
+#undef NPUFORGE_COMPUTE_VARIANT
+  if (!model_) model_ = std::make_unique<Driver<Vnpu_compute>>(*this);
   trace_signal(tf, clk_);
   trace_signal(tf, mac_en_);
   trace_signal(tf, mac_first_);

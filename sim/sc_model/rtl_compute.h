@@ -31,9 +31,9 @@ class RtlCompute : public sc_core::sc_module {
   static constexpr unsigned kCols = NPUFORGE_COMPUTE_COLS;
   static constexpr unsigned kLanes = NPUFORGE_COMPUTE_LANES;
 
-  // `variant` picks a planted-bug model for MacSign / NoSaturation / RequantRound, else the
-  // correct one. `monitor` receives one line per output-port violation (valid strobes).
-  RtlCompute(sc_core::sc_module_name name, RtlVariant variant, sc_core::sc_trace_file* trace,
+  // An RTL plant of npu_compute runs its Verilated variant, anything else the correct model.
+  // `monitor` receives one line per output-port violation (valid strobes).
+  RtlCompute(sc_core::sc_module_name name, Plant plant, sc_core::sc_trace_file* trace,
              std::function<void(std::string)> monitor);
   ~RtlCompute() override;
 

@@ -54,7 +54,7 @@ sc_dt::sc_bv<RtlSram::kMaxBankBytes> enable_bits(unsigned off, unsigned len) {
 
 }  // namespace
 
-RtlSram::RtlSram(sc_core::sc_module_name name, SramModel variant, const isa::NpuConfig& config,
+RtlSram::RtlSram(sc_core::sc_module_name name, Plant plant, const isa::NpuConfig& config,
                  sc_core::sc_clock* clk, sc_core::sc_trace_file* tf, std::function<void(std::string)> monitor)
     : sc_module(name),
       socket("socket"),
@@ -71,7 +71,7 @@ RtlSram::RtlSram(sc_core::sc_module_name name, SramModel variant, const isa::Npu
         "--rtl: the Verilated scratchpad takes sram_banks a power of two <= {}, bank_width_bytes a power of "
         "two <= {}, sram_bytes <= {}; the NPU config has sram_banks={}, bank_width_bytes={}, sram_bytes={}",
         kMaxBanks, kMaxBankBytes, kMaxCapacity, banks_, bank_bytes_, size_));
-  model_ = make_model(variant, Geometry{log2_of(banks_), log2_of(bank_bytes_)});
+  model_ = make_model(plant, Geometry{log2_of(banks_), log2_of(bank_bytes_)});
   socket.register_b_transport(this, &RtlSram::b_transport);
   if (!clk_) return;
   SC_THREAD(trace_thread);

@@ -65,43 +65,13 @@ void quiet_reports() {
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
 }
 
-constexpr RtlVariantInfo kVariants[] = {
-    {RtlVariant::DecoderField, "rtl_decoder_field", "npu_decoder inverts bit 0 of the first own field"},
-    {RtlVariant::SpadStuckBit, "rtl_spad_stuck_bit", "npu_scratchpad has a word-address bit stuck at 0"},
-    {RtlVariant::BankConflict, "rtl_bank_conflict",
-     "npu_scratchpad reports a read served when it lost its bank to a write"},
-    {RtlVariant::MacSign, "rtl_mac_sign", "npu_compute's MAC zero-extends the int8 b operand"},
-    {RtlVariant::NoSaturation, "rtl_no_saturation", "npu_compute's requant wraps to 8 bits instead of clamping"},
-    {RtlVariant::RequantRound, "rtl_requant_round", "npu_compute's requant truncates instead of rounding"},
-};
+// An RTL plant runs in the RTL blocks only.
+void check_rtl_plant(const ScOptions& o) {
+  if (plant_needs_rtl(o.plant) && o.sram == SramModel::Tlm)
+    throw Error(fmt::format("plant {} lives in RTL: simulate with --rtl", plant_name(o.plant)));
+}
 
 }  // namespace
-
-std::span<const RtlVariantInfo> rtl_variants() { return kVariants; }
-
-std::string_view to_string(RtlVariant v) {
-  for (const auto& info : kVariants)
-    if (info.variant == v) return info.name;
-  return "none";
-}
-
-RtlVariant rtl_variant_from_name(std::string_view name) {
-  if (name == "none") return RtlVariant::None;
-  std::string list = "none";
-  for (const auto& info : kVariants) {
-    if (info.name == name) return info.variant;
-    list += fmt::format(", {}", info.name);
-  }
-  throw Error(fmt::format("unknown RTL variant '{}' (expected one of: {})", name, list));
-}
-
-bool rtl_decoder_available() {
-#if NPUFORGE_HAVE_RTL_DECODER
-  return true;
-#else
-  return false;
-#endif
-}
 
 bool can_simulate() {
   quiet_systemc();
@@ -133,6 +103,7 @@ std::vector<ScOutput> run_together(const Semantics& sem, std::span<const ScJob> 
                 "models side by side (run_together)");
   for (const ScJob& job : jobs) {
     if (!job.program || !job.checkers) throw Error("SystemC model: a job without program or checkers");
+    check_rtl_plant(job.options);
     if (!job.program->isa) throw Error(fmt::format("SystemC model: program {} has no ISA", job.program->name));
   }
   quiet_reports();
@@ -146,7 +117,7 @@ std::vector<ScOutput> run_together(const Semantics& sem, std::span<const ScJob> 
   std::vector<std::unique_ptr<NpuTop>> tops;
   for (size_t k = 0; k < jobs.size(); ++k) {
     tops.push_back(std::make_unique<NpuTop>(fmt::format("npu{}", k).c_str(), *jobs[k].program, sem,
-                                            *jobs[k].checkers, apply_rtl_plant(jobs[k].options), on_done));
+                                            *jobs[k].checkers, jobs[k].options, on_done));
   }
   sc_core::sc_start();
   std::vector<ScOutput> outputs;
@@ -157,28 +128,14 @@ std::vector<ScOutput> run_together(const Semantics& sem, std::span<const ScJob> 
   return outputs;
 }
 
-ScOptions apply_rtl_plant(ScOptions o) {
-  if (!plant_needs_rtl(o.plant)) return o;
-  if (o.sram == SramModel::Tlm)
-    throw Error(fmt::format("plant {} lives in RTL: simulate with --rtl", plant_name(o.plant)));
-  // One line per RTL plant: the ScOptions setting that selects its Verilated variant.
-  if (o.plant.is(PlantId::RtlDecoderFieldBit)) o.rtl_decoder_bug = true;
-  if (o.plant.is(PlantId::RtlScratchpadStuckBit)) o.sram = SramModel::RtlStuckBit;
-  if (o.plant.is(PlantId::RtlBankConflict)) o.rtl_variant = RtlVariant::BankConflict;
-  if (o.plant.is(PlantId::RtlMacSign)) o.rtl_variant = RtlVariant::MacSign;
-  if (o.plant.is(PlantId::RtlNoSaturation)) o.rtl_variant = RtlVariant::NoSaturation;
-  if (o.plant.is(PlantId::RtlRequantRound)) o.rtl_variant = RtlVariant::RequantRound;
-  return o;
+ScBackend::ScBackend(const Semantics& sem, ScOptions options) : sem_(&sem), options_(std::move(options)) {
+  check_rtl_plant(options_);
 }
-
-ScBackend::ScBackend(const Semantics& sem, ScOptions options) : sem_(&sem), options_(apply_rtl_plant(std::move(options))) {}
 
 std::string_view ScBackend::name() const {
   switch (options_.sram) {
     case SramModel::Tlm: return "systemc-tlm";
     case SramModel::Rtl: return "systemc-rtl";
-    case SramModel::RtlStuckBit: return "systemc-rtl-stuck-bit";
-    case SramModel::RtlConflictBug: return "systemc-rtl-conflict-bug";
   }
   return "systemc";
 }

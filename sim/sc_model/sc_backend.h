@@ -33,45 +33,16 @@
 namespace npuforge::sim::sc_model {
 
 enum class SramModel : uint8_t {
-  Tlm,            // sim::Sram behind a TLM target
-  Rtl,            // Verilated npu_scratchpad
-  RtlStuckBit,    // Verilated npu_scratchpad with a word-address bit stuck at 0 (planted bug)
-  RtlConflictBug, // Verilated npu_scratchpad with wrong bank-conflict arbitration (planted bug)
+  Tlm,  // sim::Sram behind a TLM target
+  Rtl,  // Verilated npu_scratchpad (and decoder and compute unit): the variant of an RTL plant
 };
-
-// Planted RTL bugs, each a Verilated variant of one rtl_stubs/ block chosen at run time
-// (ScOptions::rtl_variant). A variant implies --rtl.
-enum class RtlVariant : uint8_t {
-  None,
-  DecoderField,  // rtl_decoder_field: npu_decoder inverts bit 0 of field slot 3
-  SpadStuckBit,  // rtl_spad_stuck_bit: npu_scratchpad word-address bit stuck at 0
-  BankConflict,  // rtl_bank_conflict: a read that lost its bank to a write is reported served
-  MacSign,       // rtl_mac_sign: npu_compute's MAC zero-extends the b operand
-  NoSaturation,  // rtl_no_saturation: npu_compute's requant wraps instead of clamping
-  RequantRound,  // rtl_requant_round: npu_compute's requant truncates instead of rounding
-};
-struct RtlVariantInfo {
-  RtlVariant variant;
-  std::string_view name;     // "rtl_mac_sign", ...
-  std::string_view summary;  // one line
-};
-// Every planted variant (not None), in enum order.
-std::span<const RtlVariantInfo> rtl_variants();
-std::string_view to_string(RtlVariant);  // "none" for None
-// The variant named `name` ("none" gives None); throws npuforge::Error listing the names.
-RtlVariant rtl_variant_from_name(std::string_view name);
 
 struct ScOptions {
   SramModel sram = SramModel::Tlm;
-  // Decode every fetched word with the Verilated npu_decoder too (needs an Rtl scratchpad's
-  // clock; ignored in TLM mode). Unavailable when the build had no npu_isa_pkg.sv.
+  // Decode every fetched word with the Verilated npu_decoder too (RTL mode only).
   bool rtl_decoder = true;
-  // Planted bug (tests only): the decoder variant that corrupts one field bit.
-  bool rtl_decoder_bug = false;
   // Run GEMM and ELTWISE through the Verilated npu_compute (RTL mode only).
   bool rtl_compute = true;
-  // A planted RTL bug; anything but None switches an Tlm `sram` to Rtl.
-  RtlVariant rtl_variant = RtlVariant::None;
   // Waveform file (.vcd): dispatch pc, per-queue busy/instruction, and in RTL mode the
   // clock and every RTL port. Empty: none.
   std::string trace_path;
@@ -79,8 +50,8 @@ struct ScOptions {
   // duration of those in flight -> a `deadlock` finding naming each queue's state, and the
   // result has completed == false. 0: the NPU config's deadlock_cycles.
   uint64_t watchdog_cycles = 0;
-  // A planted bug (util/plant.h): model plants are honoured by the engines, RTL plants are
-  // mapped onto the settings above by apply_rtl_plant.
+  // A planted bug (util/plant.h): model plants are honoured by the engines; an RTL plant
+  // makes the block of its rtl_stubs/ module run the plant's Verilated variant (needs Rtl).
   Plant plant;
   // false: RunResult::ddr and ::sram stay empty and the final DDR is handed over as memory
   // (ScOutput::ddr, ScBackend::take_ddr), to be compared page by page with the golden
@@ -88,10 +59,6 @@ struct ScOptions {
   // writes a few pages; building the two images cost 512 page faults per seed.
   bool images = true;
 };
-
-// `options` with an RTL plant turned into its setting (the variant to Verilate in); model and
-// other plants pass through. Throws npuforge::Error for an RTL plant without an RTL scratchpad.
-ScOptions apply_rtl_plant(ScOptions options);
 
 struct ScStats {
   uint64_t decoded_words = 0;        // words decoded by the RTL decoder
@@ -110,10 +77,9 @@ struct ScOutput {
   std::optional<Ddr> ddr;  // the final DDR when ScOptions::images is off (it references the program's image)
 };
 
-// True when the decoder RTL was built in (npu_isa_pkg.sv existed at configure time).
-bool rtl_decoder_available();
-// The byte distance at which SramModel::RtlStuckBit aliases: addresses a and a + this map to
-// the same scratchpad word (the stuck word-address bit times `config`'s bank word size).
+// The byte distance at which the rtl-scratchpad-stuck-bit plant aliases: addresses a and
+// a + this map to the same scratchpad word (the stuck word-address bit times `config`'s bank
+// word size).
 uint64_t stuck_bit_alias_bytes(const isa::NpuConfig& config);
 // False once a simulation has been elaborated in this process (until restart_kernel()).
 bool can_simulate();

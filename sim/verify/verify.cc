@@ -15,14 +15,13 @@ namespace {
 // The one place that chooses a backend.
 std::unique_ptr<Backend> make_backend(const Options& o, const Semantics& sem) {
   if (o.backend == BackendKind::Sequential) {
-    if (o.rtl || !o.trace.empty() || o.rtl_variant != sc_model::RtlVariant::None || o.plant.any())
+    if (o.rtl || !o.trace.empty() || o.plant.any())
       throw Error("--rtl, --trace and --plant need --backend systemc");
     return std::make_unique<SequentialBackend>(sem);
   }
   sc_model::ScOptions sc;
   sc.sram = o.rtl ? sc_model::SramModel::Rtl : sc_model::SramModel::Tlm;
   sc.trace_path = o.trace;
-  sc.rtl_variant = o.rtl_variant;
   sc.plant = o.plant;
   // The final DDR stays memory over the program's image: the golden compare then looks at
   // the pages the run wrote, where two images cost a page fault per 4 KiB of the image, twice.
@@ -85,7 +84,7 @@ Verdict run(const Program& program, const Options& o) {
   v.findings = checkers.total();
   for (size_t k = 0; k < kNumFindingKinds; ++k) v.by_kind[k] = checkers.count(static_cast<FindingKind>(k));
   v.kept = checkers.findings();
-  if (sc && (o.rtl || o.rtl_variant != sc_model::RtlVariant::None)) v.rtl = sc->stats();
+  if (sc && o.rtl) v.rtl = sc->stats();
   v.pass = pass_rule(v);
   return v;
 }

@@ -32,7 +32,6 @@ BackendKind backend_named(std::string_view name);
 struct Options {
   BackendKind backend = BackendKind::SystemC;
   bool rtl = false;  // systemc: the Verilated scratchpad, decoder and compute unit in the loop
-  sc_model::RtlVariant rtl_variant = sc_model::RtlVariant::None;  // systemc: a planted RTL bug (implies rtl)
   Plant plant;        // systemc: a planted model bug, or with rtl an RTL one (util/plant.h)
   std::string trace;  // systemc: VCD waveform file; empty: none
   uint64_t max_errors = 20;  // findings kept (all are counted); 0 = all

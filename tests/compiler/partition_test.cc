@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/core.h>
+
 #include "compiler/cleanup.h"
+#include "isa/isa.h"
 #include "test_util.h"
 
 namespace npuforge::compiler {
@@ -83,6 +86,56 @@ TEST(Partition, ConvBeyondTheFieldLimitsGoesToTheCpu) {
     EXPECT_EQ(f.group->kind, GroupKind::kCpu) << c.reason;
     EXPECT_EQ(f.group->reason, c.reason);
   }
+}
+
+// IM2COL takes an image's width and a group's channels whole, POOL an image's width: past
+// their fields a node stays on the CPU (the back end would refuse it); a 1x1 conv of stride
+// 1 reads the image directly (no IM2COL) and stays on the NPU.
+TEST(Partition, ImageWidthAndChannelsBeyondTheFieldsGoToTheCpu) {
+  const model::Graph g = yaml_graph(R"(
+opset: 13
+inputs: [{name: wide, shape: [1, 4, 2, 4100]}, {name: deep, shape: [1, 4100, 2, 2]}]
+outputs: [{name: a}, {name: b}, {name: c}, {name: d}]
+constants:
+  - {name: w3, shape: [4, 4, 3, 3], random: {seed: 1}}
+  - {name: w1, shape: [4, 4, 1, 1], random: {seed: 2}}
+  - {name: wd, shape: [2, 4100, 1, 2], random: {seed: 3}}
+nodes:
+  - {name: conv3, op: Conv, inputs: [wide, w3], outputs: [a], attributes: {pads: [1, 1, 1, 1]}}
+  - {name: conv1, op: Conv, inputs: [wide, w1], outputs: [b]}
+  - {name: deepconv, op: Conv, inputs: [deep, wd], outputs: [c]}
+  - {name: pool, op: MaxPool, inputs: [wide], outputs: [d], attributes: {kernel_shape: [2, 2]}}
+)");
+  const Partition p = part(g);
+  const isa::Isa& isa = isa::builtin_isa();
+  EXPECT_EQ(group_of(g, p, "conv3").group->reason,
+            fmt::format("image 4100 wide: IM2COL w above {}", isa.max_value("im2col", "w")));
+  EXPECT_EQ(group_of(g, p, "conv1").group->kind, GroupKind::kConv);
+  EXPECT_EQ(group_of(g, p, "deepconv").group->reason,
+            fmt::format("4100 input channels per group: IM2COL c above {}", isa.max_value("im2col", "c")));
+  EXPECT_EQ(group_of(g, p, "pool").group->reason,
+            fmt::format("MaxPool over an image 4100 wide: POOL w above {}", isa.max_value("pool", "w")));
+}
+
+// The limits are the ISA's: an ISA with 3-bit im2col kernel fields sends an 8-tap kernel to
+// the CPU that the built-in ISA's 4-bit fields take.
+TEST(Partition, LimitsComeFromTheIsaFields) {
+  const NpuLimits builtin;
+  EXPECT_EQ(builtin.max_kernel, 15);
+  EXPECT_EQ(builtin.max_pool_window, 255);
+  EXPECT_EQ(builtin.max_gemm_dim, 65535);
+  std::string yaml(isa::builtin_isa_yaml());
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"{name: kh, bits: [103, 100]", "{name: kh, bits: [102, 100]"},
+                                 {"{name: kw, bits: [107, 104]", "{name: kw, bits: [106, 104]"}})
+    yaml.replace(yaml.find(from), from.size(), to);
+  const NpuLimits narrow(isa::Isa::load_string(yaml, "narrow.yaml"));
+  EXPECT_EQ(narrow.max_kernel, 7);
+  const model::Graph g = yaml_graph(std::string(kHeader) +
+                                    "outputs: [{name: y}]\nconstants:\n  - {name: w, shape: [4, 4, 8, 1], random: {seed: "
+                                    "1}}\nnodes:\n  - {name: c, op: Conv, inputs: [x, w], outputs: [y]}\n");
+  EXPECT_EQ(group_of(g, partition(g, builtin), "c").group->kind, GroupKind::kConv);
+  const Partition p = partition(g, narrow);
+  EXPECT_EQ(group_of(g, p, "c").group->reason, "kernel_h 8 above 7");
 }
 
 TEST(Partition, DilationSevenAndAsymmetricSamePadsFit) {

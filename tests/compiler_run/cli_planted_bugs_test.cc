@@ -17,7 +17,6 @@ namespace fs = std::filesystem;
 // Compiles with the bug, runs, and returns the run's output after checking that a line of
 // `finding` (e.g. "[shadow/after-last-use]") names the buffer the planted line names.
 void expect_caught(const std::string& bug, const std::string& finding) {
-  NPUFORGE_NEED_ISA_V2();
   ScratchDir dir("plant_" + bug);
   const CliRun c = compile(dir, "out", "--plant-bug " + bug);
   ASSERT_EQ(c.code, 0) << c.out;
@@ -43,7 +42,6 @@ TEST(PlantedBug, DroppedTokenBetweenLoadAndGemm) { expect_caught("drop-token", "
 // `npuforge sim` command that runs it alone, and that command, on the files written for it,
 // fails with the same findings. A passing run writes no files unless asked (--keep, --work-dir).
 TEST(PlantedBug, AFailingSegmentIsReproducedByItsPrintedCommand) {
-  NPUFORGE_NEED_ISA_V2();
   ScratchDir dir("plant_repro");
   ASSERT_EQ(compile(dir, "bad", "--plant-bug drop-token").code, 0);
   const CliRun r = run_cli("run-model " + dir.path("bad") + " --input " + input(dir));
@@ -81,7 +79,6 @@ TEST(PlantedBug, AFailingSegmentIsReproducedByItsPrintedCommand) {
 }
 
 TEST(PlantedBug, UnknownBugIsAClearError) {
-  NPUFORGE_NEED_ISA_V2();
   ScratchDir dir("plant_unknown");
   const CliRun c = compile(dir, "out", "--plant-bug nonsense");
   EXPECT_EQ(c.code, 1);

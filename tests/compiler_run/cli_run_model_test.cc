@@ -16,7 +16,6 @@ namespace npuforge::run_testing {
 namespace {
 
 TEST(RunModel, CompiledModelRunsCleanAndBitExact) {
-  NPUFORGE_NEED_ISA_V2();
   ScratchDir dir("run_clean");
   ASSERT_EQ(compile(dir, "out").code, 0);
   const std::string x = input(dir);
@@ -36,7 +35,6 @@ TEST(RunModel, CompiledModelRunsCleanAndBitExact) {
 }
 
 TEST(RunModel, CheckPlanOnACompiledMemoryMapChecksTheDdrTensors) {
-  NPUFORGE_NEED_ISA_V2();
   ScratchDir dir("run_checkplan");
   ASSERT_EQ(compile(dir, "out").code, 0);
   const CliRun r = run_cli("check-plan " + dir.path("out/seg0.memmap.yaml"));
@@ -45,7 +43,6 @@ TEST(RunModel, CheckPlanOnACompiledMemoryMapChecksTheDdrTensors) {
 }
 
 TEST(RunModel, BadInputsAreClearErrors) {
-  NPUFORGE_NEED_ISA_V2();
   ScratchDir dir("run_bad");
   ASSERT_EQ(compile(dir, "out").code, 0);
   model::write_npy(dir.path("small.npy"), model::Tensor(model::DType::kFloat32, {1, 3, 16, 16}));
@@ -90,7 +87,6 @@ void write_plan(const std::string& path, const std::vector<Row>& rows) {
 }
 
 TEST(RunModel, TightLegalOutsidePlanRunsCleanAndAnOverlappingOneIsCaught) {
-  NPUFORGE_NEED_ISA_V2();
   ScratchDir dir("run_outside");
   const std::string model = std::string(NPUFORGE_SOURCE_DIR) + "/tests/compiler_run/data/residual_cnn.yaml";
   const CliRun exported = run_cli("compile " + model + " --samples 2 -q --export-lifetimes " + dir.path("t.csv"));

@@ -5,19 +5,8 @@
 #include <string>
 
 #include "../cli/cli_util.h"
-#include "isa/isa.h"
 #include "model/npy.h"
 #include "util/rng.h"
-
-// The compiler's back half emits ISA v2 (compiler-design.md: per-channel gemm, lut, padded
-// im2col/pool); with an older built-in ISA `npuforge compile -o` cannot emit programs, so the
-// end-to-end tests skip, saying why, until the ISA has it.
-#define NPUFORGE_NEED_ISA_V2()                                                                          \
-  do {                                                                                               \
-    if (!::npuforge::isa::builtin_isa().by_mnemonic("lut"))                                          \
-      GTEST_SKIP() << "the built-in ISA v" << ::npuforge::isa::builtin_isa().version()               \
-                   << " has no 'lut' (ISA v2): npuforge compile cannot emit NPU programs with it";  \
-  } while (0)
 
 namespace npuforge::run_testing {
 

@@ -1,23 +1,31 @@
 // factor_exact / factor_floor (gen/factor.h) against the plain scan they replace: the same
 // row count for every size, sizes with no divisor near the fewest rows included (primes,
-// twice a prime, squares of primes), and the fields' limits hold.
+// twice a prime, squares of primes), and the fields' limits hold: the built-in ISA's (16-bit
+// rows and row_bytes) and narrower, unequal ones.
 #include "gen/factor.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
+#include "isa/isa.h"
 #include "util/rng.h"
 
 namespace npuforge::gen {
 namespace {
 
+// The built-in ISA's LOAD limits (16-bit fields).
+DmaLimits builtin_limits() {
+  const isa::Isa& isa = isa::builtin_isa();
+  return {static_cast<uint64_t>(isa.max_value("load", "rows")), static_cast<uint64_t>(isa.max_value("load", "row_bytes"))};
+}
+
 // The definition: the first row count from the fewest possible (at most 4,096 tried) that
-// divides the bytes into rows of at most 65,535.
-bool reference_exact(uint64_t bytes, uint32_t& rows, uint32_t& row_bytes) {
-  const uint64_t r0 = std::max<uint64_t>(1, (bytes + 65534) / 65535);
-  for (uint64_t r = r0; r <= 65535 && r < r0 + 4096; ++r) {
-    if (bytes % r == 0 && bytes / r <= 65535) {
+// divides the bytes into rows of at most lim.row_bytes, with at most lim.rows rows.
+bool reference_exact(uint64_t bytes, const DmaLimits& lim, uint32_t& rows, uint32_t& row_bytes) {
+  const uint64_t r0 = std::max<uint64_t>(1, (bytes + lim.row_bytes - 1) / lim.row_bytes);
+  for (uint64_t r = r0; r <= lim.rows && r < r0 + 4096; ++r) {
+    if (bytes % r == 0 && bytes / r <= lim.row_bytes) {
       rows = static_cast<uint32_t>(r);
       row_bytes = static_cast<uint32_t>(bytes / r);
       return true;
@@ -26,16 +34,16 @@ bool reference_exact(uint64_t bytes, uint32_t& rows, uint32_t& row_bytes) {
   return false;
 }
 
-void expect_same(uint64_t bytes) {
+void expect_same(uint64_t bytes, const DmaLimits& lim) {
   uint32_t rows = 7, rb = 9, ref_rows = 7, ref_rb = 9;  // untouched on false
-  const bool ok = factor_exact(bytes, rows, rb);
-  ASSERT_EQ(ok, reference_exact(bytes, ref_rows, ref_rb)) << bytes;
+  const bool ok = factor_exact(bytes, lim, rows, rb);
+  ASSERT_EQ(ok, reference_exact(bytes, lim, ref_rows, ref_rb)) << bytes;
   ASSERT_EQ(rows, ref_rows) << bytes;
   ASSERT_EQ(rb, ref_rb) << bytes;
   if (ok) {
     ASSERT_EQ(uint64_t(rows) * rb, bytes);
-    ASSERT_LE(rows, 65535u);
-    ASSERT_LE(rb, 65535u);
+    ASSERT_LE(rows, lim.rows);
+    ASSERT_LE(rb, lim.row_bytes);
   }
 }
 
@@ -55,7 +63,11 @@ TEST(GenFactor, ExactAgreesWithThePlainScan) {
     sizes.push_back(rng.next() >> (64 - bits));
   }
   for (uint64_t b = 65000; b < 70000; ++b) sizes.push_back(b);
-  for (uint64_t b : sizes) expect_same(b);
+  const DmaLimits builtin = builtin_limits();
+  ASSERT_EQ(builtin.rows, 65535u);
+  ASSERT_EQ(builtin.row_bytes, 65535u);
+  for (uint64_t b : sizes) expect_same(b, builtin);
+  for (uint64_t b : sizes) expect_same(b, DmaLimits{1000, 300});  // narrower fields, rows != row_bytes
 }
 
 TEST(GenFactor, FloorIsExactWhenPossibleElseTheFewestRows) {
@@ -63,8 +75,9 @@ TEST(GenFactor, FloorIsExactWhenPossibleElseTheFewestRows) {
   for (int i = 0; i < 5000; ++i) {
     const uint64_t bytes = 1 + (rng.next() >> static_cast<int>(rng.range(38, 63)));
     uint32_t rows = 0, rb = 0, ref_rows = 0, ref_rb = 0;
-    factor_floor(bytes, rows, rb);
-    if (!reference_exact(bytes, ref_rows, ref_rb)) {
+    const DmaLimits lim = builtin_limits();
+    factor_floor(bytes, lim, rows, rb);
+    if (!reference_exact(bytes, lim, ref_rows, ref_rb)) {
       ref_rows = static_cast<uint32_t>(std::max<uint64_t>(1, (bytes + 65534) / 65535));
       ref_rb = static_cast<uint32_t>(bytes / ref_rows);
     }

@@ -3,14 +3,15 @@
 #include <gtest/gtest.h>
 
 #include "gen/profile.h"
+#include "isa/isa.h"
 #include "util/error.h"
 
 namespace npuforge::gen {
 namespace {
 
-std::string error_of(std::string_view yaml) {
+std::string error_of(std::string_view yaml, const isa::Isa& isa = isa::builtin_isa()) {
   try {
-    Profile::load_string(yaml, "p.yaml");
+    Profile::load_string(yaml, "p.yaml", isa);
   } catch (const Error& e) {
     return e.what();
   }
@@ -66,7 +67,7 @@ TEST(GenProfile, OutOfRangeValuesNameTheKey) {
   const Case cases[] = {
       {"length: 0\n", "'length'"},
       {"token_density: 1.5\n", "'token_density'"},
-      {"shapes: {gemm: {m: [1, 5000]}}\n", "'shapes.gemm.m'"},
+      {"shapes: {gemm: {m: [1, 70000]}}\n", "'shapes.gemm.m'"},
       {"shapes: {pool: {window: [3, 2]}}\n", "'shapes.pool.window'"},
       {"dependencies: {fan_out: [1, 65]}\n", "'dependencies.fan_out'"},
       {"sizes: {vector: {unit: -0.1}}\n", "'sizes.vector.unit'"},
@@ -82,6 +83,34 @@ TEST(GenProfile, OutOfRangeValuesNameTheKey) {
     EXPECT_NE(e.find(c.key), std::string::npos) << c.yaml << " -> " << e;
     EXPECT_NE(e.find("p.yaml:"), std::string::npos) << c.yaml << " -> " << e;
   }
+}
+
+// A shape's bounds are what its fields hold, from the ISA, not restated: the built-in ISA's
+// 16-bit gemm m, 8-bit pool windows and 4-bit im2col strides; an ISA with a narrower field
+// narrows the bound, and one without the instruction is an error naming the key.
+TEST(GenProfile, ShapeBoundsComeFromTheIsaFields) {
+  const Profile wide = Profile::load_string(
+      "shapes: {gemm: {m: [1, 65535]}, pool: {window: [1, 255]}, im2col: {stride: [1, 15]}}\n", "p.yaml");
+  EXPECT_EQ(wide.gemm_m.max, 65535);
+  EXPECT_EQ(wide.pool_window.max, 255);
+  EXPECT_EQ(wide.im2col_stride.max, 15);
+  EXPECT_NE(error_of("shapes: {pool: {window: [1, 256]}}\n").find("'shapes.pool.window' = 256 is out of range [1, 255]"),
+            std::string::npos);
+  EXPECT_NE(error_of("shapes: {im2col: {stride: [1, 16]}}\n").find("[1, 15]"), std::string::npos);
+  std::string yaml(isa::builtin_isa_yaml());
+  const std::string m = "{name: m, bits: [151, 136], kind: shape, min: 1}";
+  ASSERT_NE(yaml.find(m), std::string::npos);
+  yaml.replace(yaml.find(m), m.size(), "{name: m, bits: [143, 136], kind: shape, min: 1}");  // 8 bits
+  const isa::Isa narrow = isa::Isa::load_string(yaml, "narrow.yaml");
+  const std::string e = error_of("shapes: {gemm: {m: [1, 300]}}\n", narrow);
+  EXPECT_NE(e.find("'shapes.gemm.m' = 300 is out of range [1, 255]"), std::string::npos) << e;
+  yaml = std::string(isa::builtin_isa_yaml());
+  yaml.replace(yaml.find("name: pool\n"), 10, "name: poolx\n");
+  const isa::Isa no_pool = isa::Isa::load_string(yaml, "no_pool.yaml");
+  const std::string no_pool_error = error_of("shapes: {pool: {window: [1, 3]}}\n", no_pool);
+  EXPECT_NE(no_pool_error.find("p.yaml:1: 'shapes.pool.window': ISA npuforge-ref: unknown instruction 'pool'"),
+            std::string::npos)
+      << no_pool_error;
 }
 
 }  // namespace

@@ -11,22 +11,12 @@
 #include "isa/instruction.h"
 #include "util/error.h"
 #include "util/rng.h"
+#include "error_of.h"
 
 namespace npuforge::isa {
 namespace {
 
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no npuforge::Error thrown";
-  return {};
-}
-
-#define EXPECT_HAS(text, part) EXPECT_NE((text).find(part), std::string::npos) << (text)
+using testing::error_of;
 
 // A binary of `before` valid nops, then `bad` (built from the mnemonic with `set` applied on
 // top of its defaults, bypassing the assembler), then a halt.

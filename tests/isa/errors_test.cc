@@ -5,23 +5,12 @@
 #include "util/error.h"
 #include "isa/instruction.h"
 #include "isa/npu_config.h"
+#include "error_of.h"
 
 namespace npuforge::isa {
 namespace {
 
-// Runs `f`, expects npuforge::Error, and returns its message.
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no npuforge::Error thrown";
-  return {};
-}
-
-#define EXPECT_HAS(text, part) EXPECT_NE((text).find(part), std::string::npos) << (text)
+using testing::error_of;
 
 std::string asm_error(std::string_view src) {
   return error_of([&] { assemble(builtin_isa(), src, "bad.s"); });

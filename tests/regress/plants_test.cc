@@ -25,6 +25,7 @@ TEST(Plants, CatalogueHasUniqueNamesAndEnoughClasses) {
   for (const PlantInfo& p : plant_catalogue()) {
     EXPECT_TRUE(names.insert(p.name).second) << p.name;
     EXPECT_FALSE(p.breaks.empty()) << p.name;
+    EXPECT_NE(p.finds.find('/'), std::string_view::npos) << p.name << ": finds a checker/kind";
     EXPECT_EQ(parse_plant(p.name), Plant{p.id});
     EXPECT_EQ(plant_name(Plant{p.id}), p.name);
     EXPECT_EQ(plant_needs_rtl(Plant{p.id}), p.layer == PlantLayer::Rtl);
@@ -178,7 +179,8 @@ TEST(KillRateCli, TwoPlantSubset) {
   EXPECT_EQ(c.out.find(" NO "), std::string::npos) << c.out;
 }
 
-// Every plant is caught by a short regression (few seeds, short programs).
+// Every plant is caught by a short regression (few seeds, short programs), with the finding
+// kind the catalogue expects of it (PlantInfo::finds).
 class EveryPlant : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(EveryPlant, IsKilledByAShortRun) {
@@ -190,6 +192,8 @@ TEST_P(EveryPlant, IsKilledByAShortRun) {
             0)
       << c.out;
   EXPECT_NE(c.out.find("killed 1/1"), std::string::npos) << c.out;
+  const std::string_view finds = plant_info(parse_plant(GetParam()).id).finds;
+  EXPECT_NE(c.out.find(std::string(finds) + " "), std::string::npos) << "expected " << finds << ":\n" << c.out;
 }
 
 std::vector<std::string> all_plants() {

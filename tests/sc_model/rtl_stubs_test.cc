@@ -11,25 +11,22 @@
 
 #include <gtest/gtest.h>
 
+#include "VRtlBankConflict.h"  // the RTL plants of npu_scratchpad (util/plant.h)
+#include "VRtlScratchpadStuckBit.h"
 #include "Vnpu_compute.h"
+#include "Vnpu_decoder.h"
+#include "Vnpu_decoder_extra.h"
+#include "Vnpu_imem.h"
 #include "Vnpu_scratchpad.h"
-#include "Vnpu_scratchpad_conflict.h"
-#include "Vnpu_scratchpad_stuck.h"
+#include "isa/assembler.h"
 #include "isa/instruction.h"
 #include "isa/isa.h"
 #include "isa/numerics.h"
 #include "util/error.h"
+#include "util/file_io.h"
+#include "util/plant.h"
 #include "util/rng.h"
 #include "verilated.h"
-#if NPUFORGE_HAVE_RTL_DECODER
-#include "Vnpu_decoder.h"
-#include "Vnpu_imem.h"
-#include "isa/assembler.h"
-#include "util/file_io.h"
-#endif
-#if NPUFORGE_HAVE_RTL_DECODER_EXTRA
-#include "Vnpu_decoder_extra.h"
-#endif
 
 namespace npuforge {
 namespace {
@@ -50,7 +47,6 @@ void reset(Dut& dut) {
   dut.rst_n = 1;
 }
 
-#if NPUFORGE_HAVE_RTL_DECODER
 template <class Dut>
 struct DecoderBench {
   VerilatedContext ctx;
@@ -214,9 +210,7 @@ TEST(RtlDecoder, IllegalOutputAgreesWithCppDecoderErrorOnIllegalOpcodesAndReserv
   EXPECT_EQ(reserved, 20 * isa.instructions().size());  // every instruction has spare bits
   EXPECT_EQ(legal, 10 * isa.instructions().size());
 }
-#endif
 
-#if NPUFORGE_HAVE_RTL_DECODER_EXTRA
 // The ISA is data: tests/data/isa_extra.yaml adds `move2` (a copy of `move` under a new
 // opcode). The same npu_decoder.sv, Verilated against the package generated from that file,
 // decodes it like the C++ decoder of that ISA; nothing but the YAML differs.
@@ -267,7 +261,6 @@ TEST(RtlDecoderExtra, DecodesRandomWordsOfTheNewOpcode) {
     ASSERT_NO_FATAL_FAILURE(expect_same_decode(b, cpp)) << "word " << n;
   }
 }
-#endif
 
 // A byte-array model of npu_scratchpad: single-ported banks, write wins on a conflict. The
 // geometry is the model's configuration register, loaded in reset (any the NPU config allows).
@@ -387,7 +380,7 @@ std::vector<uint8_t> alias_probe() {
   const uint32_t a = 0x3;
   b.write(a, first);
   tick(b.dut);
-  b.write(a | 1u << NPUFORGE_SPAD_STUCK_BIT, second);
+  b.write(a | 1u << plant_info(PlantId::RtlScratchpadStuckBit).rtl.value, second);
   tick(b.dut);
   b.dut.wr_en = 0;
   b.dut.rd_en = 1;
@@ -400,9 +393,8 @@ std::vector<uint8_t> alias_probe() {
 TEST(RtlScratchpad, StuckAddressBitVariantAliasesTwoWords) {
   const std::vector<uint8_t> first(kBankBytes, 0x11), second(kBankBytes, 0x22);
   EXPECT_EQ(alias_probe<Vnpu_scratchpad>(), first);
-  EXPECT_EQ(alias_probe<Vnpu_scratchpad_stuck>(), second);  // the planted bug
+  EXPECT_EQ(alias_probe<VRtlScratchpadStuckBit>(), second);  // the planted bug
 }
-
 
 // Reset in the middle of traffic: on the reset edge rd_valid and conflict go to their
 // documented reset values (0) although a read and a colliding write are driven, and the
@@ -443,7 +435,7 @@ TEST(RtlScratchpad, ConflictVariantServesTheLosingRead) {
     return std::pair<bool, uint64_t>(b.dut.rd_valid, b.dut.conflict);
   };
   SpadBench<Vnpu_scratchpad> good;
-  SpadBench<Vnpu_scratchpad_conflict> bad;
+  SpadBench<VRtlBankConflict> bad;
   EXPECT_EQ(probe(good), std::make_pair(false, uint64_t{1} << 2));
   EXPECT_EQ(probe(bad), std::make_pair(true, uint64_t{1} << 2));
 }
@@ -519,8 +511,10 @@ TEST(RtlCompute, EltwiseLanesMatchTheIsaArithmetic) {
   Vnpu_compute dut{&ctx};
   reset(dut);
   Rng rng(22);
+  // The unit takes the ISA's codes (npu_isa_pkg): every named value of eltwise.op, by name.
+  const auto& ops = isa::builtin_isa().field("eltwise", "op").enum_values;
   for (int trial = 0; trial < 400; ++trial) {
-    const unsigned op = static_cast<unsigned>(trial % 4);
+    const auto& [op, code] = ops[static_cast<size_t>(trial) % ops.size()];
     const isa::RequantParams rq{static_cast<uint32_t>(rng.below(1 << 16)), static_cast<uint32_t>(rng.below(41)), false};
     const auto lo = static_cast<int8_t>(rng.next()), hi = static_cast<int8_t>(rng.next());
     std::array<int8_t, kLanes> a{}, bv{};
@@ -530,7 +524,7 @@ TEST(RtlCompute, EltwiseLanesMatchTheIsaArithmetic) {
       put(dut.elt_a, l, static_cast<uint8_t>(a[l]));
       put(dut.elt_b, l, static_cast<uint8_t>(bv[l]));
     }
-    dut.elt_op = op;
+    dut.elt_op = static_cast<uint8_t>(code);
     dut.elt_scale = rq.scale;
     dut.elt_shift = rq.shift;
     dut.elt_lo = static_cast<uint8_t>(lo);
@@ -540,12 +534,11 @@ TEST(RtlCompute, EltwiseLanesMatchTheIsaArithmetic) {
     ASSERT_TRUE(dut.elt_valid);
     for (unsigned l = 0; l < kLanes; ++l) {
       int8_t want = 0;
-      switch (op) {
-        case 0: want = isa::requant(int64_t{a[l]} + bv[l], rq); break;
-        case 1: want = isa::requant(int64_t{a[l]} * bv[l], rq); break;
-        case 2: want = std::max<int8_t>(a[l], 0); break;
-        default: want = static_cast<int8_t>(std::clamp<int>(a[l], lo, std::max(lo, hi))); break;
-      }
+      if (op == "add") want = isa::requant(int64_t{a[l]} + bv[l], rq);
+      else if (op == "mul") want = isa::requant(int64_t{a[l]} * bv[l], rq);
+      else if (op == "relu") want = std::max<int8_t>(a[l], 0);
+      else if (op == "clip") want = static_cast<int8_t>(std::clamp<int>(a[l], lo, std::max(lo, hi)));
+      else FAIL() << "eltwise op '" << op << "' has no reference here";
       ASSERT_EQ(static_cast<int8_t>(get(dut.elt_out, l)), want) << "trial " << trial << " op " << op << " lane " << l;
     }
   }

@@ -142,10 +142,8 @@ TEST(ScModel, TlmAndRtlGiveTheGoldenDdrImageOnFivePrograms) {
       EXPECT_EQ(r.sram, out[k - 1].result.sram);
       EXPECT_GE(r.cycles, out[k - 1].result.cycles);  // the RTL port moves 16 B per cycle
       EXPECT_GT(out[k].stats.sram_words, 0u);
-      if (rtl_decoder_available()) {
-        EXPECT_EQ(out[k].stats.decoded_words, p.instrs.size());
-        EXPECT_EQ(out[k].stats.decoder_mismatches, 0u);
-      }
+      EXPECT_EQ(out[k].stats.decoded_words, p.instrs.size());
+      EXPECT_EQ(out[k].stats.decoder_mismatches, 0u);
     }
   }
 }
@@ -255,8 +253,8 @@ TEST(ScModel, StuckAddressBitScratchpadFailsTheDdrCompare) {
       {buf("a", 0, 256, 0, 2), buf("b", alias, 256, 1, 3)}, 0x200, 5);
   Checkers good_checks(p, sem()), bad_checks(p, sem());
   ScOptions good, bad;
-  good.sram = SramModel::Rtl;
-  bad.sram = SramModel::RtlStuckBit;
+  good.sram = bad.sram = SramModel::Rtl;
+  bad.plant = Plant{PlantId::RtlScratchpadStuckBit};
   const std::vector<ScJob> jobs = {{&p, &good_checks, good}, {&p, &bad_checks, bad}};
   const auto out = run_together(sem(), jobs);
   const auto expected = golden_ddr(p);
@@ -271,12 +269,11 @@ TEST(ScModel, StuckAddressBitScratchpadFailsTheDdrCompare) {
 // instruction, and stays silent with the real decoder on the same program.
 TEST(ScModel, PlantedDecoderBugIsAnRtlMismatchFinding) {
   REQUIRE_FRESH_PROCESS();
-  if (!rtl_decoder_available()) GTEST_SKIP() << "built without the RTL decoder";
   const Program p = make_program(gemm_program(), gemm_buffers());
   Checkers good_checks(p, sem()), bad_checks(p, sem());
   ScOptions good, bad;
   good.sram = bad.sram = SramModel::Rtl;
-  bad.rtl_decoder_bug = true;
+  bad.plant = Plant{PlantId::RtlDecoderFieldBit};
   const std::vector<ScJob> jobs = {{&p, &good_checks, good}, {&p, &bad_checks, bad}};
   const auto out = run_together(sem(), jobs);
   EXPECT_TRUE(good_checks.clean()) << good_checks.summary();
@@ -474,7 +471,7 @@ TEST(ScModel, GeneratedSeedsRunCleanInTlmAndASubsetInRtl) {
     EXPECT_EQ(out[k].stats.decoded_words, p.instrs.size());
     EXPECT_EQ(out[k].stats.decoder_mismatches, 0u);
   }
-  EXPECT_EQ(decoder_jobs, size_t(kRtlSeeds)) << "rtl_decoder_available() = " << rtl_decoder_available();
+  EXPECT_EQ(decoder_jobs, size_t(kRtlSeeds));
 }
 
 // --rtl under bank geometries other than the default (issue 13): the Verilated scratchpad
@@ -515,11 +512,14 @@ TEST(ScModel, RtlRunsCleanUnderNonDefaultBankGeometries) {
   }
   std::vector<std::unique_ptr<Checkers>> checks;
   std::vector<ScJob> jobs;
-  for (SramModel m : {SramModel::Tlm, SramModel::Rtl, SramModel::RtlConflictBug}) {
+  const std::pair<SramModel, Plant> models[] = {
+      {SramModel::Tlm, {}}, {SramModel::Rtl, {}}, {SramModel::Rtl, Plant{PlantId::RtlBankConflict}}};
+  for (const auto& [sram, plant] : models) {
     for (const Program& p : programs) {
       checks.push_back(std::make_unique<Checkers>(p, sem()));
       ScOptions o;
-      o.sram = m;
+      o.sram = sram;
+      o.plant = plant;
       jobs.push_back({&p, checks.back().get(), o});
     }
   }
@@ -676,31 +676,38 @@ std::vector<Program> generated_programs(int count, uint64_t length) {
   return programs;
 }
 
-TEST(ScModel, RtlVariantNamesRoundTripAndUnknownNamesAreErrors) {
-  EXPECT_EQ(rtl_variant_from_name("none"), RtlVariant::None);
-  EXPECT_GE(rtl_variants().size(), 6u);
-  for (const RtlVariantInfo& v : rtl_variants()) {
-    EXPECT_EQ(rtl_variant_from_name(v.name), v.variant);
-    EXPECT_EQ(to_string(v.variant), v.name);
-    EXPECT_FALSE(v.summary.empty());
+// The RTL variants are the RTL plants of the catalogue: `--rtl-variant` takes their names and
+// no other, and names them all when it refuses one.
+TEST(ScModel, RtlVariantsAreTheCataloguesRtlPlants) {
+  EXPECT_FALSE(parse_rtl_plant("none").any());
+  size_t rtl = 0;
+  for (const PlantInfo& p : plant_catalogue()) {
+    if (p.layer != PlantLayer::Rtl) {
+      EXPECT_THROW(parse_rtl_plant(p.name), Error) << p.name;
+      continue;
+    }
+    ++rtl;
+    EXPECT_EQ(parse_rtl_plant(p.name), Plant{p.id});
+    EXPECT_FALSE(p.rtl.module.empty()) << p.name;
   }
+  EXPECT_GE(rtl, 6u);
   try {
-    rtl_variant_from_name("rtl_nope");
+    parse_rtl_plant("rtl-nope");
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("rtl_mac_sign"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rtl-mac-sign"), std::string::npos) << e.what();
   }
 }
 
-// Each planted RTL variant, side by side with the correct RTL on the same short generated
-// programs (plus the bank-collision programs above for the arbitration bug): the correct RTL
-// is clean and matches the golden DDR; the variant fails the golden compare or an rtl check.
+// Each RTL plant of the catalogue, side by side with the correct RTL on the same short
+// generated programs (plus the bank-collision programs above for the arbitration bug): the
+// correct RTL is clean and matches the golden DDR; the plant fails the golden compare or an
+// rtl check.
 class PlantedRtlVariant : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(PlantedRtlVariant, FailsTheGoldenOrRtlCheckAndTheCorrectRtlPasses) {
   REQUIRE_FRESH_PROCESS();
-  const RtlVariant variant = rtl_variant_from_name(GetParam());
-  if (variant == RtlVariant::DecoderField && !rtl_decoder_available()) GTEST_SKIP() << "no RTL decoder";
+  const Plant variant = parse_rtl_plant(GetParam());
   std::vector<Program> programs = generated_programs(3, 120);
   for (int d = 0; d < 4; ++d) {  // a load writing while a store reads: bank collisions
     programs.push_back(collision_program(d));
@@ -708,11 +715,11 @@ TEST_P(PlantedRtlVariant, FailsTheGoldenOrRtlCheckAndTheCorrectRtlPasses) {
   std::vector<std::unique_ptr<Checkers>> checks;
   std::vector<ScJob> jobs;
   for (const Program& p : programs) {
-    for (RtlVariant v : {RtlVariant::None, variant}) {
+    for (Plant v : {Plant{}, variant}) {
       checks.push_back(std::make_unique<Checkers>(p, sem()));
       ScOptions o;
       o.sram = SramModel::Rtl;
-      o.rtl_variant = v;
+      o.plant = v;
       jobs.push_back({&p, checks.back().get(), o});
     }
   }
@@ -738,9 +745,20 @@ TEST_P(PlantedRtlVariant, FailsTheGoldenOrRtlCheckAndTheCorrectRtlPasses) {
   EXPECT_GT(caught, 0u) << GetParam() << " survived every program";
 }
 
-INSTANTIATE_TEST_SUITE_P(ScModel, PlantedRtlVariant,
-                         ::testing::Values("rtl_decoder_field", "rtl_spad_stuck_bit", "rtl_bank_conflict",
-                                           "rtl_mac_sign", "rtl_no_saturation", "rtl_requant_round"));
+// Every RTL plant of the catalogue: a new one is tested with no edit here.
+std::vector<std::string> rtl_plant_names() {
+  std::vector<std::string> names;
+  for (const PlantInfo& p : plant_catalogue())
+    if (p.layer == PlantLayer::Rtl) names.emplace_back(p.name);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(ScModel, PlantedRtlVariant, ::testing::ValuesIn(rtl_plant_names()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param;
+                           for (char& c : name) c = c == '-' ? '_' : c;
+                           return name;
+                         });
 
 // A queue waits for a token nobody sends: the watchdog (deadlock_cycles from the NPU config)
 // reports a `deadlock` naming the waiting queue and the token, and the run is incomplete, in
@@ -835,11 +853,11 @@ TEST(ScModel, RtlDirectDriveAgreesWithThePerCycleTrace) {
   programs.back().config.sram_bytes.value = 0x4000;
   struct Case {
     const Program* program;
-    RtlVariant variant;
+    Plant plant;
   };
   std::vector<Case> cases;
-  for (const Program& p : programs) cases.push_back({&p, RtlVariant::None});
-  cases.push_back({&programs[0], RtlVariant::BankConflict});
+  for (const Program& p : programs) cases.push_back({&p, Plant{}});
+  cases.push_back({&programs[0], Plant{PlantId::RtlBankConflict}});
   std::vector<std::unique_ptr<Checkers>> checks;
   std::vector<ScJob> jobs;
   std::vector<std::filesystem::path> vcds;
@@ -848,7 +866,7 @@ TEST(ScModel, RtlDirectDriveAgreesWithThePerCycleTrace) {
       checks.push_back(std::make_unique<Checkers>(*c.program, sem()));
       ScOptions o;
       o.sram = SramModel::Rtl;
-      o.rtl_variant = c.variant;
+      o.plant = c.plant;
       if (traced) {
         vcds.push_back(std::filesystem::temp_directory_path() /
                        ("npuforge_sc_direct_" + std::to_string(jobs.size()) + ".vcd"));
@@ -876,7 +894,7 @@ TEST(ScModel, RtlDirectDriveAgreesWithThePerCycleTrace) {
     EXPECT_EQ(checks[k]->summary(), checks[k + 1]->summary());
     EXPECT_GT(direct.stats.sram_words, 0u);
     conflicts += direct.stats.sram_bank_conflicts;
-    if (cases[k / 2].variant == RtlVariant::None) {
+    if (!cases[k / 2].plant.any()) {
       EXPECT_TRUE(check_ddr(*jobs[k].program, sem(), golden_ddr(*jobs[k].program), direct.result.ddr, "golden",
                             *checks[k]));
       EXPECT_TRUE(checks[k]->clean()) << checks[k]->summary();

@@ -51,6 +51,11 @@ struct Files {
     const std::string base = (dir / name).string();
     return "sim " + base + ".bin --memmap " + base + ".memmap.yaml --ddr " + base + ".ddr.bin --backend sequential";
   }
+  // The same, for the default (SystemC) backend.
+  std::string write_systemc(const std::string& name, const Program& p) const {
+    const std::string args = write(name, p);
+    return args.substr(0, args.rfind(" --backend"));
+  }
   fs::path dir;
 };
 
@@ -90,7 +95,6 @@ TEST(CliSim, BadInputIsAnErrorNamingTheFile) {
   EXPECT_EQ(run_cli("sim").code, 2);  // usage error
 }
 
-
 // A queue waiting for a token nobody sends, with the RTL clock running: the model's watchdog
 // (deadlock_cycles of the NPU config) ends the run with a `deadlock` finding and exit 1.
 TEST(CliSim, RtlDeadlockIsAFindingAndExitsOne) {
@@ -98,9 +102,7 @@ TEST(CliSim, RtlDeadlockIsAFindingAndExitsOne) {
   const Program p =
       make_program(gemm_program(0x000, 0x080, 0x100, "wait=load, signal=store", "wait=compute", "signal=none"),
                    gemm_buffers());
-  std::string args = files.write("stuck", p);
-  args = args.substr(0, args.rfind(" --backend")) + " --rtl";
-  const CliRun r = run_cli(args);
+  const CliRun r = run_cli(files.write_systemc("stuck", p) + " --rtl");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_EQ(r.out.rfind("FAIL stuck:", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("run stopped early (deadlock)"), std::string::npos) << r.out;
@@ -116,8 +118,7 @@ TEST(CliSim, RtlDeadlockIsAFindingAndExitsOne) {
 TEST(CliSim, RtlRunsANonDefaultNpuGeometryAndRefusesABadOne) {
   Files files;
   const Program p = make_program(gemm_program(), gemm_buffers());
-  const std::string base = files.write("geo", p);
-  const std::string args = base.substr(0, base.rfind(" --backend"));
+  const std::string args = files.write_systemc("geo", p);
   const fs::path npu = files.dir / "four_banks.yaml";
   std::ofstream(npu) << "sram_banks: 4\nbank_width_bytes: 32\n";
   const CliRun tlm = run_cli(args + " --npu " + npu.string());
@@ -131,6 +132,29 @@ TEST(CliSim, RtlRunsANonDefaultNpuGeometryAndRefusesABadOne) {
   const CliRun b = run_cli(args + " --rtl --npu " + bad.string());
   EXPECT_EQ(b.code, 1) << b.out;
   EXPECT_NE(b.out.find("six_banks.yaml:1: 'sram_banks' = 6 must be a power of two"), std::string::npos) << b.out;
+}
+
+// --rtl-variant names an RTL plant of the catalogue (util/plant.h) and implies --rtl: the
+// planted MAC runs (the GEMM's result differs from the golden model's), anything but an RTL
+// plant's name is refused listing them, and it does not combine with --plant.
+TEST(CliSim, RtlVariantIsAnRtlPlantOfTheCatalogue) {
+  Files files;
+  const Program p = make_program(gemm_program(), gemm_buffers());
+  const std::string args = files.write_systemc("variant", p);
+  const CliRun planted = run_cli(args + " --rtl-variant rtl-mac-sign");
+  EXPECT_EQ(planted.code, 1) << planted.out;
+  EXPECT_EQ(planted.out.rfind("FAIL variant:", 0), 0u) << planted.out;
+  EXPECT_NE(planted.out.find("ddr-mismatch"), std::string::npos) << planted.out;
+  const CliRun old = run_cli(args + " --rtl-variant rtl_mac_sign");
+  EXPECT_EQ(old.code, 1) << old.out;
+  EXPECT_NE(old.out.find("'rtl_mac_sign' is not an RTL plant (valid: none, rtl-decoder-field-bit"), std::string::npos)
+      << old.out;
+  const CliRun model = run_cli(args + " --rtl-variant model-store-short");
+  EXPECT_EQ(model.code, 1) << model.out;
+  EXPECT_NE(model.out.find("is not an RTL plant"), std::string::npos) << model.out;
+  const CliRun both = run_cli(args + " --rtl-variant rtl-mac-sign --plant model-store-short");
+  EXPECT_EQ(both.code, 1) << both.out;
+  EXPECT_NE(both.out.find("--rtl-variant and --plant"), std::string::npos) << both.out;
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -254,7 +256,7 @@ TEST(Im2col, RandomAgainstGatherModel) {
 TEST(Eltwise, AllOpsAgainstNaive) {
   const Semantics sem(the_isa());
   Rng rng(9);
-  for (int op = 0; op < 4; ++op) {
+  for (const auto& [op_name, op] : the_isa().field("eltwise", "op").enum_values) {
     for (int n = 0; n < 20; ++n) {
       Memory mem(small_config());
       const int64_t len = rng.range(1, 300), scale = rng.range(0, 300), shift = rng.range(0, 12);
@@ -267,11 +269,11 @@ TEST(Eltwise, AllOpsAgainstNaive) {
       for (int64_t i = 0; i < len; ++i) {
         const int64_t a = s8(mem.sram.view(i, 1)[0]), b = s8(mem.sram.view(0x200 + i, 1)[0]);
         int64_t want = 0;
-        if (op == 0) want = naive::requant(a + b, scale, shift, false);
-        if (op == 1) want = naive::requant(a * b, scale, shift, false);
-        if (op == 2) want = a < 0 ? 0 : a;
-        if (op == 3) want = a < lo ? lo : (a > hi ? hi : a);
-        ASSERT_EQ(s8(mem.sram.view(0x800 + i, 1)[0]), want) << "op " << op << " i " << i;
+        if (op_name == "add") want = naive::requant(a + b, scale, shift, false);
+        if (op_name == "mul") want = naive::requant(a * b, scale, shift, false);
+        if (op_name == "relu") want = a < 0 ? 0 : a;
+        if (op_name == "clip") want = a < lo ? lo : (a > hi ? hi : a);
+        ASSERT_EQ(s8(mem.sram.view(0x800 + i, 1)[0]), want) << "op " << op_name << " i " << i;
       }
     }
   }
@@ -448,6 +450,90 @@ TEST(Binding, MissingFieldIsNamed) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("shift"), std::string::npos) << e.what();
+  }
+}
+
+// The built-in ISA's YAML with `from` replaced by `to`.
+isa::Isa edited_isa(const std::string& from, const std::string& to) {
+  std::string yaml(isa::builtin_isa_yaml());
+  const auto at = yaml.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) yaml.replace(at, from.size(), to);
+  return isa::Isa::load_string(yaml, "edited.yaml");
+}
+
+using FieldValues = std::vector<std::pair<const char*, int64_t>>;
+
+// `mnemonic` with `fields` and its enum field `field` = the named value `value`, on the ISA
+// `isa` (its own code for the value) and on the built-in one: the `out_bytes` bytes written
+// at 0x800 from the same random SRAM are equal.
+void expect_same_under_both_codes(const isa::Isa& isa, const char* mnemonic, const FieldValues& fields,
+                                  const char* field, const char* value, size_t out_bytes, Rng& rng) {
+  Memory want(small_config()), got(small_config());
+  fill_random(want.sram.view(0, 0x400), rng);
+  std::copy_n(want.sram.view(0, 0x400).begin(), 0x400, got.sram.view(0, 0x400).begin());
+  const auto instr = [&](const isa::Isa& with) {
+    isa::Instruction in = isa::Instruction::make(with.require(mnemonic));
+    for (const auto& [name, v] : fields) in.set_value(in.spec->require_field(name), v);
+    in.set_value(in.spec->require_field(field), with.enum_value(mnemonic, field, value));
+    return in;
+  };
+  Semantics(the_isa()).execute(instr(the_isa()), want);
+  Semantics(isa).execute(instr(isa), got);
+  const auto w = want.sram.view(0x800, out_bytes), g = got.sram.view(0x800, out_bytes);
+  EXPECT_TRUE(std::equal(w.begin(), w.end(), g.begin())) << mnemonic << " " << value;
+}
+
+// The codes of ELTWISE op and POOL mode are the ISA's alone: an ISA file that numbers them
+// otherwise computes the same results under its own codes.
+TEST(Binding, EnumCodesComeFromTheIsa) {
+  // b's extent names codes too: add and mul read it, now as codes 2 and 3.
+  std::string yaml(isa::builtin_isa_yaml());
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"{add: 0, mul: 1, relu: 2, clip: 3}",
+                                                                     "{clip: 0, relu: 1, mul: 2, add: 3}"},
+                                 {"op <= 1 ? len : 0", "op >= 2 ? len : 0"}})
+    yaml.replace(yaml.find(from), from.size(), to);
+  const isa::Isa renumbered = isa::Isa::load_string(yaml, "renumbered.yaml");
+  const isa::Isa swapped = edited_isa("{max: 0, avg: 1}", "{avg: 0, max: 1}");
+  Rng rng(31);
+  const FieldValues eltwise = {{"dst", 0x800}, {"a", 0},     {"b", 0x200}, {"len", 256},
+                               {"scale", 37},  {"shift", 5}, {"lo", -20},  {"hi", 30}};
+  for (const char* op : {"add", "mul", "relu", "clip"})
+    expect_same_under_both_codes(renumbered, "eltwise", eltwise, "op", op, 256, rng);
+  const FieldValues pool = {{"dst", 0x800},   {"src", 0},      {"h", 8},       {"w", 8},       {"c", 4},
+                            {"window_h", 3}, {"window_w", 2}, {"stride_h", 1}, {"stride_w", 2}};
+  for (const char* mode : {"max", "avg"}) expect_same_under_both_codes(swapped, "pool", pool, "mode", mode, 96, rng);
+}
+
+// An ISA whose b extent disagrees with its op codes (add renumbered, the extent not) is an
+// error naming the operand, not a read of an operand that was never fetched.
+TEST(Binding, BinaryOpWithoutItsSecondOperandIsAnError) {
+  const isa::Isa bad = edited_isa("{add: 0, mul: 1, relu: 2, clip: 3}", "{clip: 0, relu: 1, mul: 2, add: 3}");
+  const Semantics sem(bad);
+  Memory mem(small_config());
+  isa::Instruction in = isa::Instruction::make(bad.require("eltwise"));
+  in.set_value(in.spec->require_field("len"), 16);
+  in.set_value(in.spec->require_field("op"), bad.enum_value("eltwise", "op", "add"));
+  try {
+    sem.execute(in, mem);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("eltwise add: operand b covers 0 bytes, the op reads 16"), std::string::npos)
+        << e.what();
+  }
+}
+
+// A value the simulator does not implement is refused when the Semantics is built, naming it.
+TEST(Binding, EnumValueWithoutSemanticsIsNamed) {
+  const isa::Isa sub = edited_isa("{add: 0, mul: 1, relu: 2, clip: 3}", "{add: 0, mul: 1, relu: 2, sub: 3}");
+  try {
+    Semantics sem(sub);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("eltwise.op value 'sub' has no semantics in the simulator"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("add, mul, relu, clip"), std::string::npos) << e.what();
   }
 }
 
