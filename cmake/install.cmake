@@ -15,7 +15,7 @@ target_link_libraries(npuforge_systemc INTERFACE PkgConfig::SystemC)
 set_target_properties(npuforge_systemc PROPERTIES EXPORT_NAME systemc)
 
 # Link order for pkg-config (static libraries: users before what they use).
-set(npuforge_pc_order regress gen sim_sc rtl_sc sim planner allocator isa model util)
+set(npuforge_pc_order regress gen sim_verify sim_sc rtl_sc sim planner allocator isa model util)
 set(exported npuforge_systemc)
 set(NPUFORGE_PC_LIBS "")
 set(NPUFORGE_EXPORT_MODEL OFF)

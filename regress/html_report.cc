@@ -12,6 +12,7 @@
 #include "planner/plan_svg.h"
 #include "regress/failure_window.h"
 #include "regress/html_style.h"
+#include "sim/verify/verdict_json.h"
 #include "util/error.h"
 #include "util/file_io.h"
 #include "util/text.h"
@@ -86,20 +87,16 @@ std::string runs_table(const RegressReport& rep) {
   return h + "</tbody></table></section>\n";
 }
 
-// The finding lines of a seed's simulator log ("  [checker/kind] ..."), at most `max`.
+// The first findings of a seed's simulator verdict (PREFIX.sim.json, sim/verify/verdict_json.h),
+// at most `max`, one line each; none when the simulator left no readable verdict.
 std::vector<std::string> sim_findings(const std::string& prefix, size_t max) {
   std::vector<std::string> out;
-  const fs::path log = prefix + ".sim.log";
-  if (!fs::exists(log)) return out;
-  const std::string text = util::read_file(log, "simulator log");
-  size_t pos = 0;
-  while (pos < text.size() && out.size() < max) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(pos, end - pos);
-    pos = end + 1;
-    const size_t first = line.find_first_not_of(' ');
-    if (first != std::string::npos && line[first] == '[') out.push_back(line.substr(first));
+  const fs::path path = prefix + ".sim.json";
+  if (!fs::exists(path)) return out;
+  try {
+    const sim::verify::Verdict v = sim::verify::parse_json(util::read_file(path, "simulator verdict"), path.string());
+    for (size_t i = 0; i < v.kept.size() && i < max; ++i) out.push_back(sim::format(v.kept[i]));
+  } catch (const Error&) {  // a verdict cut short (the worker died mid-write): the card shows the first finding only
   }
   return out;
 }
@@ -112,7 +109,7 @@ std::string relative_link(const std::string& path, const fs::path& out) {
 
 std::string failure_card(const SeedResult& r, const fs::path& out, bool timeline) {
   std::string h = fmt::format("<article class='failure' id='seed-{}'><h3>{} <code>{}</code> <span class='kind'>{}</span></h3>\n",
-                              esc(r.job.name()), status_badge(r.status), esc(r.job.id()), esc(r.kind));
+                              esc(r.job.name()), status_badge(r.status), esc(r.job.id()), esc(tag(r.kind)));
   h += fmt::format("<p class='finding'>{}</p>\n", esc(r.finding.empty() ? "(no finding text)" : r.finding));
   h += fmt::format("<div class='repro'><code>{}</code><button type='button' onclick='copyRepro(this)'>Copy</button></div>\n",
                    esc(r.repro));

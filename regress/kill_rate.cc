@@ -27,12 +27,37 @@ std::vector<Job> runs_for_plant(const std::vector<Job>& runs, Plant plant) {
   return out;
 }
 
-std::string catch_kind(int status, const std::string& kind, const std::string& finding) {
-  if (status == static_cast<int>(Status::Fail)) return kind.empty() ? "fail" : kind;
-  if (finding.find("timed out") != std::string::npos) return "timeout";
-  if (finding.find("signal") != std::string::npos && finding.find("signal 0") == std::string::npos) return "crash";
-  if (finding.rfind("generate:", 0) == 0) return "gen-error";
-  return "error";
+std::string_view to_string(Catch c) {
+  switch (c) {
+    case Catch::None:
+    case Catch::Finding: return "";
+    case Catch::Fail: return "fail";
+    case Catch::Timeout: return "timeout";
+    case Catch::Crash: return "crash";
+    case Catch::GenError: return "gen-error";
+    case Catch::Error: return "error";
+    case Catch::BaselineFails: return "baseline-fails";
+  }
+  return "";
+}
+
+Catch catch_of(Status status, const SeedKind& kind) {
+  switch (status) {
+    case Status::Pass: return Catch::None;
+    case Status::Fail: return kind.cause == Cause::Finding || kind.cause == Cause::Allocator ? Catch::Finding : Catch::Fail;
+    case Status::Error: break;
+  }
+  switch (kind.cause) {
+    case Cause::Timeout: return Catch::Timeout;
+    case Cause::WorkerKilled:
+    case Cause::SimulatorCrash: return Catch::Crash;
+    case Cause::Generate: return Catch::GenError;
+    default: return Catch::Error;
+  }
+}
+
+std::string kind_column(const PlantOutcome& o) {
+  return o.how == Catch::Finding ? tag(o.kind) : std::string(to_string(o.how));
 }
 
 namespace {
@@ -77,7 +102,8 @@ PlantOutcome run_plant(const KillRateOptions& o, Plant plant, std::FILE* log) {
       res.killed = true;
       res.seed = s.job.seed;
       res.run = s.job.run;
-      res.kind = catch_kind(static_cast<int>(s.status), s.kind, s.finding);
+      res.how = catch_of(s.status, s.kind);
+      res.kind = s.kind;
       res.finding = s.finding;
       res.seeds_to_catch = order[at + i].second;
       break;
@@ -101,16 +127,17 @@ PlantOutcome run_plant(const KillRateOptions& o, Plant plant, std::FILE* log) {
     base.exe = o.exe;
     if (run_regression(base, nullptr).results.at(0).status != Status::Pass) {
       res.killed = false;
-      res.kind = "baseline-fails";
+      res.how = Catch::BaselineFails;
     } else {
       fs::remove_all(base.out);
     }
   }
   if (log) {
     fmt::print(log, "{:<26} {}\n", plant_name(plant),
-               res.killed                   ? fmt::format("killed by {}:{} ({})", res.run, res.seed, res.kind)
-               : res.kind == "baseline-fails" ? fmt::format("NOT COUNTED: {}:{} fails without the plant too", res.run, res.seed)
-                                              : fmt::format("SURVIVED {} seeds x {} runs", o.seeds.size(), runs.size()));
+               res.killed ? fmt::format("killed by {}:{} ({})", res.run, res.seed, kind_column(res))
+               : res.how == Catch::BaselineFails
+                   ? fmt::format("NOT COUNTED: {}:{} fails without the plant too", res.run, res.seed)
+                   : fmt::format("SURVIVED {} seeds x {} runs", o.seeds.size(), runs.size()));
     std::fflush(log);
   }
   return res;
@@ -148,7 +175,8 @@ std::string kill_rate_table(const std::vector<PlantOutcome>& outcomes) {
     const PlantInfo& info = plant_info(o.plant.id);
     s += fmt::format("{:<26} {:<10} {:<8} {:<24} {:<28} {}\n", info.name, to_string(info.layer),
                      o.killed ? "yes" : "NO", o.killed ? fmt::format("{}:{}", o.run, o.seed) : "-",
-                     o.killed || !o.kind.empty() ? o.kind : "-", o.killed ? std::to_string(o.seeds_to_catch) : "-");
+                     o.killed || o.how != Catch::None ? kind_column(o) : "-",
+                     o.killed ? std::to_string(o.seeds_to_catch) : "-");
   }
   s += fmt::format("killed {}/{} plants ({:.0f}%), median seeds to catch {}\n", killed, outcomes.size(),
                    outcomes.empty() ? 0.0 : 100.0 * double(killed) / double(outcomes.size()),

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "regress/jobs.h"
+#include "regress/report.h"
+#include "regress/seed_kind.h"
 #include "util/plant.h"
 
 namespace npuforge::regress {
@@ -27,13 +29,28 @@ struct KillRateOptions {
   std::string exe;               // the npuforge binary (default: this one)
 };
 
+// How a plant's first catching seed failed, as the table shows it.
+enum class Catch : uint8_t {
+  None,           // not caught
+  Finding,        // the seed failed with a finding (or the allocator's invariant): PlantOutcome::kind
+  Fail,           // the seed failed without a finding ("fail")
+  Timeout,        // the worker ran past --timeout ("timeout")
+  Crash,          // the worker or the simulator died of a signal ("crash")
+  GenError,       // the generator threw ("gen-error")
+  Error,          // any other error of the tools ("error")
+  BaselineFails,  // not counted: the same job fails without the plant ("baseline-fails")
+};
+std::string_view to_string(Catch c);  // the names above; "" for None and Finding
+// How a seed with `status` and `kind` (from its worker, regress/seed_kind.h) caught a plant.
+Catch catch_of(Status status, const SeedKind& kind);
+
 struct PlantOutcome {
   Plant plant;
   bool killed = false;
   uint64_t seed = 0;         // first catching seed
   std::string run;           // the run it was caught in
-  std::string kind;          // finding kind ("checker/Kind", "crash", "timeout", "error"), or
-                             // "baseline-fails" (not killed: the job fails without the plant)
+  Catch how = Catch::None;   // how that seed failed
+  SeedKind kind;             // ... and its kind (Catch::Finding: the finding's)
   std::string finding;       // the first finding line
   uint64_t seeds_to_catch = 0;  // seeds tried up to and including the catching one
   uint64_t jobs = 0;            // seeds x runs simulated
@@ -42,8 +59,8 @@ struct PlantOutcome {
 // The jobs of `runs` that a plant runs on (seed unset), as described above.
 std::vector<Job> runs_for_plant(const std::vector<Job>& runs, Plant plant);
 
-// The finding kind of a failing or erroring seed, for the table.
-std::string catch_kind(int status_fail_or_error, const std::string& kind, const std::string& finding);
+// The table's "kind" column: the finding's tag ("hazard/hazard") or to_string(how).
+std::string kind_column(const PlantOutcome& outcome);
 
 std::vector<PlantOutcome> run_kill_rate(const KillRateOptions& options, std::FILE* log);
 

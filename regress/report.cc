@@ -66,11 +66,12 @@ std::string junit_xml(const std::vector<SeedResult>& results, const Totals& tota
         x += "/>\n";
         continue;
       }
-      const char* tag = r->status == Status::Fail ? "failure" : "error";
+      const char* element = r->status == Status::Fail ? "failure" : "error";
+      const std::string kind = tag(r->kind);
       x += ">\n";
-      x += fmt::format("      <{} message=\"{}\" type=\"{}\">{}\nreproduce: {}</{}>\n", tag,
-                       util::xml_escape(r->finding), util::xml_escape(r->kind.empty() ? tag : r->kind),
-                       util::xml_escape(r->finding), util::xml_escape(r->repro), tag);
+      x += fmt::format("      <{} message=\"{}\" type=\"{}\">{}\nreproduce: {}</{}>\n", element,
+                       util::xml_escape(r->finding), util::xml_escape(kind.empty() ? element : kind),
+                       util::xml_escape(r->finding), util::xml_escape(r->repro), element);
       x += "    </testcase>\n";
     }
     x += "  </testsuite>\n";
@@ -105,7 +106,7 @@ std::string summary_json(const std::vector<SeedResult>& results, const Totals& t
     j += fmt::format(
         "    {{\"run\": {}, \"seed\": {}, \"status\": \"{}\", \"kind\": {}, \"finding\": {}, "
         "\"findings\": {}, \"profile\": {}, \"rtl\": {}, \"files\": {}, \"repro\": {}, \"shrunk\": {}}}",
-        util::json_quote(r.job.run), r.job.seed, to_string(r.status), util::json_quote(r.kind),
+        util::json_quote(r.job.run), r.job.seed, to_string(r.status), util::json_quote(tag(r.kind)),
         util::json_quote(r.finding), r.findings, util::json_quote(r.job.profile), r.job.rtl ? "true" : "false",
         util::json_quote(r.prefix), util::json_quote(r.repro), util::json_quote(r.shrunk));
   }

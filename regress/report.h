@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "regress/jobs.h"
+#include "regress/seed_kind.h"
 
 namespace npuforge::regress {
 
@@ -20,7 +21,7 @@ struct SeedResult {
   Job job;
   Status status = Status::Pass;
   std::string finding;  // first finding line, "[checker/Kind] ..." (or the error text)
-  std::string kind;     // "checker/Kind" of the first finding; empty on pass
+  SeedKind kind;        // why it did not pass (its tag, "checker/kind", is what the reports show)
   uint64_t findings = 0;
   uint64_t instructions = 0;
   uint64_t buffers = 0, peak_sram = 0, sram_bytes = 0;  // from the generator

@@ -21,6 +21,14 @@ Status parse_status(const std::string& s, std::string_view source) {
   throw Error(fmt::format("{}: status '{}' (expected pass, fail or error)", source, s));
 }
 
+// A result's kind from its tag; an untagged failure or error reads as the usual cause of its
+// status (a failure without a finding, a simulator error).
+SeedKind read_kind(const std::string& text, Status status, std::string_view source) {
+  const Cause untagged = status == Status::Pass ? Cause::None : status == Status::Fail ? Cause::NoFinding : Cause::Simulator;
+  if (const auto k = kind_of_tag(text, untagged)) return *k;
+  throw Error(fmt::format("{}: unknown kind '{}' (expected checker/kind, e.g. hazard/hazard, or runner/...)", source, text));
+}
+
 }  // namespace
 
 double unix_now() {
@@ -54,7 +62,7 @@ std::string result_json(const SeedResult& r) {
       "\"instructions\": {}, \"buffers\": {}, \"peak_sram\": {}, \"sram_bytes\": {}, \"cycles\": {}, "
       "\"seconds\": {:.4f}, \"prefix\": {}, \"repro\": {}, \"shrunk\": {}}}",
       j.index, util::json_quote(j.run), j.seed, util::json_quote(j.profile), util::json_quote(j.npu), j.length,
-      j.rtl ? "true" : "false", util::json_quote(j.plant), to_string(r.status), util::json_quote(r.kind),
+      j.rtl ? "true" : "false", util::json_quote(j.plant), to_string(r.status), util::json_quote(tag(r.kind)),
       util::json_quote(r.finding), r.findings, r.instructions, r.buffers, r.peak_sram, r.sram_bytes, r.cycles,
       r.seconds, util::json_quote(r.prefix), util::json_quote(r.repro), util::json_quote(r.shrunk));
 }
@@ -93,7 +101,7 @@ std::vector<SeedResult> parse_results(std::string_view text, std::string_view so
     SeedResult r;
     r.job = read_job_fields(n, where);
     r.status = parse_status(json_field<std::string>(n, "status", where), where);
-    r.kind = json_field<std::string>(n, "kind", where);
+    r.kind = read_kind(json_field<std::string>(n, "kind", where), r.status, where);
     r.finding = json_field<std::string>(n, "finding", where);
     r.findings = json_field<uint64_t>(n, "findings", where);
     r.instructions = json_field<uint64_t>(n, "instructions", where);

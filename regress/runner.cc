@@ -21,6 +21,7 @@
 #include "regress/results.h"
 #include "regress/shrink.h"
 #include "regress/worker_pool.h"
+#include "util/plant.h"
 #include "util/text.h"
 #include "sim/program.h"
 
@@ -68,7 +69,7 @@ void worker_died(SeedResult& r, const ProcResult& p, const std::string& log, dou
   r.finding = p.timed_out ? fmt::format("[runner/timeout] worker timed out: killed after {:.1f}s (--timeout {})",
                                         p.seconds, timeout_s)
                           : fmt::format("[runner/killed] worker exit {} signal {}: {}", p.exit_code, p.signal, tail);
-  r.kind = finding_kind(r.finding);
+  r.kind = SeedKind{p.timed_out ? Cause::Timeout : p.signal != 0 ? Cause::WorkerKilled : Cause::WorkerExited};
 }
 
 // Fills r from PREFIX.result.json (written by the worker), or marks an error.
@@ -80,7 +81,7 @@ void read_result(SeedResult& r, const ProcResult& p, const std::string& log, dou
     const std::string status = n["status"].as<std::string>();
     r.status = status == "pass" ? Status::Pass : status == "fail" ? Status::Fail : Status::Error;
     r.finding = n["finding"].as<std::string>();
-    r.kind = n["kind"].as<std::string>();
+    r.kind = parse_kind_fields(n["cause"].as<std::string>(), n["finding_kind"].as<std::string>(), path.string());
     r.findings = n["findings"].as<uint64_t>();
     r.instructions = n["instructions"].as<uint64_t>();
     if (n["cycles"]) {
@@ -92,7 +93,7 @@ void read_result(SeedResult& r, const ProcResult& p, const std::string& log, dou
   } catch (const std::exception& e) {  // cut short (a full disk, a kill mid-write): this seed's error only
     r.status = Status::Error;
     r.finding = fmt::format("[runner/bad-result] {}: {}", path.string(), e.what());
-    r.kind = "runner/bad-result";
+    r.kind = SeedKind{Cause::BadResult};
     r.findings = r.instructions = r.buffers = r.peak_sram = r.sram_bytes = r.cycles = 0;
   }
 }
@@ -129,22 +130,25 @@ class Progress {
   size_t last_decile_ = 0;
 };
 
-void shrink_failure(SeedResult& r, const RegressOptions& o, const std::string& exe, std::FILE* log) {
+void shrink_failure(SeedResult& r, const RegressOptions& o, std::FILE* log) {
   const isa::Isa& isa = isa::builtin_isa();
   const isa::NpuConfig npu = r.job.npu.empty() ? isa::NpuConfig{} : isa::NpuConfig::load_file(r.job.npu);
   const sim::Program prog = sim::Program::load(isa, r.prefix + ".bin", r.prefix + ".memmap.yaml", r.prefix + ".ddr.bin", npu);
   ShrinkProgram p{prog.instrs, *prog.memmap, prog.ddr_init};
   const std::string name = r.job.name();
-  const fs::path work = fs::path(o.out) / "shrink-work" / name;
-  const ShrinkResult s = shrink(p, sim_oracle(exe, isa, work, r.job.rtl, r.job.npu));
+  sim::verify::Options sim;  // as the seed was simulated: a simulator-side plant fails the candidates too
+  sim.rtl = r.job.rtl;
+  sim.plant = parse_plant(r.job.plant);
+  sim.max_errors = 1;
+  const ShrinkResult s = shrink(p, verify_oracle(isa, npu, sim));
   fs::create_directories(fs::path(o.out) / "shrunk");
   const fs::path prefix = fs::path(o.out) / "shrunk" / name;
   write_program(isa, s.program, prefix);
-  fs::remove_all(work);
   r.shrunk = prefix.string() + ".s";
   if (log) {
     fmt::print(log, "shrink {}: {} -> {} instructions, {} -> {} buffers, {} simulations, still {}\n", r.job.id(),
-               s.from_instrs, s.program.instrs.size(), s.from_buffers, s.program.map.buffers.size(), s.tests, s.kind);
+               s.from_instrs, s.program.instrs.size(), s.from_buffers, s.program.map.buffers.size(), s.tests,
+               tag(s.kind));
   }
 }
 
@@ -238,13 +242,13 @@ struct PoolState {
 }
 
 void cleanup_passing(const SeedResult& r) {
-  for (const char* ext : {".s", ".bin", ".hex", ".memmap.yaml", ".ddr.bin", ".log", ".sim.log", ".result.json"}) {
+  for (const char* ext : {".s", ".bin", ".hex", ".memmap.yaml", ".ddr.bin", ".log", ".sim.log", ".sim.json", ".result.json"}) {
     fs::remove(r.prefix + ext);
   }
 }
 
 // Coverage, shrinking and the reports once every seed has a saved result.
-void finish_run(const RegressOptions& o, RegressOutcome& res, const std::string& exe, std::FILE* log) {
+void finish_run(const RegressOptions& o, RegressOutcome& res, std::FILE* log) {
   const fs::path out = o.out;
   // Coverage merged in job order, so "complete after N seeds" is exact.
   for (const Job& j : o.jobs) {
@@ -256,7 +260,7 @@ void finish_run(const RegressOptions& o, RegressOutcome& res, const std::string&
     if (!o.shrink || r.status != Status::Fail || shrunk >= o.shrink_max) continue;
     ++shrunk;
     try {
-      shrink_failure(r, o, exe, log);
+      shrink_failure(r, o, log);
     } catch (const std::exception& e) {
       if (log) fmt::print(log, "shrink {}: {}\n", r.job.id(), e.what());
     }
@@ -356,7 +360,7 @@ RegressOutcome run_regression(const RegressOptions& o, std::FILE* log) {
   progress.update(st.running, true);
   if (log && !tasks.empty()) fmt::print(log, "{} worker processes ran {} seeds\n", started, tasks.size());
   try {
-    finish_run(o, res, exe, log);
+    finish_run(o, res, log);
     info.finished = unix_now();
     util::write_file(out / "shard.json", run_info_json(info));
   } catch (const Error& e) {

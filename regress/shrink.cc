@@ -8,13 +8,12 @@
 #include <sstream>
 
 #include <fmt/core.h>
-#include <yaml-cpp/yaml.h>
 
 #include "isa/assembler.h"
+#include "regress/ddmin.h"
+#include "sim/program.h"
 #include "util/error.h"
 #include "util/file_io.h"
-#include "regress/ddmin.h"
-#include "regress/proc.h"
 
 namespace npuforge::regress {
 namespace {
@@ -123,7 +122,7 @@ ShrinkResult shrink(const ShrinkProgram& p, const Oracle& oracle, size_t max_tes
   res.from_buffers = p.map.buffers.size();
   res.kind = oracle(p);
   res.tests = 1;
-  if (res.kind.empty()) throw Error("shrink: the program does not fail, nothing to shrink");
+  if (res.kind.cause == Cause::None) throw Error("shrink: the program does not fail, nothing to shrink");
   auto same = [&](const ShrinkProgram& c) {
     ++res.tests;
     return oracle(c) == res.kind;
@@ -168,54 +167,21 @@ void write_program(const isa::Isa& isa, const ShrinkProgram& p, const std::files
   write(base + ".ddr.bin", std::string(p.ddr.begin(), p.ddr.end()));
 }
 
-std::string finding_kind(std::string_view line) {
-  while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
-  if (line.empty() || line.front() != '[') return "";
-  const size_t close = line.find(']');
-  if (close == std::string_view::npos) return "";
-  const std::string_view kind = line.substr(1, close - 1);
-  if (kind.find('/') == std::string_view::npos || kind.find(' ') != std::string_view::npos) return "";
-  return std::string(kind);
-}
-
-std::string first_finding(std::string_view out) {
-  size_t pos = 0;
-  while (pos < out.size()) {
-    size_t nl = out.find('\n', pos);
-    if (nl == std::string_view::npos) nl = out.size();
-    std::string_view line = out.substr(pos, nl - pos);
-    if (!finding_kind(line).empty()) {
-      while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
-      return std::string(line);
+Oracle verify_oracle(const isa::Isa& isa, const isa::NpuConfig& npu, const sim::verify::Options& options) {
+  return [&isa, npu, options](const ShrinkProgram& p) -> SeedKind {
+    sim::Program candidate;
+    candidate.name = "candidate";
+    candidate.isa = &isa;
+    candidate.instrs = p.instrs;
+    candidate.memmap = p.map;
+    candidate.ddr_init = p.ddr;
+    candidate.config = npu;
+    if (!candidate.validate().empty()) return SeedKind{Cause::Simulator};
+    try {
+      return kind_of(sim::verify::run(candidate, options));
+    } catch (const std::exception&) {
+      return SeedKind{Cause::Simulator};
     }
-    pos = nl + 1;
-  }
-  return "";
-}
-
-Oracle sim_oracle(const std::string& exe, const isa::Isa& isa, const std::filesystem::path& workdir,
-                  bool rtl, const std::string& npu) {
-  return [=, &isa](const ShrinkProgram& p) -> std::string {
-    std::filesystem::create_directories(workdir);
-    const std::string prefix = (workdir / "candidate").string();
-    write_program(isa, p, prefix);
-    std::vector<std::string> argv{exe, "sim", prefix + ".bin", "--memmap", prefix + ".memmap.yaml",
-                                  "--ddr", prefix + ".ddr.bin", "--max-errors", "1"};
-    if (rtl) argv.push_back("--rtl");
-    if (!npu.empty()) {
-      argv.push_back("--npu");
-      argv.push_back(npu);
-    }
-    const std::string log = prefix + ".log", verdict = prefix + ".sim.json";
-    argv.insert(argv.end(), {"--json", verdict});
-    std::filesystem::remove(verdict);
-    const ProcResult r = run_process(argv, log, log, 120);
-    if (r.exit_code == 0) return "";
-    std::string kind;
-    if (r.exit_code == 1 && std::filesystem::exists(verdict))
-      kind = finding_kind(YAML::Load(util::read_file(verdict, "simulator verdict"))["first_finding"].as<std::string>());
-    // A crash or a usage error is a different failure, never "the same".
-    return kind.empty() ? fmt::format("other/exit{}", r.exit_code) : kind;
   };
 }
 

@@ -7,8 +7,8 @@
 //     shrinks to its remaining uses, a buffer with none left is dropped, and dropping a
 //     buffer drops every instruction that names it while it is live;
 //   - the final HALT is always kept.
-// A candidate "still fails" when the oracle's first finding has the same kind
-// ("checker/Kind") as the original's.
+// A candidate "still fails" when the oracle gives the same kind (regress/seed_kind.h: the kind
+// of its first finding) as the original's.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -17,6 +17,9 @@
 
 #include "allocator/memmap.h"
 #include "isa/instruction.h"
+#include "isa/npu_config.h"
+#include "regress/seed_kind.h"
+#include "sim/verify/verify.h"
 
 namespace npuforge::regress {
 
@@ -32,12 +35,12 @@ ShrinkProgram restrict_to(const ShrinkProgram& p, const std::vector<size_t>& kee
 // The program without the buffers `drop` (indices into p.map.buffers) and their uses.
 ShrinkProgram drop_buffers(const ShrinkProgram& p, const std::vector<size_t>& drop);
 
-// "checker/Kind" of the first finding of a run of `p`, empty when it passes.
-using Oracle = std::function<std::string(const ShrinkProgram& p)>;
+// How a run of `p` fails: the kind of its first finding, Cause::None when it passes.
+using Oracle = std::function<SeedKind(const ShrinkProgram& p)>;
 
 struct ShrinkResult {
   ShrinkProgram program;
-  std::string kind;  // the finding kind preserved
+  SeedKind kind;     // the kind preserved
   size_t tests = 0;  // oracle calls
   size_t from_instrs = 0, from_buffers = 0;
 };
@@ -48,13 +51,11 @@ ShrinkResult shrink(const ShrinkProgram& p, const Oracle& oracle, size_t max_tes
 // Writes PREFIX.s, .bin, .memmap.yaml and .ddr.bin.
 void write_program(const isa::Isa& isa, const ShrinkProgram& p, const std::filesystem::path& prefix);
 
-// The first finding line of `npuforge sim` output ("[checker/Kind] ..."), empty if none.
-std::string first_finding(std::string_view sim_output);
-// "checker/Kind" of a finding line, empty if it is not one.
-std::string finding_kind(std::string_view line);
-
-// An oracle running `exe sim` on files written under `workdir` (--rtl when asked).
-Oracle sim_oracle(const std::string& exe, const isa::Isa& isa, const std::filesystem::path& workdir,
-                  bool rtl, const std::string& npu);
+// The oracle that judges each candidate in this process (sim::verify::run, on a fresh SystemC
+// kernel each time) on `npu` with `options`: the backend, --rtl and the plant of the failing
+// run, so that a simulator-side plant fails the candidates as it failed the seed. A candidate
+// the simulator refuses (its memory map no longer fits, ...) fails as Cause::Simulator, never
+// "the same". `isa` must outlive the oracle.
+Oracle verify_oracle(const isa::Isa& isa, const isa::NpuConfig& npu, const sim::verify::Options& options);
 
 }  // namespace npuforge::regress

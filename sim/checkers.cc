@@ -44,8 +44,16 @@ std::string_view queue_name(const isa::Instruction& in) { return isa::to_string(
 
 }  // namespace
 
+static_assert(std::size(kKinds) == kNumFindingKinds);
+
 std::string_view to_string(FindingKind k) { return kKinds[static_cast<size_t>(k)].name; }
 std::string_view checker_of(FindingKind k) { return kKinds[static_cast<size_t>(k)].checker; }
+
+std::optional<FindingKind> finding_kind_named(std::string_view name) {
+  for (const KindInfo& k : kKinds)
+    if (k.name == name) return k.kind;
+  return std::nullopt;
+}
 
 std::string format(const Finding& f) {
   std::string s = fmt::format("[{}/{}]", checker_of(f.kind), to_string(f.kind));
@@ -451,20 +459,25 @@ void Checkers::on_end() {
   }
 }
 
-std::string Checkers::summary() const {
-  flushed();
-  std::string s;
-  if (total_ == 0) return "no findings\n";
-  s += fmt::format("{} finding(s):", total_);
+std::string findings_summary(uint64_t total, const KindCounts& by_kind, std::span<const Finding> kept) {
+  if (total == 0) return "no findings\n";
+  std::string s = fmt::format("{} finding(s):", total);
   for (const auto& k : kKinds) {
-    if (uint64_t c = count(k.kind)) s += fmt::format(" {} {}", k.name, c);
+    if (const uint64_t c = by_kind[static_cast<size_t>(k.kind)]) s += fmt::format(" {} {}", k.name, c);
   }
   s += "\n";
-  for (const auto& f : findings_) s += "  " + format(f) + "\n";
-  if (findings_.size() < total_) {
-    s += fmt::format("  ... and {} more (raise --max-errors to see them)\n", total_ - findings_.size());
+  for (const auto& f : kept) s += "  " + format(f) + "\n";
+  if (kept.size() < total) {
+    s += fmt::format("  ... and {} more (raise --max-errors to see them)\n", total - kept.size());
   }
   return s;
+}
+
+std::string Checkers::summary() const {
+  flushed();
+  KindCounts counts{};
+  std::copy_n(by_kind_.begin(), counts.size(), counts.begin());
+  return findings_summary(total_, counts, findings_);
 }
 
 }  // namespace npuforge::sim

@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -66,10 +67,13 @@ enum class FindingKind : uint8_t {
   DdrClobber,        // ddr: a STORE writes bytes of another live DDR tensor (ddr_owner.h)
   DdrStaleRead,      // ddr: a LOAD reads bytes last written for another DDR tensor
 };
+inline constexpr size_t kNumFindingKinds = 15;  // FindingKind's values, 0 .. DdrStaleRead
 std::string_view to_string(FindingKind);
 // The checker a kind belongs to: "shadow", "overlap", "hazard", "executor", "golden", "rtl",
 // "ddr".
 std::string_view checker_of(FindingKind);
+// The kind whose to_string is `name` exactly; nullopt when none is.
+std::optional<FindingKind> finding_kind_named(std::string_view name);
 
 struct Finding {
   FindingKind kind = FindingKind::Hazard;
@@ -86,6 +90,12 @@ struct Finding {
 };
 // One line: "[hazard] #12 gemm %act0 sram[0x400, 0x500): write ... other: #9 load %w0".
 std::string format(const Finding& f);
+
+// Findings counted per kind (indexed by FindingKind).
+using KindCounts = std::array<uint64_t, kNumFindingKinds>;
+// "N finding(s): kind count ..." and the kept findings, one per line ("no findings" when
+// `total` is 0): Checkers::summary, and the same text for findings read back from elsewhere.
+std::string findings_summary(uint64_t total, const KindCounts& by_kind, std::span<const Finding> kept);
 
 struct CheckerOptions {
   uint64_t max_errors = 100;  // findings kept (all are counted); 0 = unlimited

@@ -31,6 +31,7 @@ struct RunModelOptions {
   std::string backend = "systemc";
   uint64_t max_errors = 20;
   std::string work_dir;
+  bool keep = false;
   std::string reference;
   double min_cosine = 0;
 };
@@ -101,12 +102,13 @@ int run_model(const RunModelOptions& o) {
       throw Error("--input-shape and --dump-dir are for model files; a compiled model has fixed shapes");
     return run_compiled_model({.dir = o.model, .inputs = o.inputs, .outputs = o.outputs, .rtl = o.rtl,
                                .trace = o.trace, .backend = o.backend, .max_errors = o.max_errors,
-                               .work_dir = o.work_dir, .reference = o.reference, .min_cosine = o.min_cosine});
+                               .work_dir = o.work_dir, .keep = o.keep, .reference = o.reference,
+                               .min_cosine = o.min_cosine});
   }
-  if (o.rtl || !o.trace.empty() || !o.work_dir.empty() || o.backend != "systemc" || !o.reference.empty() ||
+  if (o.rtl || !o.trace.empty() || !o.work_dir.empty() || o.keep || o.backend != "systemc" || !o.reference.empty() ||
       o.min_cosine != 0)
-    throw Error("--rtl, --trace, --backend, --work-dir, --reference and --min-cosine are for compiled models (a "
-                "directory from npuforge compile)");
+    throw Error("--rtl, --trace, --backend, --work-dir, --keep, --reference and --min-cosine are for compiled models "
+                "(a directory from npuforge compile)");
   Graph graph = import_model(o.model);
   TensorMap inputs = read_inputs(graph.inputs, o.inputs);
   // Dimensions the model leaves open are taken from the input files, unless --input-shape
@@ -195,7 +197,11 @@ void add_run_model_command(CLI::App& app, Runner& run) {
   sub->add_option("--backend", opts->backend, "Compiled model: systemc (default) or sequential");
   sub->add_option("--max-errors", opts->max_errors, "Compiled model: findings each NPU segment prints");
   sub->add_option("--work-dir", opts->work_dir,
-                  "Compiled model: keep each segment's DDR images, verdict and log here (default: a temporary directory)");
+                  "Compiled model: write each NPU segment's DDR images, verdict and report here (default: only a "
+                  "failing segment's, into a temporary directory the output names)");
+  sub->add_flag("--keep", opts->keep,
+                "Compiled model: keep every NPU segment's files, not only a failing one's (in --work-dir or the "
+                "temporary directory)");
   sub->add_option("--reference", opts->reference,
                   "Compiled model: the float model its outputs are judged against (default: the copy compile put in "
                   "the directory)");

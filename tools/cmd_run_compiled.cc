@@ -1,7 +1,4 @@
 // The runner of a compiled model (run_compiled.h); `npuforge run-model` calls it for a directory.
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -15,15 +12,18 @@
 #include "compiler/manifest.h"
 #include "compiler/qgraph_io.h"
 #include "compiler/qref.h"
+#include "isa/npu_config.h"
 #include "model/bindings.h"
 #include "model/interpreter.h"
 #include "model/load.h"
 #include "model/npy.h"
+#include "sim/program.h"
+#include "sim/verify/verdict_json.h"
+#include "sim/verify/verify.h"
 #include "tools/run_compiled.h"
 #include "util/error.h"
 #include "util/file_io.h"
-
-extern char** environ;
+#include "util/text.h"
 
 namespace npuforge::tools {
 namespace {
@@ -38,39 +38,6 @@ using compiler::TensorId;
 std::vector<uint8_t> read_image(const fs::path& path) {
   const std::string s = util::read_file(path, "DDR image");
   return {s.begin(), s.end()};
-}
-
-// Runs `args` (args[0] the program), stdout and stderr to `log`; returns the exit code.
-int run_child(const std::vector<std::string>& args, const fs::path& log) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
-  std::vector<char*> argv;
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) throw Error(fmt::format("cannot start {}: {}", args[0], std::strerror(rc)));
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw Error(fmt::format("waiting for {}: {}", args[0], std::strerror(errno)));
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-}
-
-// A number after "key": in the sim's JSON verdict (flat, written by npuforge itself).
-uint64_t json_number(const std::string& json, const std::string& key) {
-  const std::string k = "\"" + key + "\": ";
-  const size_t at = json.find(k);
-  if (at == std::string::npos) return 0;
-  return std::strtoull(json.c_str() + at + k.size(), nullptr, 10);
-}
-
-std::string shell_line(const std::vector<std::string>& args) {
-  std::string s;
-  for (const std::string& a : args) s += (s.empty() ? "" : " ") + a;
-  return s;
 }
 
 const QTensor& qtensor(const QGraph& g, const std::string& name, TensorId* id = nullptr) {
@@ -155,49 +122,81 @@ struct Runner {
   Manifest mf;
   QGraph g;
   compiler::QrefResult ref;
+  isa::NpuConfig npu;
   std::vector<uint8_t> image;
-  fs::path work;
-  fs::path exe;
+  fs::path work;  // where segment files go (empty until a segment needs it)
   bool ok = true;
+
+  // --work-dir, else a temporary directory made when a segment first writes its files (and
+  // kept: a failing segment's reproduction reads them).
+  const fs::path& work_dir() {
+    if (work.empty()) {
+      work = o.work_dir.empty() ? fs::temp_directory_path() / fmt::format("npuforge_run_{}", ::getpid())
+                                : fs::path(o.work_dir);
+      fs::create_directories(work);
+      if (o.work_dir.empty()) fmt::print("segment files: {}\n", work.string());
+    }
+    return work;
+  }
+
+  sim::verify::Options sim_options(const std::string& segment) const {
+    sim::verify::Options v;
+    v.backend = sim::verify::backend_named(o.backend);
+    v.rtl = o.rtl;
+    v.max_errors = o.max_errors;
+    v.keep_final_ddr = true;
+    if (!o.trace.empty()) {
+      const fs::path t(o.trace);
+      v.trace = (t.parent_path() / (t.stem().string() + "." + segment + t.extension().string())).string();
+    }
+    return v;
+  }
+
+  // The `npuforge sim` command that runs segment `k` alone on the files write_segment wrote.
+  std::string repro(const compiler::ManifestSegment& s, const std::string& k, const sim::verify::Options& v) {
+    const fs::path& w = work_dir();
+    std::vector<std::string> args = {fs::read_symlink("/proc/self/exe").string(), "sim", (o.dir / s.bin).string(),
+                                     "--memmap", (o.dir / s.memmap).string(), "--ddr", (w / (k + ".in.ddr.bin")).string(),
+                                     "--npu", (o.dir / mf.npu_file).string(), "--out-ddr",
+                                     (w / (k + ".out.ddr.bin")).string(), "--json", (w / (k + ".json")).string(),
+                                     "--max-errors", std::to_string(o.max_errors), "--backend", o.backend};
+    if (o.rtl) args.push_back("--rtl");
+    if (!v.trace.empty()) args.insert(args.end(), {"--trace", v.trace});
+    return util::shell_join(args);
+  }
+
+  // A segment's files: its DDR image in and out, its verdict and its report.
+  void write_segment(const std::string& k, const sim::Program& p, const sim::verify::Verdict& v) {
+    const fs::path& w = work_dir();
+    sim::write_ddr_image(w / (k + ".in.ddr.bin"), p.ddr_init);
+    sim::write_ddr_image(w / (k + ".out.ddr.bin"), v.final_ddr);
+    util::write_file(w / (k + ".json"), sim::verify::to_json(v), "JSON verdict");
+    util::write_file(w / (k + ".log"), sim::verify::report(v), "segment report");
+  }
 
   SegmentReport run_npu(const compiler::ManifestSegment& s) {
     SegmentReport r;
     r.kind = "npu";
     const std::string k = fmt::format("seg{}", s.index);
-    const fs::path in = work / (k + ".in.ddr.bin"), out = work / (k + ".out.ddr.bin"), json = work / (k + ".json"),
-                   log = work / (k + ".log");
-    util::write_file(in, image, "DDR image");
-    std::vector<std::string> args = {exe.string(), "sim", (o.dir / s.bin).string(), "--memmap",
-                                     (o.dir / s.memmap).string(), "--ddr", in.string(), "--npu",
-                                     (o.dir / mf.npu_file).string(), "--out-ddr", out.string(), "--json",
-                                     json.string(), "--max-errors", std::to_string(o.max_errors), "--backend",
-                                     o.backend};
-    if (o.rtl) args.push_back("--rtl");
-    if (!o.trace.empty()) {
-      const fs::path t(o.trace);
-      args.push_back("--trace");
-      args.push_back((t.parent_path() / (t.stem().string() + "." + k + t.extension().string())).string());
-    }
-    fs::remove(json);
+    sim::Program p = sim::Program::load(isa::builtin_isa(), o.dir / s.bin, o.dir / s.memmap, {}, npu);
+    p.ddr_init = std::move(image);  // the image now, lent to the program for the run
+    if (const std::string err = p.validate(); !err.empty()) throw Error(fmt::format("{}: {}", k, err));
+    const sim::verify::Options v = sim_options(k);
     const auto t0 = std::chrono::steady_clock::now();
-    const int code = run_child(args, log);
+    sim::verify::Verdict verdict = sim::verify::run(p, v);
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const std::string verdict = fs::exists(json) ? util::read_file(json, "JSON verdict") : std::string();
-    r.cycles = json_number(verdict, "cycles");
+    r.cycles = verdict.cycles;
     r.instructions = s.instructions;
     r.sram_peak = s.sram_peak;
-    r.findings = json_number(verdict, "findings");
-    r.pass = code == 0 && verdict.find("\"pass\": true") != std::string::npos;
+    r.findings = verdict.findings;
+    r.pass = verdict.pass;
+    if (!r.pass || o.keep || !o.work_dir.empty()) write_segment(k, p, verdict);
     if (!r.pass) {
-      fmt::print("seg{} (npu) failed: exit {}; the simulator said:\n{}", s.index, code,
-                 util::read_file(log, "simulator log"));
-      fmt::print("  reproduce: {}{}\n", shell_line(args),
-                 o.work_dir.empty() ? " (run-model --work-dir DIR keeps these images)" : "");
+      fmt::print("seg{} (npu) failed; the simulator said:\n{}", s.index, sim::verify::report(verdict));
+      fmt::print("  reproduce: {}\n", repro(s, k, v));
     }
-    if (!fs::exists(out)) throw Error(fmt::format("seg{}: the simulator wrote no DDR image ({})", s.index, log.string()));
-    std::vector<uint8_t> next = read_image(out);
-    next.resize(std::max(next.size(), image.size()), 0);  // bytes past the written extent read as zero
-    image = std::move(next);
+    image = std::move(verdict.final_ddr);
+    image.resize(std::max(image.size(), p.ddr_init.size()), 0);  // bytes past the written extent read as zero
     check_outputs(s, r);
     return r;
   }
@@ -294,17 +293,7 @@ struct Runner {
       qtensor(g, mt.tensor, &id);
       write_stored(image, mt.ddr, ref.values.at(id.value), mt.tensor);  // quantized and laid out as qref did
     }
-    const bool temp = o.work_dir.empty();
-    work = temp ? fs::temp_directory_path() / fmt::format("npuforge_run_{}", ::getpid()) : fs::path(o.work_dir);
-    fs::create_directories(work);
-    struct Cleanup {  // the temporary images go whatever happens
-      fs::path dir;
-      ~Cleanup() {
-        std::error_code ec;
-        if (!dir.empty()) fs::remove_all(dir, ec);
-      }
-    } cleanup{temp ? work : fs::path()};
-    exe = fs::read_symlink("/proc/self/exe");
+    npu = isa::load_npu_config((o.dir / mf.npu_file).string()).config;
 
     std::vector<SegmentReport> reports;
     model::TensorMap final_outputs;

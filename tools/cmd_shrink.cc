@@ -4,41 +4,43 @@
 
 #include <fmt/core.h>
 
-#include "util/error.h"
 #include "isa/npu_config.h"
-#include "regress/proc.h"
 #include "regress/shrink.h"
 #include "sim/program.h"
+#include "sim/verify/verify.h"
 #include "tools/command.h"
 #include "tools/input_file.h"
+#include "util/error.h"
+#include "util/plant.h"
 
 namespace npuforge::tools {
 namespace {
 
 struct ShrinkOpts {
-  std::string program, memmap, ddr, npu, out;
+  std::string program, memmap, ddr, npu, out, plant;
   bool rtl = false;
   size_t max_tests = 4000;
 };
 
 int run_shrink(const ShrinkOpts& o) {
-  namespace fs = std::filesystem;
   const isa::Isa& isa = isa::builtin_isa();
   const isa::NpuConfig npu = isa::load_npu_config(o.npu).config;
   const sim::Program prog = sim::Program::load(isa, o.program, o.memmap, o.ddr, npu);
   if (!prog.memmap) throw Error("shrink: --memmap is required");
   regress::ShrinkProgram p{prog.instrs, *prog.memmap, prog.ddr_init};
-  const fs::path stem = fs::path(o.program).replace_extension("");
-  const std::string out = o.out.empty() ? stem.string() + ".min" : o.out;
-  const fs::path work = fs::path(out + ".work");
-  const auto res = regress::shrink(p, regress::sim_oracle(regress::self_exe(), isa, work, o.rtl, o.npu), o.max_tests);
+  const std::string out = o.out.empty() ? std::filesystem::path(o.program).replace_extension("").string() + ".min" : o.out;
+  sim::verify::Options sim;  // every candidate judged in this process, as `npuforge sim` would
+  sim.rtl = o.rtl;
+  sim.plant = parse_plant(o.plant);
+  sim.max_errors = 1;
+  const auto res = regress::shrink(p, regress::verify_oracle(isa, npu, sim), o.max_tests);
   regress::write_program(isa, res.program, out);
-  fs::remove_all(work);
   fmt::print("shrink: {} -> {} instructions, {} -> {} buffers, {} simulations; still fails with [{}]\n",
              res.from_instrs, res.program.instrs.size(), res.from_buffers, res.program.map.buffers.size(),
-             res.tests, res.kind);
+             res.tests, regress::tag(res.kind));
   fmt::print("wrote {0}.s {0}.bin {0}.memmap.yaml {0}.ddr.bin\n", out);
-  fmt::print("check: npuforge sim {0}.bin --memmap {0}.memmap.yaml --ddr {0}.ddr.bin{1}\n", out, o.rtl ? " --rtl" : "");
+  fmt::print("check: npuforge sim {0}.bin --memmap {0}.memmap.yaml --ddr {0}.ddr.bin{1}{2}\n", out, o.rtl ? " --rtl" : "",
+             o.plant.empty() ? "" : " --plant " + o.plant);
   return kExitOk;
 }
 
@@ -52,6 +54,7 @@ void add_shrink_command(CLI::App& app, Runner& run) {
   sub->add_option("--ddr", opts->ddr, "its initial DDR image")->check(input_file("--ddr"));
   sub->add_option("--npu", opts->npu, "NPU config (default: the built-in configs/npu/default.yaml)")->transform(config_file("--npu", ConfigKind::kNpu));
   sub->add_flag("--rtl", opts->rtl, "simulate with the Verilated RTL scratchpad");
+  sub->add_option("--plant", opts->plant, "simulate with this planted model or RTL bug (see `npuforge plants`)");
   sub->add_option("-o,--out", opts->out, "output prefix (default <name>.min)");
   sub->add_option("--max-tests", opts->max_tests, "simulations at most (default 4000)");
   bind_runner(sub, opts, run, &run_shrink);

@@ -2,20 +2,20 @@
 // DDR image with the golden model, print PASS/FAIL, cycles, queue utilisation and findings.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <fmt/core.h>
 
 #include "isa/isa.h"
 #include "isa/npu_config.h"
-#include "util/file_io.h"
-#include "util/text.h"
-#include "sim/backend.h"
-#include "sim/checkers.h"
-#include "sim/golden.h"
 #include "sim/program.h"
 #include "sim/sc_model/sc_backend.h"
+#include "sim/verify/verdict_json.h"
+#include "sim/verify/verify.h"
 #include "tools/command.h"
 #include "tools/input_file.h"
+#include "util/error.h"
+#include "util/file_io.h"
 #include "util/plant.h"
 
 namespace npuforge::tools {
@@ -38,91 +38,31 @@ struct SimOptions {
   std::string plant;   // systemc: a planted model or RTL bug by name (npuforge plants)
 };
 
-// The one place that chooses a backend by name (the SystemC backends register here too).
-std::unique_ptr<sim::Backend> make_backend(const SimOptions& o, const sim::Semantics& sem) {
-  // --rtl-variant NAME is --rtl --plant NAME for the RTL plants of the catalogue.
-  const Plant variant = parse_rtl_plant(o.rtl_variant);
-  if (variant.any() && !o.plant.empty()) throw Error("--rtl-variant and --plant name one plant each: give one");
-  const Plant plant = variant.any() ? variant : parse_plant(o.plant);
-  if (o.backend == "sequential" && !o.rtl && o.trace.empty() && !plant.any())
-    return std::make_unique<sim::SequentialBackend>(sem);
-  if (o.backend == "systemc" || o.backend == "sequential") {
-    if (o.backend == "sequential") throw Error("--rtl, --trace and --plant need --backend systemc");
-    sim::sc_model::ScOptions sc;
-    sc.sram = o.rtl || variant.any() ? sim::sc_model::SramModel::Rtl : sim::sc_model::SramModel::Tlm;
-    sc.trace_path = o.trace;
-    sc.plant = plant;
-    return std::make_unique<sim::sc_model::ScBackend>(sem, sc);
-  }
-  throw Error(fmt::format("--backend: unknown backend '{}' (available: systemc, sequential)", o.backend));
-}
-
-// The RTL decoder's verdict (systemc --rtl): false when it disagreed with the C++ decoder.
-bool report_rtl(const sim::Backend& backend) {
-  const auto* sc = dynamic_cast<const sim::sc_model::ScBackend*>(&backend);
-  if (!sc || sc->stats().decoded_words == 0) return true;
-  const auto& st = sc->stats();
-  fmt::print("  rtl: {} words decoded, {} decoder mismatches, {} scratchpad words, {} bank conflicts, "
-             "{} compute tiles in {} cycles, {} monitor violations\n",
-             st.decoded_words, st.decoder_mismatches, st.sram_words, st.sram_bank_conflicts, st.compute_tiles,
-             st.compute_cycles, st.monitor_errors);
-  for (const auto& m : st.decoder_messages) fmt::print("  [rtl-decoder] {}\n", m);
-  return st.decoder_mismatches == 0;
-}
-
-void print_report(const sim::Program& program, const sim::Backend& backend,
-                  const sim::RunResult& r, const sim::Checkers& checkers, bool pass) {
-  fmt::print("{} {}: {} of {} instructions, {} cycles ({} backend)\n", pass ? "PASS" : "FAIL",
-             program.name, r.instructions, program.instrs.size(), r.cycles, backend.name());
-  if (!r.completed) fmt::print("  run stopped early (deadlock): some instructions never retired\n");
-  for (unsigned q = 0; q < isa::kNumQueues; ++q) {
-    const double util = r.cycles ? 100.0 * static_cast<double>(r.busy_cycles[q]) / static_cast<double>(r.cycles) : 0.0;
-    fmt::print("  {:<8} busy {:>10} cycles  {:5.1f}%\n",
-               isa::to_string(static_cast<isa::Queue>(q)), r.busy_cycles[q], util);
-  }
-  fmt::print("  {}", checkers.summary());
-}
-
-// The verdict as JSON: what a regression runner needs without parsing the text report.
-std::string verdict_json(const sim::Program& program, const sim::Backend& backend, const sim::RunResult& r,
-                         const sim::Checkers& checkers, bool pass) {
-  std::string kinds;
-  for (const auto& f : checkers.findings())
-    if (kinds.find(fmt::format("\"{}\"", sim::to_string(f.kind))) == std::string::npos)
-      kinds += fmt::format("{}\"{}\": {}", kinds.empty() ? "" : ", ", sim::to_string(f.kind), checkers.count(f.kind));
-  const std::string first = checkers.findings().empty() ? "" : sim::format(checkers.findings().front());
-  return fmt::format(
-      "{{\"program\": {}, \"pass\": {}, \"completed\": {}, \"backend\": {}, \"instructions\": {}, "
-      "\"cycles\": {}, \"busy_cycles\": {{\"load\": {}, \"compute\": {}, \"store\": {}}}, \"findings\": {}, "
-      "\"by_kind\": {{{}}}, \"first_finding\": {}}}\n",
-      util::json_quote(program.name), pass, r.completed, util::json_quote(backend.name()), r.instructions,
-      r.cycles, r.busy_cycles[0], r.busy_cycles[1], r.busy_cycles[2], checkers.total(), kinds,
-      util::json_quote(first));
-}
-
 int run_sim(const SimOptions& o) {
   const isa::Isa custom = o.isa.empty() ? isa::Isa{} : isa::Isa::load_file(o.isa);
   const isa::Isa& the_isa = o.isa.empty() ? isa::builtin_isa() : custom;
   const isa::NpuConfig config = isa::load_npu_config(o.npu).config;
   const sim::Program program = sim::Program::load(the_isa, o.program, o.memmap, o.ddr, config);
-  const sim::Semantics sem(the_isa);
-  sim::Checkers checkers(program, sem, sim::CheckerOptions{.max_errors = o.max_errors});
-
-  auto backend = make_backend(o, sem);
-  const sim::RunResult result = backend->run(program, checkers);
-  const sim::GoldenResult golden = sim::run_golden(program, sem);
-  sim::check_ddr(program, sem, golden.ddr, result.ddr, "the golden model", checkers);
+  const std::vector<uint8_t> expected = o.expect_ddr.empty() ? std::vector<uint8_t>{} : sim::read_ddr_image(o.expect_ddr);
+  // --rtl-variant NAME is --rtl --plant NAME for the RTL plants of the catalogue.
+  const Plant variant = parse_rtl_plant(o.rtl_variant);
+  if (variant.any() && !o.plant.empty()) throw Error("--rtl-variant and --plant name one plant each: give one");
+  sim::verify::Options v;
+  v.backend = sim::verify::backend_named(o.backend);
+  v.rtl = o.rtl || variant.any();
+  v.plant = variant.any() ? variant : parse_plant(o.plant);
+  v.trace = o.trace;
+  v.max_errors = o.max_errors;
   if (!o.expect_ddr.empty()) {
-    sim::check_ddr(program, sem, sim::read_ddr_image(o.expect_ddr), result.ddr, o.expect_ddr, checkers);
+    v.expect_ddr = &expected;
+    v.expect_ddr_name = o.expect_ddr;
   }
-  if (!o.out_ddr.empty()) sim::write_ddr_image(o.out_ddr, result.ddr);
-  const auto* sc = dynamic_cast<const sim::sc_model::ScBackend*>(backend.get());
-  const bool rtl_ok = !sc || sc->stats().decoder_mismatches == 0;
-  const bool pass = checkers.clean() && result.completed && rtl_ok;
-  print_report(program, *backend, result, checkers, pass);
-  report_rtl(*backend);
-  if (!o.json.empty()) util::write_file(o.json, verdict_json(program, *backend, result, checkers, pass), "JSON verdict");
-  return pass ? kExitOk : kExitFinding;
+  v.keep_final_ddr = !o.out_ddr.empty();
+  const sim::verify::Verdict verdict = sim::verify::run(program, v);
+  if (!o.out_ddr.empty()) sim::write_ddr_image(o.out_ddr, verdict.final_ddr);
+  fmt::print("{}", sim::verify::report(verdict));
+  if (!o.json.empty()) util::write_file(o.json, sim::verify::to_json(verdict), "JSON verdict");
+  return verdict.pass ? kExitOk : kExitFinding;
 }
 
 }  // namespace
@@ -142,7 +82,7 @@ void add_sim_command(CLI::App& app, Runner& run) {
   sub->add_option("--expect-ddr", opts->expect_ddr, "also compare the final DDR with this image")
       ->check(input_file("--expect-ddr"));
   sub->add_option("--out-ddr", opts->out_ddr, "write the final DDR image here");
-  sub->add_option("--json", opts->json, "also write the verdict (pass, cycles, findings by kind, first finding) as JSON");
+  sub->add_option("--json", opts->json, "also write the verdict (pass, cycles, findings by kind, every kept finding) as JSON");
   sub->add_option("--backend", opts->backend,
                   "simulation backend: systemc (SystemC/TLM-2.0 model, default) or sequential");
   sub->add_flag("--rtl", opts->rtl, "systemc: run the Verilated scratchpad and decoder RTL in the loop");

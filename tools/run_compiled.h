@@ -2,9 +2,9 @@
 // `npuforge run-model OUT/`: runs a compiled model (npuforge compile -o OUT/) segment by
 // segment on the user's inputs and checks it:
 //  - the model inputs are quantized into the DDR image (OUT/model.ddr.bin holds the weights);
-//  - each NPU segment runs in a child process, `npuforge sim segK.bin --memmap ... --ddr <the
-//    image now> --out-ddr ...` on the SystemC model with every checker on (shadow, overlap,
-//    hazards, DDR ownership, the golden model); its final DDR image becomes the image now;
+//  - each NPU segment runs in this process, on a fresh SystemC kernel (sim::verify::run, as
+//    `npuforge sim` runs it) with every checker on (shadow, overlap, hazards, DDR ownership,
+//    the golden model); its final DDR image becomes the image now;
 //  - each CPU step runs on the reference interpreter (dequantize, its graph, quantize) on the
 //    bytes in the image and writes its outputs back;
 //  - every segment's outputs are compared bit for bit with the int8 reference of the compiled
@@ -16,11 +16,10 @@
 //    onnxruntime (not linked into npuforge; tests/models checks the interpreter against
 //    onnxruntime within 1e-4 relative on every cached model). --min-cosine makes a lower cosine a
 //    failure.
-// Why a child process per NPU segment: SystemC elaborates once per process, and the segments
-// form a chain (segment k+1's DDR input is segment k's simulated output, through CPU steps),
-// so they cannot be elaborated side by side up front (sc_backend.h run_together). The child
-// is the very command a user runs to reproduce one segment; the runner prints it on failure.
-// The cost is a process start and an elaboration per segment (milliseconds).
+// A failing NPU segment prints its report and the `npuforge sim` command that reproduces it
+// alone; the files that command reads (the segment's DDR image in) are written beside its
+// image out, verdict (.json) and report (.log): into --work-dir, else a temporary directory
+// the output names. --keep (or --work-dir) writes them for every NPU segment.
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -35,7 +34,8 @@ struct RunCompiledOptions {
   std::string trace;                    // VCD per NPU segment: <stem>.segK<ext>
   std::string backend = "systemc";      // or sequential (no SystemC)
   uint64_t max_errors = 20;             // findings each segment prints
-  std::string work_dir;                 // keep the per-segment images and logs here
+  std::string work_dir;                 // write every NPU segment's images, verdict and report here
+  bool keep = false;                    // ... or into a temporary directory (named): not only a failing one's
   std::string reference;                // float model to judge against (default OUT/<manifest model>)
   double min_cosine = 0;                // > 0: an output below it against the float model fails
 };

@@ -1,5 +1,7 @@
 #include "sim/sc_model/sc_backend.h"
 
+#include <pthread.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -8,6 +10,11 @@
 
 #include "util/error.h"
 #include "sim/sc_model/npu_top.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
 
 // libsystemc.so defines main() and calls sc_main(); npuforge programs have their own main()
 // and start the simulation with sc_start(), so this one only satisfies the linker. Weak, so
@@ -24,6 +31,34 @@ void quiet_systemc() {
   // The banner is printed when the SystemC kernel is first touched; keep stdout/stderr clean.
   ::setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
 }
+
+#if defined(__SANITIZE_ADDRESS__)
+// SystemC 2.3.4 announces its coroutine switches to AddressSanitizer (__sanitizer_start/
+// finish_switch_fiber), but the way back to this thread's own stack at the end of a run is
+// left out: ASan goes on taking a coroutine's freed stack for this thread's, ignores the
+// stack clean-up every later C++ throw asks for ("ASan is ignoring requested
+// __asan_handle_no_return"), and the redzones of the frames those throws unwind are then
+// reported as stack-buffer-overflows in whatever runs next in the process (the next program
+// simulated, a YAML error). After a run, this announces the switch back to this thread's
+// stack and clears the shadow below the caller's frame, where nothing is live.
+[[gnu::noinline]] void restore_asan_stack() {
+  pthread_attr_t attr;
+  void* low = nullptr;
+  size_t size = 0;
+  if (::pthread_getattr_np(::pthread_self(), &attr) != 0) return;
+  ::pthread_attr_getstack(&attr, &low, &size);
+  ::pthread_attr_destroy(&attr);
+  void* fake_stack = nullptr;
+  const void* was_bottom = nullptr;
+  size_t was_size = 0;
+  __sanitizer_start_switch_fiber(&fake_stack, low, size);
+  __sanitizer_finish_switch_fiber(fake_stack, &was_bottom, &was_size);
+  char* const here = static_cast<char*>(__builtin_frame_address(0));
+  if (here > low) __asan_unpoison_memory_region(low, static_cast<size_t>(here - static_cast<char*>(low)));
+}
+#else
+void restore_asan_stack() {}
+#endif
 
 // "Simulation stopped by user" and "tracing timescale unit set" are routine here.
 void quiet_reports() {
@@ -58,18 +93,23 @@ void restart_kernel() {
   sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
   if (old == made_here) delete old;  // deleted after the switch: its destructor sees the new one as current
   made_here = sc_core::sc_curr_simcontext;
+  restore_asan_stack();
 }
 
 std::vector<ScOutput> run_together(const Semantics& sem, std::span<const ScJob> jobs) {
   if (!can_simulate())
-    throw Error("SystemC model: a simulation already ran in this process; SystemC elaborates "
-                "once per process, so run each simulation in its own process (or use run_together)");
+    throw Error("SystemC model: a simulation already ran on this SystemC kernel; SystemC elaborates once per "
+                "kernel, so install a fresh one first (restart_kernel; sim::verify::run does) or elaborate the "
+                "models side by side (run_together)");
   for (const ScJob& job : jobs) {
     if (!job.program || !job.checkers) throw Error("SystemC model: a job without program or checkers");
     check_rtl_plant(job.options);
     if (!job.program->isa) throw Error(fmt::format("SystemC model: program {} has no ISA", job.program->name));
   }
   quiet_reports();
+  struct AfterRun {  // also when a run throws: its throw left this thread's stack to ASan's cleanup
+    ~AfterRun() { restore_asan_stack(); }
+  } after_run;  // declared before the tops: they are gone when it runs
   size_t running = jobs.size();
   auto on_done = [&running] {
     if (--running == 0) sc_core::sc_stop();

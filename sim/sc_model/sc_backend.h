@@ -84,8 +84,9 @@ uint64_t stuck_bit_alias_bytes(const isa::NpuConfig& config);
 // False once a simulation has been elaborated in this process (until restart_kernel()).
 bool can_simulate();
 
-// For a process that simulates many programs one after the other (the regression worker,
-// regress/worker_loop.h): throws away the used SystemC kernel and installs a fresh one, so
+// For a process that simulates many programs one after the other (sim::verify::run, which the
+// regression worker, shrink and run-model call once per program: sim/verify/verify.h):
+// throws away the used SystemC kernel and installs a fresh one, so
 // that the next run_together / ScBackend::run elaborates and starts at time 0 exactly as in a
 // fresh process (same cycles, findings and stats). A no-op while can_simulate(). Every
 // SystemC object of the previous run must already be gone: run_together destroys its tops
@@ -99,7 +100,7 @@ class ScBackend : public Backend {
  public:
   explicit ScBackend(const Semantics& sem, ScOptions options = {});
   std::string_view name() const override;
-  // Once per process (see above).
+  // Once per kernel (see above).
   RunResult run(const Program& program, Checkers& checkers) override;
   const ScStats& stats() const { return stats_; }
   // The final DDR of the last run with ScOptions::images off (empty otherwise); moved out.
@@ -118,7 +119,7 @@ struct ScJob {
   ScOptions options;
 };
 // Elaborates one NPU per job in the same SystemC kernel and simulates them together (they
-// do not interact). Checkers get on_end() after the run. Once per process.
+// do not interact). Checkers get on_end() after the run. Once per kernel.
 std::vector<ScOutput> run_together(const Semantics& sem, std::span<const ScJob> jobs);
 
 }  // namespace npuforge::sim::sc_model

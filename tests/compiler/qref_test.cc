@@ -38,7 +38,11 @@ TEST(Qref, ConvMatchesTheNaiveFormula) {
   for (const ConvCase& c : {ConvCase{3, 7, 9, 4, 1, {3, 3, 1, 1, 1, 1, 1, 1, 1, 1}},
                             ConvCase{4, 8, 6, 6, 2, {3, 2, 2, 1, 1, 1, 0, 2, 1, 0}},
                             ConvCase{5, 9, 9, 5, 5, {3, 3, 2, 2, 2, 3, 2, 0, 1, 3}},  // depthwise, dilated
-                            ConvCase{2, 5, 5, 3, 1, {5, 1, 1, 3, 1, 1, 2, 0, 2, 0}}}) {
+                            ConvCase{2, 5, 5, 3, 1, {5, 1, 1, 3, 1, 1, 2, 0, 2, 0}},
+                            // Channel counts past the 16-wide blocks of multiply_accumulate, with tails.
+                            ConvCase{20, 5, 6, 37, 1, {3, 3, 1, 1, 1, 1, 1, 1, 1, 1}},
+                            ConvCase{35, 6, 5, 35, 35, {3, 3, 2, 1, 1, 1, 1, 1, 1, 1}},  // depthwise
+                            ConvCase{4, 5, 5, 36, 2, {1, 1, 1, 1, 1, 1, 0, 0, 0, 0}}}) {
     const int64_t cin_pg = c.cin / c.groups, cout_pg = c.cout / c.groups;
     const Window& wn = c.win;
     const int64_t eh = (wn.kernel_h - 1) * wn.dilation_h + 1, ew = (wn.kernel_w - 1) * wn.dilation_w + 1;
@@ -92,24 +96,26 @@ TEST(Qref, ConvMatchesTheNaiveFormula) {
 
 TEST(Qref, GemmMatchesTheNaiveFormula) {
   Rng rng(3);
-  GemmOp op;
-  op.k = 37;
-  op.n = 5;
-  const model::Tensor x = random_int8({3, 37}, 11);
-  const model::Tensor w = random_int8({37, 5}, 12);
-  op.weights.assign(w.values<int8_t>().begin(), w.values<int8_t>().end());
-  for (int64_t j = 0; j < op.n; ++j) {
-    op.bias.push_back(static_cast<int32_t>(rng.range(-100000, 100000)));
-    op.requant.push_back({static_cast<uint32_t>(rng.range(1, 1 << 30)), static_cast<uint32_t>(rng.range(20, 40)), false});
-  }
-  const QTensor out{"out", {3, 5}, Layout::kRowMajor, model::DType::kInt8, 1};
-  const model::Tensor got = ref_gemm(op, x, out);
-  for (int64_t r = 0; r < 3; ++r)
-    for (int64_t j = 0; j < 5; ++j) {
-      int64_t sum = op.bias[j];
-      for (int64_t k = 0; k < 37; ++k) sum += int64_t{x.values<int8_t>()[r * 37 + k]} * w.values<int8_t>()[k * 5 + j];
-      EXPECT_EQ(got.values<int8_t>()[r * 5 + j], naive_requant(wrap32(sum), op.requant[j].scale, op.requant[j].shift, false));
+  for (const int64_t n : {5, 40}) {  // 40: two 16-wide blocks of multiply_accumulate and a tail
+    GemmOp op;
+    op.k = 37;
+    op.n = n;
+    const model::Tensor x = random_int8({3, 37}, 11);
+    const model::Tensor w = random_int8({37, n}, 12);
+    op.weights.assign(w.values<int8_t>().begin(), w.values<int8_t>().end());
+    for (int64_t j = 0; j < op.n; ++j) {
+      op.bias.push_back(static_cast<int32_t>(rng.range(-100000, 100000)));
+      op.requant.push_back({static_cast<uint32_t>(rng.range(1, 1 << 30)), static_cast<uint32_t>(rng.range(20, 40)), false});
     }
+    const QTensor out{"out", {3, n}, Layout::kRowMajor, model::DType::kInt8, 1};
+    const model::Tensor got = ref_gemm(op, x, out);
+    for (int64_t r = 0; r < 3; ++r)
+      for (int64_t j = 0; j < n; ++j) {
+        int64_t sum = op.bias[j];
+        for (int64_t k = 0; k < 37; ++k) sum += int64_t{x.values<int8_t>()[r * 37 + k]} * w.values<int8_t>()[k * n + j];
+        EXPECT_EQ(got.values<int8_t>()[r * n + j], naive_requant(wrap32(sum), op.requant[j].scale, op.requant[j].shift, false));
+      }
+  }
 }
 
 TEST(Qref, PoolsIgnoreOrCountPadding) {

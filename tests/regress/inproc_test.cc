@@ -45,7 +45,7 @@ std::vector<SeedResult> results_of(const fs::path& out) {
 // Everything a seed's result says except timings and where its files are.
 std::string verdict(const SeedResult& r) {
   return fmt::format("{} {} status={} kind={} findings={} instr={} buffers={} peak={} sram={} cycles={} finding={}",
-                     r.job.run, r.job.seed, to_string(r.status), r.kind, r.findings, r.instructions, r.buffers,
+                     r.job.run, r.job.seed, to_string(r.status), tag(r.kind), r.findings, r.instructions, r.buffers,
                      r.peak_sram, r.sram_bytes, r.cycles, r.finding);
 }
 
@@ -96,6 +96,13 @@ TEST(InProcess, PlantedBugFailsWithTheSameFindingsAndKeepsOnlyFailingFiles) {
     EXPECT_EQ(fs::exists(r.prefix + ".memmap.yaml"), r.status == Status::Fail) << r.job.id();
     EXPECT_EQ(fs::exists(r.prefix + ".bin"), r.status == Status::Fail) << r.job.id();
     failed += r.status == Status::Fail;
+    if (r.status != Status::Fail) continue;
+    // Its simulator report and verdict are those `npuforge sim` wrote on the file path, byte for byte.
+    for (const char* ext : {".sim.log", ".sim.json"}) {
+      const fs::path twin = files / "seeds" / (r.job.name() + ext);
+      ASSERT_TRUE(fs::exists(r.prefix + ext) && fs::exists(twin)) << r.job.id() << ext;
+      EXPECT_EQ(util::read_file(r.prefix + ext), util::read_file(twin)) << r.job.id() << ext;
+    }
   }
   EXPECT_GT(failed, 0u);
   for (const auto& p : {in, files}) {
@@ -160,7 +167,7 @@ TEST(InProcess, AWorkerKilledInTheMiddleOfAMultiSeedSessionIsReplaced) {
     const SeedResult& r = rk[i];
     if (r.job.seed == 5) {
       EXPECT_EQ(r.status, Status::Error);
-      EXPECT_EQ(r.kind, "runner/killed") << r.finding;
+      EXPECT_EQ(r.kind, SeedKind{Cause::WorkerKilled}) << r.finding;
       EXPECT_NE(r.finding.find("signal 9"), std::string::npos) << r.finding;
       EXPECT_NE(r.repro.find("--seeds 5 "), std::string::npos) << r.repro;
       continue;

@@ -49,7 +49,7 @@ std::vector<SeedResult> fake_results(size_t n) {
     r.peak_sram = 512;
     if (r.job.seed == 5) {
       r.status = Status::Fail;
-      r.kind = "overlap/live-overlap";
+      r.kind = finding_kind(sim::FindingKind::LiveOverlap);
       r.finding = "[overlap/live-overlap] #3 gemm %g3 sram[0x40, 0x80): \"quoted\" <b>; other: %ld2";
     }
     if (r.job.seed == 9) {

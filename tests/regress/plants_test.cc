@@ -66,11 +66,23 @@ TEST(KillRate, RunsForPlantPicksTlmOrRtlRuns) {
 }
 
 TEST(KillRate, KindsAndMedian) {
-  const int fail = static_cast<int>(Status::Fail), error = static_cast<int>(Status::Error);
-  EXPECT_EQ(catch_kind(fail, "hazard/hazard", "[hazard/hazard] x"), "hazard/hazard");
-  EXPECT_EQ(catch_kind(error, "", "worker timed out"), "timeout");
-  EXPECT_EQ(catch_kind(error, "", "simulator exit -1 signal 11: ..."), "crash");
-  EXPECT_EQ(catch_kind(error, "", "generate: bad"), "gen-error");
+  // How a seed caught the plant comes from its kind, never from the words of its finding.
+  auto column = [](Status status, SeedKind kind) {
+    PlantOutcome o;
+    o.how = catch_of(status, kind);
+    o.kind = kind;
+    return kind_column(o);
+  };
+  EXPECT_EQ(column(Status::Fail, finding_kind(sim::FindingKind::Hazard)), "hazard/hazard");
+  EXPECT_EQ(column(Status::Fail, SeedKind{Cause::Allocator}), "allocator/invariant");
+  EXPECT_EQ(column(Status::Fail, SeedKind{Cause::NoFinding}), "fail");
+  EXPECT_EQ(column(Status::Error, SeedKind{Cause::Timeout}), "timeout");
+  EXPECT_EQ(column(Status::Error, SeedKind{Cause::WorkerKilled}), "crash");
+  EXPECT_EQ(column(Status::Error, SeedKind{Cause::SimulatorCrash}), "crash");
+  EXPECT_EQ(column(Status::Error, SeedKind{Cause::WorkerExited}), "error");
+  EXPECT_EQ(column(Status::Error, SeedKind{Cause::Generate}), "gen-error");
+  EXPECT_EQ(column(Status::Error, SeedKind{Cause::Simulator}), "error");
+  EXPECT_EQ(catch_of(Status::Pass, SeedKind{}), Catch::None);
   std::vector<PlantOutcome> o(4);
   o[0].killed = o[1].killed = o[2].killed = true;
   o[0].seeds_to_catch = 1, o[1].seeds_to_catch = 5, o[2].seeds_to_catch = 2;

@@ -16,7 +16,9 @@
 #include "regress/jobs.h"
 #include "regress/proc.h"
 #include "regress/report.h"
+#include "regress/seed_kind.h"
 #include "regress/shrink.h"
+#include "sim/verify/verdict_json.h"
 #include "util/rng.h"
 #include "util/text.h"
 
@@ -81,7 +83,7 @@ TEST(Junit, WellFormedWithHostileFindings) {
   }
   rs[1].status = Status::Fail;
   rs[1].finding = "[hazard/hazard] #3 gemm %a<b> & \"x\" 'y' sram[0x0, 0x40)\x07";
-  rs[1].kind = "hazard/hazard";
+  rs[1].kind = finding_kind(sim::FindingKind::Hazard);
   rs[1].repro = "npuforge regress --seeds 2 --out 'a b'";
   rs[2].status = Status::Error;
   rs[2].finding = "simulator exit 134 <core dumped>";
@@ -262,10 +264,26 @@ TEST(Shrink, RestrictKeepsTokensPaired) {
   EXPECT_EQ(s.map.instructions, 3);
 }
 
-TEST(Shrink, FindingLines) {
-  EXPECT_EQ(finding_kind("  [overlap/live-overlap] #5 load"), "overlap/live-overlap");
-  EXPECT_EQ(finding_kind("PASS x: [1 of 2]"), "");
-  EXPECT_EQ(first_finding("FAIL p\n  counts\n  [hazard/hazard] #1 x\n  [a/b] y\n"), "[hazard/hazard] #1 x");
+// A seed's kind is a value; its tag (what the reports show) reads back to the same value.
+TEST(SeedKinds, TagsReadBackAndCausesAreNamed) {
+  EXPECT_EQ(tag(finding_kind(sim::FindingKind::LiveOverlap)), "overlap/live-overlap");
+  EXPECT_EQ(tag(SeedKind{Cause::Allocator}), "allocator/invariant");
+  EXPECT_EQ(tag(SeedKind{Cause::Timeout}), "runner/timeout");
+  EXPECT_EQ(tag(SeedKind{Cause::Generate}), "");
+  for (size_t k = 0; k < sim::kNumFindingKinds; ++k) {
+    const SeedKind kind = finding_kind(static_cast<sim::FindingKind>(k));
+    EXPECT_EQ(kind_of_tag(tag(kind), Cause::None), kind) << tag(kind);
+    EXPECT_EQ(parse_kind_fields("finding", sim::to_string(kind.finding), "r.json"), kind);
+  }
+  EXPECT_EQ(kind_of_tag("", Cause::NoFinding), SeedKind{Cause::NoFinding});
+  EXPECT_EQ(kind_of_tag("runner/bad-result", Cause::None), SeedKind{Cause::BadResult});
+  EXPECT_FALSE(kind_of_tag("hazard/live-overlap", Cause::None));  // the checker must match the kind
+  EXPECT_FALSE(kind_of_tag("hazard/nonsense", Cause::None));
+  for (Cause c : {Cause::None, Cause::NoFinding, Cause::Allocator, Cause::Generate, Cause::Simulator,
+                  Cause::SimulatorCrash, Cause::WorkerKilled, Cause::WorkerExited, Cause::Timeout, Cause::BadResult})
+    EXPECT_EQ(parse_kind_fields(to_string(c), "", "r.json"), SeedKind{c}) << to_string(c);
+  EXPECT_THROW(parse_kind_fields("crashed", "", "r.json"), Error);
+  EXPECT_THROW(parse_kind_fields("finding", "hazzard", "r.json"), Error);
 }
 
 #ifdef NPUFORGE_BIN
@@ -289,6 +307,10 @@ TEST(EndToEnd, PlantedOverlapIsReportedReproducedAndShrunk) {
   const YAML::Node f = sum["failures"][0];
   const std::string kind = f["kind"].as<std::string>();
   EXPECT_FALSE(kind.empty());
+  // The report lists a failing seed's first findings, read from its verdict (PREFIX.sim.json).
+  EXPECT_NE(slurp(out / "index.html").find("<summary>first findings</summary><pre>" +
+                                           util::xml_escape(f["finding"].as<std::string>())),
+            std::string::npos);
   // The reproduction command alone fails the same way.
   const std::string repro = f["repro"].as<std::string>();
   EXPECT_EQ(std::system((repro + " -q > /dev/null 2>&1").c_str()) >> 8, 1) << repro;
@@ -299,9 +321,12 @@ TEST(EndToEnd, PlantedOverlapIsReportedReproducedAndShrunk) {
   const std::string shrunk = f["shrunk"].as<std::string>();
   ASSERT_FALSE(shrunk.empty());
   const std::string base = shrunk.substr(0, shrunk.size() - 2);
-  const auto sim = run({NPUFORGE_BIN, "sim", base + ".bin", "--memmap", base + ".memmap.yaml", "--ddr", base + ".ddr.bin"});
+  const std::string verdict = (out / "shrunk.json").string();
+  const auto sim = run({NPUFORGE_BIN, "sim", base + ".bin", "--memmap", base + ".memmap.yaml", "--ddr", base + ".ddr.bin",
+                        "--json", verdict});
   EXPECT_EQ(sim.exit_code, 1);
-  EXPECT_EQ(finding_kind(first_finding(slurp(log))), kind);
+  EXPECT_EQ(tag(kind_of(sim::verify::parse_json(slurp(verdict), verdict))), kind);
+  EXPECT_FALSE(fs::exists(out / "shrink-work"));
   EXPECT_LE(fs::file_size(base + ".bin") / isa::builtin_isa().width_bytes(), 10u);
   // And a clean regression passes (the checkers do not fire on a correct allocator).
   const auto ok = run({NPUFORGE_BIN, "regress", "--profile", profile, "--seeds", "1-3", "--length", "200",
@@ -311,6 +336,40 @@ TEST(EndToEnd, PlantedOverlapIsReportedReproducedAndShrunk) {
   const auto cov = run({NPUFORGE_BIN, "cover", (out / "clean").string()});
   EXPECT_EQ(cov.exit_code, 0);
   EXPECT_NE(slurp(log).find("opcode"), std::string::npos);
+  fs::remove_all(out);
+  fs::remove(log);
+}
+
+// --shrink reproduces simulator-side plants: the in-process oracle simulates every candidate
+// with the seed's plant (and --rtl), so a model plant and an RTL plant both shrink to a
+// program that `npuforge sim --plant` still fails with the same kind, and no work folder is
+// left behind.
+TEST(EndToEnd, SimulatorSidePlantsShrink) {
+  const fs::path out = fs::temp_directory_path() / ("npuforge_regress_shrink_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const std::string profile = std::string(NPUFORGE_SOURCE_DIR) + "/configs/gen/default.yaml";
+  const std::string log = out.string() + ".log";
+  auto run = [&](std::vector<std::string> argv) { return run_process(argv, log, log, 300); };
+  for (const auto& [plant, rtl] : {std::pair<std::string, bool>{"model-store-short", false}, {"rtl-decoder-field-bit", true}}) {
+    SCOPED_TRACE(plant);
+    const fs::path dir = out / plant;
+    std::vector<std::string> argv{NPUFORGE_BIN, "regress", "--profile", profile, "--seeds", "1-2", "--length", "300",
+                                  "-j", "2", "--plant", plant, "--shrink", "--shrink-max", "1", "-q", "--out", dir.string()};
+    if (rtl) argv.push_back("--rtl");
+    EXPECT_EQ(run(argv).exit_code, 1) << slurp(log);
+    EXPECT_FALSE(fs::exists(dir / "shrink-work")) << slurp(log);
+    const YAML::Node f = YAML::Load(slurp(dir / "summary.json"))["failures"][0];
+    ASSERT_TRUE(f) << slurp(log);
+    const std::string shrunk = f["shrunk"].as<std::string>();
+    ASSERT_FALSE(shrunk.empty()) << slurp(log);
+    const std::string base = shrunk.substr(0, shrunk.size() - 2), verdict = base + ".sim.json";
+    std::vector<std::string> sim{NPUFORGE_BIN, "sim", base + ".bin", "--memmap", base + ".memmap.yaml", "--ddr",
+                                 base + ".ddr.bin", "--plant", plant, "--json", verdict};
+    if (rtl) sim.push_back("--rtl");
+    EXPECT_EQ(run(sim).exit_code, 1) << slurp(log);
+    EXPECT_EQ(tag(kind_of(sim::verify::parse_json(slurp(verdict), verdict))), f["kind"].as<std::string>());
+    EXPECT_LT(fs::file_size(base + ".bin"), 300u * isa::builtin_isa().width_bytes());
+  }
   fs::remove_all(out);
   fs::remove(log);
 }

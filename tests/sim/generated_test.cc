@@ -7,6 +7,7 @@
 #include "gen/generator.h"
 #include "sim/backend.h"
 #include "sim/golden.h"
+#include "sim/verify/verify.h"
 #include "sim_test_util.h"
 
 namespace npuforge::sim {
@@ -15,6 +16,13 @@ namespace {
 const Semantics& sem() {
   static const Semantics s(isa::builtin_isa());
   return s;
+}
+
+// The whole path (the backend, every checker, the golden compare) on the sequential backend.
+verify::Options sequential() {
+  verify::Options o;
+  o.backend = verify::BackendKind::Sequential;
+  return o;
 }
 
 Program generated(const std::string& profile_name, uint64_t seed, int64_t length) {
@@ -41,13 +49,10 @@ TEST(Generated, SeedsRunCleanAndMatchGolden) {
       const Program p = generated(profile, seed, 300);
       ASSERT_EQ(p.validate(), "");
       Checkers golden_checks(p, sem());
-      const GoldenResult g = run_golden(p, sem(), &golden_checks);
+      run_golden(p, sem(), &golden_checks);
       ASSERT_TRUE(golden_checks.clean()) << p.name << "\n" << golden_checks.summary();
-      Checkers checks(p, sem());
-      const RunResult r = SequentialBackend(sem()).run(p, checks);
-      check_ddr(p, sem(), g.ddr, r.ddr, "golden", checks);
-      ASSERT_TRUE(checks.clean()) << p.name << "\n" << checks.summary();
-      ASSERT_TRUE(r.completed);
+      const verify::Verdict v = verify::run(p, sequential());
+      ASSERT_TRUE(v.pass) << p.name << "\n" << verify::report(v);
     }
   }
 }
@@ -77,13 +82,10 @@ TEST(Generated, ZeroAndMaximumLengthOperandsRunClean) {
       {buf("big", 0x0, 65535, 0, 3), buf("w", 0x10000, 65535, 1, 2), buf("o", 0x20000, 1, 2, 4)}, 0x20000);
   for (const Program* p : {&zero, &big}) {
     Checkers golden_checks(*p, sem());
-    const GoldenResult g = run_golden(*p, sem(), &golden_checks);
+    run_golden(*p, sem(), &golden_checks);
     EXPECT_TRUE(golden_checks.clean()) << golden_checks.summary();
-    Checkers checks(*p, sem());
-    const RunResult r = SequentialBackend(sem()).run(*p, checks);
-    EXPECT_TRUE(r.completed);
-    EXPECT_TRUE(check_ddr(*p, sem(), g.ddr, r.ddr, "golden", checks));
-    EXPECT_TRUE(checks.clean()) << checks.summary();
+    const verify::Verdict v = verify::run(*p, sequential());
+    EXPECT_TRUE(v.pass) << verify::report(v);
   }
   // The big store wrote the 65535 loaded bytes back, byte for byte.
   const GoldenResult g = run_golden(big, sem());
