@@ -13,38 +13,7 @@
 
 namespace npuforge::regress {
 
-sim::Program to_sim_program(const isa::Isa& isa, const gen::GeneratedProgram& g, const std::string& name) {
-  sim::Program p;
-  p.name = name;
-  p.isa = &isa;
-  p.instrs = g.instrs;
-  p.memmap = g.memmap();
-  p.ddr_init = g.ddr_image;
-  p.config = g.npu;
-  if (const std::string err = p.validate(); !err.empty()) throw Error(err);
-  return p;
-}
-
-LentProgram::LentProgram(const isa::Isa& isa, gen::GeneratedProgram& g, allocator::MemMap map, const std::string& name)
-    : gen_(g) {
-  sim_.name = name;
-  sim_.isa = &isa;
-  sim_.instrs = std::move(g.instrs);
-  sim_.memmap = std::move(map);
-  sim_.ddr_init = std::move(g.ddr_image);
-  sim_.config = g.npu;
-  if (const std::string err = sim_.validate(); !err.empty()) {
-    give_back();
-    throw Error(err);
-  }
-}
-
-void LentProgram::give_back() {
-  gen_.instrs = std::move(sim_.instrs);
-  gen_.ddr_image = std::move(sim_.ddr_init);
-}
-
-SimVerdict simulate(const sim::Program& program, bool rtl, const Plant& plant, uint64_t max_errors) {
+SimVerdict simulate(const bundle::Program& program, bool rtl, const Plant& plant, uint64_t max_errors) {
   sim::sc_model::restart_kernel();  // a worker's previous seed used the kernel: a fresh one, as in a fresh process
   const sim::Semantics sem(*program.isa);
   sim::Checkers checkers(program, sem, sim::CheckerOptions{.max_errors = max_errors});

@@ -12,7 +12,7 @@
 #include <fmt/core.h>
 #include <yaml-cpp/yaml.h>
 
-#include "allocator/memmap.h"
+#include "bundle/files.h"
 #include "util/error.h"
 #include "util/file_io.h"
 #include "isa/instruction.h"
@@ -22,7 +22,6 @@
 #include "regress/shrink.h"
 #include "regress/worker_pool.h"
 #include "util/text.h"
-#include "sim/program.h"
 
 namespace npuforge::regress {
 namespace fs = std::filesystem;
@@ -132,7 +131,7 @@ class Progress {
 void shrink_failure(SeedResult& r, const RegressOptions& o, const std::string& exe, std::FILE* log) {
   const isa::Isa& isa = isa::builtin_isa();
   const isa::NpuConfig npu = r.job.npu.empty() ? isa::NpuConfig{} : isa::NpuConfig::load_file(r.job.npu);
-  const sim::Program prog = sim::Program::load(isa, r.prefix + ".bin", r.prefix + ".memmap.yaml", r.prefix + ".ddr.bin", npu);
+  const bundle::Program prog = bundle::read_program(isa, bundle::BundlePaths::at(r.prefix), npu);
   ShrinkProgram p{prog.instrs, *prog.memmap, prog.ddr_init};
   const std::string name = r.job.name();
   const fs::path work = fs::path(o.out) / "shrink-work" / name;

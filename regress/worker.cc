@@ -68,15 +68,16 @@ gen::GeneratedProgram generate_seed(const WorkerOptions& o, const gen::Profile& 
 }
 
 // In-process path: the program never leaves memory unless the seed fails (or --keep).
-int simulate_here(const WorkerOptions& o, gen::GeneratedProgram& prog, allocator::MemMap map, SeedFigures figures,
-                  double gen_s) {
+int simulate_here(const WorkerOptions& o, gen::GeneratedProgram& prog, SeedFigures figures, double gen_s) {
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   const isa::Isa& isa = isa::builtin_isa();
   SimVerdict v;
   try {
-    const LentProgram lent(isa, prog, std::move(map), std::filesystem::path(o.prefix).filename().string());
-    v = simulate(lent.program(), o.job.rtl, parse_plant(o.job.plant));
+    prog.bundle.name = std::filesystem::path(o.prefix).filename().string();
+    const bundle::Program& program = prog.with_memmap();
+    if (const std::string err = program.validate(); !err.empty()) throw Error(err);
+    v = simulate(program, o.job.rtl, parse_plant(o.job.plant));
   } catch (const std::exception& e) {
     if (!o.keep) gen::write_outputs(isa, prog, o.prefix);
     write_result(o.prefix, "error", fmt::format("simulator: {}", e.what()), 0, figures, gen_s,
@@ -104,13 +105,11 @@ int run_worker(const WorkerOptions& o) {
   const auto t0 = Clock::now();
   const isa::Isa& isa = isa::builtin_isa();
   gen::GeneratedProgram prog;
-  allocator::MemMap map;
   try {
     const SeedInputs in = load_inputs(o);
     prog = generate_seed(o, in.profile, in.npu);
     if (!o.in_process || o.keep) gen::write_outputs(isa, prog, o.prefix);
-    map = prog.memmap();
-    const Coverage cov = sample(isa, prog, map, in.profile.oom);
+    const Coverage cov = sample(isa, prog, *prog.with_memmap().memmap, in.profile.oom);
     write_text(o.coverage_path.empty() ? o.prefix + ".cov.json" : o.coverage_path, cov.to_json());
   } catch (const std::exception& e) {
     write_result(o.prefix, "error", fmt::format("generate: {}", e.what()), 0, SeedFigures{},
@@ -120,13 +119,14 @@ int run_worker(const WorkerOptions& o) {
   if (o.plant_kill != 0 && o.plant_kill == o.job.seed) ::raise(SIGKILL);  // test hook: a worker dies mid-seed
   while (o.plant_hang != 0 && o.plant_hang == o.job.seed) ::pause();       // test hook: a worker hangs
   const double gen_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  SeedFigures figures{prog.instrs.size(), prog.summary.buffers, prog.summary.peak_sram, prog.npu.sram_bytes.value, 0};
+  SeedFigures figures{prog.bundle.instrs.size(), prog.summary.buffers, prog.summary.peak_sram,
+                      prog.bundle.config.sram_bytes.value, 0};
   if (!prog.allocator_check.empty()) {  // the allocator's own consistency check failed
     if (o.in_process && !o.keep) gen::write_outputs(isa, prog, o.prefix);  // a failing seed keeps its files
     write_result(o.prefix, "fail", "[allocator/invariant] " + prog.allocator_check, 1, figures, gen_s, 0);
     return 1;
   }
-  if (o.in_process) return simulate_here(o, prog, std::move(map), figures, gen_s);
+  if (o.in_process) return simulate_here(o, prog, figures, gen_s);
   std::vector<std::string> argv{o.exe, "sim", o.prefix + ".bin", "--memmap", o.prefix + ".memmap.yaml",
                                 "--ddr", o.prefix + ".ddr.bin", "--max-errors", "20"};
   if (!o.job.npu.empty()) argv.insert(argv.end(), {"--npu", o.job.npu});

@@ -6,7 +6,7 @@
 
 namespace npuforge::sim {
 
-DdrOwnership::DdrOwnership(const allocator::MemMap& map) : map_(&map) {
+DdrOwnership::DdrOwnership(const bundle::MemMap& map) : map_(&map) {
   owner_.emplace(0, Owner{});
   owner_.emplace(UINT64_MAX, Owner{});  // end sentinel
   for (size_t t = 0; t < map.ddr_buffers.size(); ++t) {

@@ -11,6 +11,7 @@
 
 #include <fmt/core.h>
 
+#include "bundle/ddr_image.h"
 #include "compiler/convert.h"
 #include "compiler/manifest.h"
 #include "compiler/qgraph_io.h"
@@ -34,11 +35,6 @@ using compiler::ManifestTensor;
 using compiler::QGraph;
 using compiler::QTensor;
 using compiler::TensorId;
-
-std::vector<uint8_t> read_image(const fs::path& path) {
-  const std::string s = util::read_file(path, "DDR image");
-  return {s.begin(), s.end()};
-}
 
 // Runs `args` (args[0] the program), stdout and stderr to `log`; returns the exit code.
 int run_child(const std::vector<std::string>& args, const fs::path& log) {
@@ -166,7 +162,7 @@ struct Runner {
     const std::string k = fmt::format("seg{}", s.index);
     const fs::path in = work / (k + ".in.ddr.bin"), out = work / (k + ".out.ddr.bin"), json = work / (k + ".json"),
                    log = work / (k + ".log");
-    util::write_file(in, image, "DDR image");
+    bundle::write_ddr_image(in, image);
     std::vector<std::string> args = {exe.string(), "sim", (o.dir / s.bin).string(), "--memmap",
                                      (o.dir / s.memmap).string(), "--ddr", in.string(), "--npu",
                                      (o.dir / mf.npu_file).string(), "--out-ddr", out.string(), "--json",
@@ -195,7 +191,7 @@ struct Runner {
                  o.work_dir.empty() ? " (run-model --work-dir DIR keeps these images)" : "");
     }
     if (!fs::exists(out)) throw Error(fmt::format("seg{}: the simulator wrote no DDR image ({})", s.index, log.string()));
-    std::vector<uint8_t> next = read_image(out);
+    std::vector<uint8_t> next = bundle::read_ddr_image(out);
     next.resize(std::max(next.size(), image.size()), 0);  // bytes past the written extent read as zero
     image = std::move(next);
     check_outputs(s, r);
@@ -287,7 +283,7 @@ struct Runner {
       return n;
     }(), o.outputs, "--output");
     ref = compiler::run_qref(g, inputs);
-    image = read_image(o.dir / mf.image);
+    image = bundle::read_ddr_image(o.dir / mf.image);
     image.resize(std::max<size_t>(image.size(), mf.output.base + mf.output.bytes), 0);
     for (const ManifestTensor& mt : mf.inputs) {
       TensorId id;

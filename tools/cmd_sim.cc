@@ -5,6 +5,8 @@
 
 #include <fmt/core.h>
 
+#include "bundle/ddr_image.h"
+#include "bundle/files.h"
 #include "isa/isa.h"
 #include "isa/npu_config.h"
 #include "util/file_io.h"
@@ -12,7 +14,6 @@
 #include "sim/backend.h"
 #include "sim/checkers.h"
 #include "sim/golden.h"
-#include "sim/program.h"
 #include "sim/sc_model/sc_backend.h"
 #include "tools/command.h"
 #include "util/plant.h"
@@ -67,7 +68,7 @@ bool report_rtl(const sim::Backend& backend) {
   return st.decoder_mismatches == 0;
 }
 
-void print_report(const sim::Program& program, const sim::Backend& backend,
+void print_report(const bundle::Program& program, const sim::Backend& backend,
                   const sim::RunResult& r, const sim::Checkers& checkers, bool pass) {
   fmt::print("{} {}: {} of {} instructions, {} cycles ({} backend)\n", pass ? "PASS" : "FAIL",
              program.name, r.instructions, program.instrs.size(), r.cycles, backend.name());
@@ -81,7 +82,7 @@ void print_report(const sim::Program& program, const sim::Backend& backend,
 }
 
 // The verdict as JSON: what a regression runner needs without parsing the text report.
-std::string verdict_json(const sim::Program& program, const sim::Backend& backend, const sim::RunResult& r,
+std::string verdict_json(const bundle::Program& program, const sim::Backend& backend, const sim::RunResult& r,
                          const sim::Checkers& checkers, bool pass) {
   std::string kinds;
   for (const auto& f : checkers.findings())
@@ -101,7 +102,8 @@ int run_sim(const SimOptions& o) {
   const isa::Isa custom = o.isa.empty() ? isa::Isa{} : isa::Isa::load_file(o.isa);
   const isa::Isa& the_isa = o.isa.empty() ? isa::builtin_isa() : custom;
   const isa::NpuConfig config = isa::load_npu_config(o.npu).config;
-  const sim::Program program = sim::Program::load(the_isa, o.program, o.memmap, o.ddr, config);
+  const bundle::Program program =
+      bundle::read_program(the_isa, {.binary = o.program, .memmap = o.memmap, .ddr = o.ddr}, config);
   const sim::Semantics sem(the_isa);
   sim::Checkers checkers(program, sem, sim::CheckerOptions{.max_errors = o.max_errors});
 
@@ -110,9 +112,9 @@ int run_sim(const SimOptions& o) {
   const sim::GoldenResult golden = sim::run_golden(program, sem);
   sim::check_ddr(program, sem, golden.ddr, result.ddr, "the golden model", checkers);
   if (!o.expect_ddr.empty()) {
-    sim::check_ddr(program, sem, sim::read_ddr_image(o.expect_ddr), result.ddr, o.expect_ddr, checkers);
+    sim::check_ddr(program, sem, bundle::read_ddr_image(o.expect_ddr), result.ddr, o.expect_ddr, checkers);
   }
-  if (!o.out_ddr.empty()) sim::write_ddr_image(o.out_ddr, result.ddr);
+  if (!o.out_ddr.empty()) bundle::write_ddr_image(o.out_ddr, result.ddr);
   const auto* sc = dynamic_cast<const sim::sc_model::ScBackend*>(backend.get());
   const bool rtl_ok = !sc || sc->stats().decoder_mismatches == 0;
   const bool pass = checkers.clean() && result.completed && rtl_ok;

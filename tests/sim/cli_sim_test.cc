@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "bundle/files.h"
 #include "sim/golden.h"
 #include "sim_test_util.h"
 
@@ -41,13 +42,9 @@ struct Files {
     fs::create_directories(dir);
   }
   ~Files() { fs::remove_all(dir); }
-  // Writes <name>.bin, <name>.memmap.yaml and <name>.ddr.bin; returns the sim arguments.
-  std::string write(const std::string& name, const Program& p) const {
-    const auto bin = isa::encode_program(*p.isa, p.instrs);
-    std::ofstream(dir / (name + ".bin"), std::ios::binary)
-        .write(reinterpret_cast<const char*>(bin.data()), static_cast<std::streamsize>(bin.size()));
-    p.memmap->save_file(dir / (name + ".memmap.yaml"));
-    write_ddr_image(dir / (name + ".ddr.bin"), p.ddr_init);
+  // Writes the program's bundle (<name>.bin, .memmap.yaml, .ddr.bin, ...); returns the sim arguments.
+  std::string write(const std::string& name, const bundle::Program& p) const {
+    bundle::write_bundle(dir / name, p, {});
     const std::string base = (dir / name).string();
     return "sim " + base + ".bin --memmap " + base + ".memmap.yaml --ddr " + base + ".ddr.bin --backend sequential";
   }
@@ -56,7 +53,7 @@ struct Files {
 
 TEST(CliSim, CleanProgramPassesAndWritesDdr) {
   Files files;
-  const Program p = make_program(gemm_program(), gemm_buffers());
+  const bundle::Program p = make_program(gemm_program(), gemm_buffers());
   const std::string out_ddr = (files.dir / "out.ddr.bin").string();
   const CliRun r = run_cli(files.write("clean", p) + " --out-ddr " + out_ddr);
   EXPECT_EQ(r.code, 0) << r.out;
@@ -64,7 +61,7 @@ TEST(CliSim, CleanProgramPassesAndWritesDdr) {
   EXPECT_NE(r.out.find("load     busy        108 cycles   58.1%"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("no findings"), std::string::npos) << r.out;
   const Semantics sem(*p.isa);
-  EXPECT_EQ(compare_images(run_golden(p, sem).ddr, read_ddr_image(out_ddr)).total_differing, 0u);
+  EXPECT_EQ(bundle::compare_images(run_golden(p, sem).ddr, bundle::read_ddr_image(out_ddr)).total_differing, 0u);
   // The same program against its own output as --expect-ddr still passes.
   EXPECT_EQ(run_cli(files.write("clean", p) + " --expect-ddr " + out_ddr).code, 0);
 }
@@ -73,7 +70,7 @@ TEST(CliSim, FindingsFailWithExitOneAndMaxErrors) {
   Files files;
   auto buffers = gemm_buffers();
   buffers[1].offset = SramAddr{0x40};  // overlaps a by one alignment unit
-  const Program p = make_program(gemm_program(0, 0x40, 0x100, "wait=load", "wait=none"), buffers);
+  const bundle::Program p = make_program(gemm_program(0, 0x40, 0x100, "wait=load", "wait=none"), buffers);
   const CliRun r = run_cli(files.write("bad", p) + " --max-errors 1");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_EQ(r.out.rfind("FAIL bad:", 0), 0u) << r.out;
@@ -95,7 +92,7 @@ TEST(CliSim, BadInputIsAnErrorNamingTheFile) {
 // (deadlock_cycles of the NPU config) ends the run with a `deadlock` finding and exit 1.
 TEST(CliSim, RtlDeadlockIsAFindingAndExitsOne) {
   Files files;
-  const Program p =
+  const bundle::Program p =
       make_program(gemm_program(0x000, 0x080, 0x100, "wait=load, signal=store", "wait=compute", "signal=none"),
                    gemm_buffers());
   std::string args = files.write("stuck", p);
@@ -115,7 +112,7 @@ TEST(CliSim, RtlDeadlockIsAFindingAndExitsOne) {
 // configuration register at reset), not only the default 8 x 16 B.
 TEST(CliSim, RtlRunsANonDefaultNpuGeometryAndRefusesABadOne) {
   Files files;
-  const Program p = make_program(gemm_program(), gemm_buffers());
+  const bundle::Program p = make_program(gemm_program(), gemm_buffers());
   const std::string base = files.write("geo", p);
   const std::string args = base.substr(0, base.rfind(" --backend"));
   const fs::path npu = files.dir / "four_banks.yaml";

@@ -1,5 +1,5 @@
 // Memory-map YAML: round trip, and errors naming file, line, buffer index and field.
-#include "allocator/memmap.h"
+#include "bundle/memmap.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include "util/error.h"
 #include "util/rng.h"
 
-namespace npuforge::allocator {
+namespace npuforge::bundle {
 namespace {
 
 std::string error_of(std::string_view text) {
@@ -137,4 +137,4 @@ TEST(MemMap, ErrorsNameFileBufferAndField) {
 }
 
 }  // namespace
-}  // namespace npuforge::allocator
+}  // namespace npuforge::bundle
