@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include <fmt/core.h>
+
 #include "util/file_io.h"
 
 namespace npuforge::bundle {
@@ -40,6 +42,21 @@ DdrDiff compare_images(std::span<const uint8_t> expected, std::span<const uint8_
     ++diff.total_differing;
   }
   return diff;
+}
+
+std::optional<DdrNeed> ddr_image_need(const MemMap& map) {
+  std::optional<DdrNeed> need;
+  for (const MemDdrBuffer& b : map.ddr_buffers) {
+    const uint64_t end = b.offset.value + b.size.value;
+    if (b.held_at_start() && (!need || end > need->bytes)) need = DdrNeed{end, &b};
+  }
+  return need;
+}
+
+std::string describe(const DdrNeed& need) {
+  const MemDdrBuffer& t = *need.tensor;
+  return fmt::format("{}{}tensor '{}' [0x{:x}, 0x{:x}): {} bytes", t.region, t.region.empty() ? "" : " ", t.name,
+                     t.offset.value, need.bytes, need.bytes);
 }
 
 }  // namespace npuforge::bundle

@@ -6,8 +6,12 @@
 // (compare_images).
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
+#include <string>
 #include <vector>
+
+#include "bundle/memmap.h"
 
 namespace npuforge::bundle {
 
@@ -24,5 +28,18 @@ struct DdrDiff {
   uint64_t total_differing = 0;  // bytes that differ anywhere
 };
 DdrDiff compare_images(std::span<const uint8_t> expected, std::span<const uint8_t> actual);
+
+// The bytes a program's DDR image must hold: up to the end of the last DDR tensor of the
+// memory map that holds its bytes before the program runs (MemDdrBuffer::held_at_start: the
+// model's inputs, tensors earlier segments made; compiled programs list them, generated ones
+// list no DDR tensors). A shorter image would hand the program zeros for it, which the golden
+// model would agree with: a run that checks nothing.
+struct DdrNeed {
+  uint64_t bytes = 0;
+  const MemDdrBuffer* tensor = nullptr;  // the tensor ending there
+};
+std::optional<DdrNeed> ddr_image_need(const MemMap& map);
+// "input tensor 'x' [0x1000, 0x2000): 8192 bytes"
+std::string describe(const DdrNeed& need);
 
 }  // namespace npuforge::bundle

@@ -115,6 +115,14 @@ Program read_program(const isa::Isa& isa, const BundlePaths& paths, const isa::N
   p.instrs = isa::decode_program(isa, bytes, paths.binary.string());
   if (!paths.memmap.empty()) p.memmap = MemMap::load_file(paths.memmap);
   if (!paths.ddr.empty()) p.ddr_init = read_ddr_image(paths.ddr);
+  if (const std::optional<DdrNeed> need = p.memmap ? ddr_image_need(*p.memmap) : std::nullopt;
+      need && need->bytes > p.ddr_init.size()) {
+    if (paths.ddr.empty())
+      throw Error(fmt::format("{}: no DDR image given, but the memory map {} needs {} bytes of one: {}",
+                              paths.binary.string(), paths.memmap.string(), need->bytes, describe(*need)));
+    throw Error(fmt::format("{}: DDR image of {} bytes is shorter than the memory map {} needs: {}", paths.ddr.string(),
+                            p.ddr_init.size(), paths.memmap.string(), describe(*need)));
+  }
   if (const std::string err = p.validate(); !err.empty()) throw Error(err);
   return p;
 }

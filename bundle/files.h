@@ -78,8 +78,8 @@ void write_bundle(const std::filesystem::path& prefix, const Program& program, c
 // Loads PREFIX.bin with the memory map and the DDR image at paths.memmap and paths.ddr (empty:
 // none, no memory map / all-zero DDR; .s and .hex are not read) for the NPU `config`, named
 // after the .bin file's stem. Throws npuforge::Error naming the file on bad input: a .bin that
-// is not whole instructions, a memory map that does not parse (with the line), pieces that
-// disagree (Program::validate).
+// is not whole instructions, a memory map that does not parse (with the line), a DDR image
+// shorter than the DDR tensors the map needs, pieces that disagree (Program::validate).
 Program read_program(const isa::Isa& isa, const BundlePaths& paths, const isa::NpuConfig& config);
 
 }  // namespace npuforge::bundle

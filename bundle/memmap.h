@@ -64,6 +64,12 @@ struct MemDdrBuffer {
   std::vector<int64_t> readers;  // instructions reading it, ascending
 
   bool live_at(int64_t instr) const { return first <= instr && instr <= last; }
+  // Whether its bytes are there before the program runs: live from the first instruction and
+  // read before anything writes it (or never written). The DDR image must hold them
+  // (bundle/ddr_image.h), and the DDR ownership checker starts them owned by it.
+  bool held_at_start() const {
+    return first == 0 && (writers.empty() || (!readers.empty() && readers.front() < writers.front()));
+  }
 };
 
 struct MemMap {

@@ -1,6 +1,9 @@
 #include "bundle/program.h"
 
 #include <fmt/core.h>
+
+#include "bundle/ddr_image.h"
+
 namespace npuforge::bundle {
 
 std::string Program::validate() const {
@@ -21,6 +24,10 @@ std::string Program::validate() const {
   if (memmap->instructions != 0 && memmap->instructions != static_cast<int64_t>(instrs.size())) {
     return fmt::format("{}: memory map is for {} instructions, the program has {}", name,
                        memmap->instructions, instrs.size());
+  }
+  if (const std::optional<DdrNeed> need = ddr_image_need(*memmap); need && need->bytes > ddr_init.size()) {
+    return fmt::format("{}: DDR image of {} bytes is shorter than its memory map needs: {}", name, ddr_init.size(),
+                       describe(*need));
   }
   return {};
 }

@@ -23,8 +23,8 @@ struct Program {
   isa::NpuConfig config;
 
   // Checks that the pieces agree (memory-map SRAM size and alignment vs config, DDR image vs
-  // ddr_bytes, memory-map instruction count vs program length); empty when they do, else a
-  // message.
+  // ddr_bytes and vs the DDR tensors the memory map needs, memory-map instruction count vs
+  // program length); empty when they do, else a message.
   std::string validate() const;
 };
 

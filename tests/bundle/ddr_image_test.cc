@@ -1,5 +1,6 @@
-// The DDR image format (bundle/ddr_image.h): raw bytes from address 0 through a file, and
-// images compared as memories (a missing tail is zeros).
+// The DDR image format (bundle/ddr_image.h): raw bytes from address 0 through a file, images
+// compared as memories (a missing tail is zeros), and the bytes a memory map says the image
+// must hold.
 #include "bundle/ddr_image.h"
 
 #include <gtest/gtest.h>
@@ -48,6 +49,38 @@ TEST(DdrImage, CompareTreatsAMissingTailAsZero) {
     EXPECT_EQ(t.total_differing, 1u);
   }
   EXPECT_EQ(compare_images({}, {}).total_differing, 0u);
+}
+
+MemDdrBuffer tensor(std::string name, uint64_t offset, uint64_t size, int64_t first, std::vector<int64_t> writers,
+                    std::vector<int64_t> readers) {
+  MemDdrBuffer b;
+  b.name = std::move(name);
+  b.region = "arena";
+  b.offset = DdrAddr{offset};
+  b.size = Bytes{size};
+  b.first = first;
+  b.last = 9;
+  b.writers = std::move(writers);
+  b.readers = std::move(readers);
+  return b;
+}
+
+// Only tensors whose bytes are there when the program starts count (as for the DDR ownership
+// checker): read before written, or live from 0 and never written; not one the program makes
+// first, nor one that starts later.
+TEST(DdrImage, TheMapNeedsTheTensorsHeldAtTheStart) {
+  MemMap map;
+  EXPECT_FALSE(ddr_image_need(map)) << "a generated program's map lists no DDR tensor";
+  map.ddr_buffers = {tensor("made", 0x9000, 64, 0, {2}, {5}), tensor("later", 0x8000, 64, 3, {}, {4})};
+  EXPECT_FALSE(ddr_image_need(map));
+  map.ddr_buffers.push_back(tensor("earlier", 0x100, 0x40, 0, {6}, {1}));
+  map.ddr_buffers.push_back(tensor("kept", 0x2000, 0x80, 0, {}, {}));
+  map.ddr_buffers.push_back(tensor("read", 0x1000, 0x20, 0, {}, {3}));
+  const std::optional<DdrNeed> need = ddr_image_need(map);
+  ASSERT_TRUE(need);
+  EXPECT_EQ(need->bytes, 0x2080u);
+  EXPECT_EQ(need->tensor->name, "kept");
+  EXPECT_EQ(describe(*need), "arena tensor 'kept' [0x2000, 0x2080): 8320 bytes");
 }
 
 }  // namespace

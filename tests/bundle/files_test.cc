@@ -1,8 +1,9 @@
 // The program bundle's five files (bundle/files.h): what write_bundle writes read_program
 // reads back, the .s reassembles to the .bin and the .hex is $readmemh's; a failed write
-// leaves nothing; bad files are errors naming the file (and the line).
+// leaves nothing; bad files are errors naming the file (and the line, the sizes).
 #include "bundle/files.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -175,6 +176,34 @@ TEST(BundleFiles, AMalformedMemoryMapLineIsNamed) {
   EXPECT_NE(err.find("buffers[1].size"), std::string::npos) << err;
 }
 
+// The map's input x ends at 0x100: an image of 0xff bytes, or none, is refused naming the
+// file, its size and the tensor; 0x100 bytes (the output need not be there) is enough.
+TEST(BundleFiles, ADdrImageShorterThanTheMapsInputsIsRefused) {
+  ScratchDir dir;
+  const Sample s = sample();
+  write_bundle(dir.path / "p", s.program, listing_of(s));
+  const BundlePaths files = BundlePaths::at(dir.path / "p");
+  EXPECT_EQ(read_program(isa::builtin_isa(), files, s.program.config).ddr_init.size(), 0x100u);
+  for (const uint64_t size : {uint64_t{0}, uint64_t{0xff}}) {
+    fs::resize_file(files.ddr, size);
+    const std::string err = error_of([&] { read_program(isa::builtin_isa(), files, s.program.config); });
+    EXPECT_EQ(err, fmt::format("{}: DDR image of {} bytes is shorter than the memory map {} needs: input tensor 'x' "
+                               "[0x0, 0x100): 256 bytes",
+                               files.ddr.string(), size, files.memmap.string()));
+  }
+  BundlePaths no_image = files;
+  no_image.ddr.clear();
+  const std::string err = error_of([&] { read_program(isa::builtin_isa(), no_image, s.program.config); });
+  EXPECT_NE(err.find(files.binary.string() + ": no DDR image given, but the memory map " + files.memmap.string() +
+                     " needs 256 bytes of one: input tensor 'x'"),
+            std::string::npos)
+      << err;
+  // Without a memory map nothing says what the image must hold.
+  BundlePaths no_map = no_image;
+  no_map.memmap.clear();
+  EXPECT_EQ(read_program(isa::builtin_isa(), no_map, s.program.config).instrs, s.program.instrs);
+}
+
 TEST(BundleProgram, ValidateNamesWhatDisagrees) {
   Program p = sample().program;
   EXPECT_EQ(p.validate(), "");
@@ -184,6 +213,9 @@ TEST(BundleProgram, ValidateNamesWhatDisagrees) {
   p.memmap->instructions = 7;
   EXPECT_NE(p.validate().find("7 instructions"), std::string::npos) << p.validate();
   p.memmap->instructions = 5;
+  p.ddr_init.resize(0x80);
+  EXPECT_EQ(p.validate(), "sample: DDR image of 128 bytes is shorter than its memory map needs: input tensor 'x' "
+                          "[0x0, 0x100): 256 bytes");
   p.ddr_init.resize(p.config.ddr_bytes.value + 1);
   EXPECT_NE(p.validate().find("exceeds ddr_bytes"), std::string::npos) << p.validate();
 }

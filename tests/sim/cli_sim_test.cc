@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "bundle/files.h"
@@ -85,6 +86,41 @@ TEST(CliSim, BadInputIsAnErrorNamingTheFile) {
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("odd.bin"), std::string::npos) << r.out;
   EXPECT_EQ(run_cli("sim").code, 2);  // usage error
+}
+
+// A DDR image shorter than the DDR tensors the memory map says the program finds there (here
+// its input, the 256 bytes both loads read) would run on zeros, which the golden model agrees
+// with: a PASS that checked nothing. Empty or cut, it is bad input naming the file, its size
+// and what the map needs; whole, the same program passes.
+TEST(CliSim, ADdrImageShorterThanTheMapsInputsIsBadInput) {
+  Files files;
+  bundle::Program p = make_program(gemm_program(), gemm_buffers());
+  bundle::MemDdrBuffer input;
+  input.name = "x";
+  input.region = "input";
+  input.offset = DdrAddr{0};
+  input.size = Bytes{0x100};
+  input.last = 1;
+  input.readers = {0, 1};
+  p.memmap->ddr_buffers.push_back(input);
+  const std::string args = files.write("in", p);
+  EXPECT_EQ(run_cli(args).code, 0) << run_cli(args).out;
+  const fs::path image = files.dir / "in.ddr.bin";
+  for (const uint64_t size : {uint64_t{0}, uint64_t{0xff}}) {
+    fs::resize_file(image, size);
+    const CliRun r = run_cli(args);
+    EXPECT_EQ(r.code, 1) << r.out;
+    EXPECT_NE(r.out.find(fmt::format("{}: DDR image of {} bytes is shorter than the memory map {} needs: input tensor "
+                                     "'x' [0x0, 0x100): 256 bytes",
+                                     image.string(), size, (files.dir / "in.memmap.yaml").string())),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("PASS"), std::string::npos) << r.out;
+  }
+  // Without --ddr there is no image at all: the same error, naming the program.
+  const CliRun none = run_cli(args.substr(0, args.find(" --ddr")) + " --backend sequential");
+  EXPECT_EQ(none.code, 1) << none.out;
+  EXPECT_NE(none.out.find("in.bin: no DDR image given, but the memory map"), std::string::npos) << none.out;
 }
 
 
