@@ -49,7 +49,9 @@ char* write_index(char* out, Index v) {
 template <class Sink, class Index, class WriteSymbol>
 void put_buffer_line(Sink& out, size_t max_symbol_bytes, WriteSymbol&& write_symbol, uint64_t offset, uint64_t size,
                      Index first, Index last, const Index* producer, std::span<const Index> consumers) {
-  constexpr size_t kFixedBytes = 160;  // the line without its symbol and consumers: ~60 + 5 numbers
+  // The line without its symbol and consumers: 100 bytes of keys and punctuation, 16 hex
+  // digits and four numbers of at most 21 characters (a sign and 20 digits).
+  constexpr size_t kFixedBytes = 100 + 16 + 4 * 21;
   constexpr size_t kConsumerBytes = 2 + util::kMaxDecDigits + 1 + 3;  // ", N" and the closing "]}\n"
   char* o = write_symbol(util::write_text(out.reserve(kFixedBytes + max_symbol_bytes), "  - {symbol: "));
   o = util::write_hex(util::write_text(o, ", offset: 0x"), offset);
