@@ -15,7 +15,7 @@ struct SymbolUses {
   std::string name;
   uint64_t bytes = 0;               // largest offset + extent over all uses
   std::vector<size_t> instrs;       // instructions naming it, ascending, no repeats
-  int64_t producer = kNoProducer;   // first instruction writing it
+  int64_t producer = bundle::kNoProducer;   // first instruction writing it
 };
 
 // The extent of the operand whose address field is `field`, or 0 when unused.
@@ -32,13 +32,13 @@ std::vector<SymbolUses> collect_uses(const isa::AsmProgram& program, std::map<st
   std::vector<SymbolUses> syms;
   for (const isa::SymbolRef& ref : program.symbol_refs) {
     auto [it, fresh] = index.try_emplace(ref.symbol, syms.size());
-    if (fresh) syms.push_back({ref.symbol, 0, {}, kNoProducer});
+    if (fresh) syms.push_back({ref.symbol, 0, {}, bundle::kNoProducer});
     SymbolUses& s = syms[it->second];
     isa::Access access = isa::Access::Read;
     const uint64_t bytes = extent_bytes(program.instrs[ref.instr], ref.field, access);
     s.bytes = std::max(s.bytes, static_cast<uint64_t>(ref.offset) + bytes);
     if (s.instrs.empty() || s.instrs.back() != ref.instr) s.instrs.push_back(ref.instr);
-    if (access == isa::Access::Write && s.producer == kNoProducer) s.producer = static_cast<int64_t>(ref.instr);
+    if (access == isa::Access::Write && s.producer == bundle::kNoProducer) s.producer = static_cast<int64_t>(ref.instr);
   }
   for (auto& s : syms) {
     std::sort(s.instrs.begin(), s.instrs.end());
@@ -54,7 +54,7 @@ std::string where(const isa::AsmProgram& program, size_t instr) {
 
 }  // namespace
 
-MemMap place_symbols(isa::AsmProgram& program, const isa::NpuConfig& npu, const PlaceOptions& options) {
+bundle::MemMap place_symbols(isa::AsmProgram& program, const isa::NpuConfig& npu, const PlaceOptions& options) {
   std::map<std::string, size_t> index;
   std::vector<SymbolUses> syms = collect_uses(program, index);
   // Per instruction: symbols first used there (defined before it runs) and symbols it
@@ -70,7 +70,7 @@ MemMap place_symbols(isa::AsmProgram& program, const isa::NpuConfig& npu, const 
   }
   Allocator alloc(SramAddr{0}, npu.sram_bytes, npu.alignment, options.policy);
   SymbolTable table(alloc);
-  MemMap map;
+  bundle::MemMap map;
   map.header = options.header;
   map.sram_bytes = npu.sram_bytes;
   map.alignment = npu.alignment;
@@ -82,7 +82,7 @@ MemMap place_symbols(isa::AsmProgram& program, const isa::NpuConfig& npu, const 
                                          static_cast<uint32_t>(u.instrs.size()));
       if (!r) throw Error(fmt::format("{}: no room for symbol '%{}': {}\n{}", where(program, i), u.name,
                                       r.oom.message(), alloc.dump()));
-      MemBuffer b{u.name, r.addr, r.padded, static_cast<int64_t>(i), static_cast<int64_t>(u.instrs.back()),
+      bundle::MemBuffer b{u.name, r.addr, r.padded, static_cast<int64_t>(i), static_cast<int64_t>(u.instrs.back()),
                   u.producer, {}};
       for (size_t k = 1; k < u.instrs.size(); ++k) b.consumers.push_back(static_cast<int64_t>(u.instrs[k]));
       map.buffers.push_back(std::move(b));

@@ -5,7 +5,7 @@
 // of later uses, each use consumes it and the last one frees and merges its node; then the
 // fix-up pass writes the placed addresses into every field that names it.
 #include "allocator/allocator.h"
-#include "allocator/memmap.h"
+#include "bundle/memmap.h"
 #include "isa/assembler.h"
 #include "isa/npu_config.h"
 
@@ -19,6 +19,6 @@ struct PlaceOptions {
 // Resolves every entry of program.symbol_refs and returns the memory map of the placed
 // buffers. Throws npuforge::Error naming the symbol and instruction when a symbol is read
 // before any instruction writes it, or when the SRAM cannot hold it (with the live map).
-MemMap place_symbols(isa::AsmProgram& program, const isa::NpuConfig& npu, const PlaceOptions& options = {});
+bundle::MemMap place_symbols(isa::AsmProgram& program, const isa::NpuConfig& npu, const PlaceOptions& options = {});
 
 }  // namespace npuforge::allocator

@@ -19,8 +19,8 @@ void BM_Generate(benchmark::State& state, const char* profile_name) {
     o.seed = seed++;
     o.length = state.range(0);
     const gen::GeneratedProgram g = gen::generate(isa::builtin_isa(), isa::NpuConfig{}, profile, o);
-    instrs += g.instrs.size();
-    benchmark::DoNotOptimize(g.instrs.data());
+    instrs += g.bundle.instrs.size();
+    benchmark::DoNotOptimize(g.bundle.instrs.data());
   }
   state.SetItemsProcessed(static_cast<int64_t>(instrs));
   state.counters["instr_per_s"] = benchmark::Counter(static_cast<double>(instrs), benchmark::Counter::kIsRate);

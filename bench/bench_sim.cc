@@ -32,8 +32,8 @@ namespace {
 constexpr unsigned kSlots = 4;
 constexpr unsigned kLoadBit = 1, kComputeBit = 2, kStoreBit = 4;
 
-allocator::MemBuffer buffer(std::string name, uint32_t offset, uint64_t size, int64_t first, int64_t last) {
-  allocator::MemBuffer b;
+bundle::MemBuffer buffer(std::string name, uint32_t offset, uint64_t size, int64_t first, int64_t last) {
+  bundle::MemBuffer b;
   b.symbol = std::move(name);
   b.offset = SramAddr{offset};
   b.size = Bytes{size};
@@ -45,15 +45,15 @@ allocator::MemBuffer buffer(std::string name, uint32_t offset, uint64_t size, in
 
 // load w; then per tile t: load x[t%4] -> gemm y[t%4] = x * w -> store y. Slot reuse is
 // ordered by back-pressure tokens (gemm -> load, store -> compute) for all but the last 4 tiles.
-Program build_program(size_t instructions) {
+bundle::Program build_program(size_t instructions) {
   const isa::Isa& isa = isa::builtin_isa();
   const isa::InstrSpec& load = isa.require("load");
   const isa::InstrSpec& gemm = isa.require("gemm");
   const isa::InstrSpec& store = isa.require("store");
-  Program p;
+  bundle::Program p;
   p.name = "bench_pipeline";
   p.isa = &isa;
-  allocator::MemMap map;
+  bundle::MemMap map;
   map.sram_bytes = p.config.sram_bytes;
   map.alignment = p.config.alignment;
   const uint32_t w_addr = 0x8000, w_ddr = 0x1000;
@@ -106,28 +106,23 @@ Program build_program(size_t instructions) {
   return p;
 }
 
-Program generated_program(int64_t instructions) {
+bundle::Program generated_program(int64_t instructions) {
   const isa::Isa& isa = isa::builtin_isa();
   const gen::Profile profile = gen::Profile::load_file(NPUFORGE_SOURCE_DIR "/configs/gen/default.yaml");
   gen::GenOptions go;
   go.seed = 1;
   go.length = instructions;
-  const gen::GeneratedProgram g = gen::generate(isa, isa::NpuConfig{}, profile, go);
-  Program p;
-  p.name = "generated_seed1";
-  p.isa = &isa;
-  p.instrs = g.instrs;
-  p.memmap = g.memmap();
-  p.ddr_init = g.ddr_image;
-  p.config = g.npu;
-  return p;
+  gen::GeneratedProgram g = gen::generate(isa, isa::NpuConfig{}, profile, go);
+  g.bundle.name = "generated_seed1";
+  g.with_memmap();
+  return std::move(g.bundle);
 }
 
 enum Kind { kPipeline, kGenerated };
 
-const Program& program(Kind kind) {
-  static const Program pipeline = build_program(100'000);
-  static const Program generated = generated_program(100'000);
+const bundle::Program& program(Kind kind) {
+  static const bundle::Program pipeline = build_program(100'000);
+  static const bundle::Program generated = generated_program(100'000);
   return kind == kPipeline ? pipeline : generated;
 }
 
@@ -155,7 +150,7 @@ uint64_t minor_faults() {
 }
 
 Sample run_once(Kind kind, Mode mode, bool checkers_on) {
-  const Program& p = program(kind);
+  const bundle::Program& p = program(kind);
   const Semantics sem(*p.isa);
   CheckerOptions co;
   co.shadow = co.overlap = co.hazard = checkers_on;

@@ -15,7 +15,7 @@ target_link_libraries(npuforge_systemc INTERFACE PkgConfig::SystemC)
 set_target_properties(npuforge_systemc PROPERTIES EXPORT_NAME systemc)
 
 # Link order for pkg-config (static libraries: users before what they use).
-set(npuforge_pc_order regress gen sim_verify sim_sc rtl_sc sim planner allocator isa model util)
+set(npuforge_pc_order regress gen sim_verify sim_sc rtl_sc sim planner allocator bundle isa model util)
 set(exported npuforge_systemc)
 set(NPUFORGE_PC_LIBS "")
 set(NPUFORGE_EXPORT_MODEL OFF)
@@ -65,7 +65,7 @@ install(TARGETS ${exported} EXPORT npuforgeTargets
 if(TARGET npuforge)
   install(TARGETS npuforge RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
-foreach(dir util isa allocator planner model gen sim regress)
+foreach(dir util isa bundle allocator planner model gen sim regress)
   if(TARGET npuforge_${dir})
     install(DIRECTORY ${NPUFORGE_SOURCE_DIR}/${dir}/ DESTINATION ${NPUFORGE_INSTALL_INCLUDE}/${dir}
             FILES_MATCHING PATTERN "*.h")

@@ -5,9 +5,10 @@
 
 #include <fmt/core.h>
 
+#include "bundle/ddr_image.h"
+#include "bundle/files.h"
 #include "compiler/graph_yaml.h"
 #include "compiler/qgraph_io.h"
-#include "isa/assembler.h"
 #include "util/error.h"
 #include "util/file_io.h"
 #include "util/yaml_util.h"
@@ -28,6 +29,9 @@ ManifestTensor manifest_tensor(const QGraph& g, const CompiledModel& m, TensorId
   return mt;
 }
 
+// segK: the prefix of NPU segment K's program bundle (bundle/files.h).
+std::string segment_prefix(size_t segment) { return fmt::format("seg{}", segment); }
+
 std::string op_label(const QGraph& g, const QOp& op) {
   std::string nodes;
   for (const std::string& n : op_nodes(op)) nodes += (nodes.empty() ? "" : "+") + n;
@@ -43,25 +47,6 @@ void put(std::vector<uint8_t>& image, uint64_t addr, const model::Tensor& value,
 }
 
 }  // namespace
-
-std::string segment_assembly(const SegmentProgram& p, const std::string& header) {
-  std::string out = fmt::format("; {}\n; {} instructions; SRAM operands name their buffers in the comments\n", header,
-                                p.instrs.size());
-  size_t r = 0;
-  for (size_t i = 0; i < p.instrs.size(); ++i) {
-    const isa::Instruction& in = p.instrs[i];
-    out += isa::disassemble(in);
-    bool first = true;
-    for (; r < p.refs.size() && p.refs[r].instr == i; ++r) {
-      out += first ? "  ; " : " ";
-      first = false;
-      out += fmt::format("{}=%{}", in.spec->fields[p.refs[r].field].name, p.refs[r].symbol);
-      if (p.refs[r].offset != 0) out += fmt::format("+{}", p.refs[r].offset);
-    }
-    out += '\n';
-  }
-  return out;
-}
 
 void apply_outputs(const QGraph& g, const CompiledModel& m, const QOp& op, const std::vector<model::Tensor>& values,
                    std::vector<uint8_t>& image) {
@@ -113,12 +98,13 @@ Manifest make_manifest(const QGraph& g, const CompiledModel& m, const isa::Isa& 
     ms.index = static_cast<int64_t>(si);
     if (s.target == Target::kNpu) {
       ms.kind = "npu";
-      const std::string base = fmt::format("seg{}", si);
-      ms.bin = base + ".bin";
-      ms.hex = base + ".hex";
-      ms.asm_file = base + ".s";
-      ms.memmap = base + ".memmap.yaml";
-      ms.ddr = base + ".ddr.bin";
+      const std::string base = segment_prefix(si);
+      const bundle::BundlePaths files = bundle::BundlePaths::at(base);
+      ms.bin = files.binary.string();
+      ms.hex = files.readmemh.string();
+      ms.asm_file = files.assembly.string();
+      ms.memmap = files.memmap.string();
+      ms.ddr = files.ddr.string();
       ms.expect = base + ".expect.ddr.bin";
       for (uint32_t i = s.first; i < s.end; ++i) ms.ops.push_back(op_label(g, g.ops[i]));
       ms.instructions = cs.program.instrs.size();
@@ -167,7 +153,7 @@ Manifest write_bundle(const std::filesystem::path& out, const QGraph& g, const C
   const Manifest mf = make_manifest(g, m, isa, o);
   util::write_file(out / "npu.yaml", o.npu.text, "NPU config");
   std::vector<uint8_t> image = initial_image(g, m, values);
-  util::write_file(out / mf.image, image, "DDR image");
+  bundle::write_ddr_image(out / mf.image, image);
   const std::string header = fmt::format("npuforge compile; model: {}; npu: {} (fnv1a64 {:016x}); isa: {} v{}", o.model,
                                          std::filesystem::path(o.npu.source).filename().string(), mf.npu_hash,
                                          isa.name(), isa.version());
@@ -175,14 +161,11 @@ Manifest write_bundle(const std::filesystem::path& out, const QGraph& g, const C
     const CompiledSegment& cs = m.segments[si];
     const ManifestSegment& ms = mf.segments[si];
     if (ms.kind == "npu") {
-      const std::string seg_header = fmt::format("{}; segment {}", header, si);
-      util::write_file(out / ms.asm_file, segment_assembly(cs.program, seg_header));
-      util::write_file(out / ms.bin, isa::encode_program(isa, cs.program.instrs));
-      util::write_file(out / ms.hex, isa::to_readmemh(isa, cs.program.instrs, seg_header));
-      cs.program.memmap.save_file(out / ms.memmap);
-      util::write_file(out / ms.ddr, image, "DDR image");
+      const bundle::Listing listing{fmt::format("{}; segment {}", header, si),
+                                    "SRAM operands name their buffers in the comments", cs.program.refs};
+      bundle::write_bundle(isa, out / segment_prefix(si), cs.program.instrs, cs.program.memmap, image, listing);
       for (uint32_t i = cs.segment.first; i < cs.segment.end; ++i) apply_outputs(g, m, g.ops[i], values, image);
-      util::write_file(out / ms.expect, image, "DDR image");
+      bundle::write_ddr_image(out / ms.expect, image);
     } else {
       const auto& step = std::get<CpuStepOp>(g.ops.at(cs.segment.first));
       write_graph_yaml(step.graph, out / ms.graph, fmt::format("seg{}.cpu", si),

@@ -3,9 +3,9 @@
 //   manifest.yaml        the segments in order and everything a runner needs (manifest.h)
 //   npu.yaml             the NPU config it was compiled for (OUT/ is self-contained)
 //   model.ddr.bin        DDR before the first segment: the weights region and the sample input
-//   segK.bin .hex .s .memmap.yaml .ddr.bin   per NPU segment: the generator's program bundle
-//                        (.s reassembles to .bin; .ddr.bin is DDR before the segment on the
-//                        sample input, from the int8 reference)
+//   segK.bin .hex .s .memmap.yaml .ddr.bin   per NPU segment: its program bundle
+//                        (bundle/files.h; .ddr.bin is DDR before the segment on the sample
+//                        input, from the int8 reference)
 //   segK.expect.ddr.bin  DDR after the segment (what the NPU must leave)
 //   segK.cpu.yaml, segK.cpu/*.npy   per CPU step: its sub-graph as a YAML graph
 //   qgraph.bin           the QGraph itself (qgraph_io.h): the runner's int8 reference
@@ -26,10 +26,6 @@ struct BundleOptions {
   isa::NpuConfigSource npu;   // the config, where it came from, its text
   std::string sample;         // what the sample input was (for the manifest)
 };
-
-// The assembly of a segment program: header comment, one instruction per line with its SRAM
-// operands' buffers as comments (`npuforge asm` gives back the .bin).
-std::string segment_assembly(const SegmentProgram& p, const std::string& header);
 
 // Applies op `i`'s output values (the int8 reference's, storage layout) to a DDR image.
 void apply_outputs(const QGraph& g, const CompiledModel& m, const QOp& op, const std::vector<model::Tensor>& values,

@@ -160,7 +160,7 @@ SegmentProgram SegmentEmitter::finish(const std::string& header) {
   out.tokens = tokens_;
   out.sram_peak = alloc_.stats().high_water.value;
 
-  allocator::MemMap& map = out.memmap;
+  bundle::MemMap& map = out.memmap;
   map.header = header;
   map.sram_bytes = npu_.sram_bytes;
   map.alignment = npu_.alignment;
@@ -169,7 +169,7 @@ SegmentProgram SegmentEmitter::finish(const std::string& header) {
     const BufInfo& b = bufs_[id];
     if (b.producer < 0) continue;
     const allocator::Placement p = table_.placed(SymbolId{id});
-    allocator::MemBuffer mb;
+    bundle::MemBuffer mb;
     mb.symbol = b.name;
     mb.offset = p.addr;
     mb.size = p.padded;
@@ -183,7 +183,7 @@ SegmentProgram SegmentEmitter::finish(const std::string& header) {
   for (size_t i = 0; i < ddr_specs_.size(); ++i) {
     const DdrBufferSpec& s = ddr_specs_[i];
     const DdrUse& u = ddr_uses_[i];
-    allocator::MemDdrBuffer b;
+    bundle::MemDdrBuffer b;
     b.name = s.name;
     b.region = s.region;
     b.offset = DdrAddr{s.addr};

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "allocator/allocator.h"
-#include "allocator/memmap.h"
+#include "bundle/memmap.h"
 #include "allocator/symbol_table.h"
 #include "compiler/opcode.h"
 #include "isa/assembler.h"
@@ -51,7 +51,7 @@ struct DdrBufferSpec {
 struct SegmentProgram {
   std::vector<isa::Instruction> instrs;  // fixed up; ends with halt
   std::vector<isa::SymbolRef> refs;      // every SRAM operand by buffer name, in instruction order
-  allocator::MemMap memmap;              // SRAM buffers and DDR buffers
+  bundle::MemMap memmap;              // SRAM buffers and DDR buffers
   uint64_t sram_peak = 0;                // allocator high water (padded bytes)
   uint64_t tokens = 0;                   // wait/signal pairs
 };

@@ -9,17 +9,17 @@ namespace npuforge::compiler {
 namespace {
 
 // The memory-map buffer a field of an instruction names (via the program's symbol refs).
-allocator::MemBuffer* buffer_of(SegmentProgram& p, size_t instr, unsigned field) {
+bundle::MemBuffer* buffer_of(SegmentProgram& p, size_t instr, unsigned field) {
   for (const isa::SymbolRef& r : p.refs) {
     if (r.instr != instr || r.field != field) continue;
-    for (allocator::MemBuffer& b : p.memmap.buffers)
+    for (bundle::MemBuffer& b : p.memmap.buffers)
       if (b.symbol == r.symbol) return &b;
   }
   return nullptr;
 }
 
 std::string early_free(SegmentProgram& p, size_t seg) {
-  for (allocator::MemBuffer& b : p.memmap.buffers) {
+  for (bundle::MemBuffer& b : p.memmap.buffers) {
     if (b.consumers.empty() || b.consumers.back() - 1 < b.first) continue;
     const int64_t last_read = b.consumers.back();
     b.last = last_read - 1;
@@ -33,7 +33,7 @@ std::string im2col_short(SegmentProgram& p, size_t seg) {
   for (size_t i = 0; i < p.instrs.size(); ++i) {
     const isa::Instruction& in = p.instrs[i];
     if (in.spec->mnemonic != "im2col") continue;
-    allocator::MemBuffer* b = buffer_of(p, i, in.spec->require_field("dst"));
+    bundle::MemBuffer* b = buffer_of(p, i, in.spec->require_field("dst"));
     if (!b) continue;
     // A row of the scratch is one GEMM row: k bytes of the GEMM that reads it.
     for (int64_t c : b->consumers) {

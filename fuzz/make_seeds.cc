@@ -24,7 +24,7 @@ using namespace npuforge;
 
 namespace {
 
-planner::PlanProblem plan_of(const allocator::MemMap& map) {
+planner::PlanProblem plan_of(const bundle::MemMap& map) {
   planner::PlanProblem p;
   p.capacity = map.sram_bytes;
   for (const auto& b : map.buffers) {
@@ -51,7 +51,7 @@ void write_programs(const fs::path& out, const fs::path& source_dir) {
       const auto program = gen::generate(isa, isa::NpuConfig{}, profile, options);
       const std::string name = fmt::format("{}-{}", stem, seed);
       util::write_file(out / "asm" / (name + ".s"), gen::to_assembly(program));
-      util::write_file(out / "disasm" / (name + ".bin"), isa::encode_program(isa, program.instrs));
+      util::write_file(out / "disasm" / (name + ".bin"), isa::encode_program(isa, program.bundle.instrs));
       const auto map = program.memmap();
       util::write_file(out / "memmap" / (name + ".memmap.yaml"), map.to_yaml());
       planner::PlanProblem plan = plan_of(map);

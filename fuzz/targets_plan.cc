@@ -8,7 +8,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
-#include "allocator/memmap.h"
+#include "bundle/memmap.h"
 #include "fuzz/fuzz_targets.h"
 #include "gen/generator.h"
 #include "gen/profile.h"
@@ -88,10 +88,10 @@ void fuzz_plan_yaml(std::span<const uint8_t> data) {
 
 // `npuforge check-plan prog.memmap.yaml` (and the simulator's checkers' input).
 void fuzz_memmap(std::span<const uint8_t> data) {
-  const auto map = allocator::MemMap::load_string(as_text(data), "fuzz.memmap.yaml");
+  const auto map = bundle::MemMap::load_string(as_text(data), "fuzz.memmap.yaml");
   planner::check_memmap(map);
   const std::string yaml = map.to_yaml();
-  if (allocator::MemMap::load_string(yaml, "<written>").to_yaml() != yaml)
+  if (bundle::MemMap::load_string(yaml, "<written>").to_yaml() != yaml)
     throw InvariantBroken("memory map does not read back as written");
 }
 

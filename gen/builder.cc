@@ -363,36 +363,38 @@ GeneratedProgram Builder::run() {
   shadow_ = ShadowClocks{};
 
   GeneratedProgram out;
+  out.bundle.isa = &isa_;
+  out.bundle.config = npu_;
   out.seed = opt_.seed;
-  out.npu = npu_;
   out.ddr = ddr_;
   out.header = header_;
   // The DDR input image: random bytes from the seed, on a stream of their own.
   Rng ddr_rng(opt_.seed ^ 0xdd2dd2dd2dd2ull);
-  out.ddr_image.resize(ddr_.input_bytes);
+  std::vector<uint8_t>& image = out.bundle.ddr_init;
+  image.resize(ddr_.input_bytes);
   // Each draw gives the next 8 bytes, least significant first: on a little-endian host,
   // its own bytes in order (one store instead of eight, over megabytes per program).
-  const size_t whole = out.ddr_image.size() / 8 * 8;
-  for (size_t i = 0; i < out.ddr_image.size(); i += 8) {
+  const size_t whole = image.size() / 8 * 8;
+  for (size_t i = 0; i < image.size(); i += 8) {
     const uint64_t v = ddr_rng.next();
     if (std::endian::native == std::endian::little && i < whole) {
-      std::memcpy(out.ddr_image.data() + i, &v, 8);
+      std::memcpy(image.data() + i, &v, 8);
       continue;
     }
-    for (size_t b = 0; b < 8 && i + b < out.ddr_image.size(); ++b) out.ddr_image[i + b] = static_cast<uint8_t>(v >> (8 * b));
+    for (size_t b = 0; b < 8 && i + b < image.size(); ++b) image[i + b] = static_cast<uint8_t>(v >> (8 * b));
   }
   sum_.instructions = instrs_.size();
   sum_.peak_sram = table_.allocator().stats().high_water.value;
   out.allocator_check = allocator_check_.empty() ? table_.allocator().check_invariants() : allocator_check_;
   table_.allocator().set_event_callback({});
   out.symbols = std::move(symbols_out_);  // complete: each symbol was recorded when placed (track)
-  out.instrs = std::move(instrs_);
+  out.bundle.instrs = std::move(instrs_);
   out.refs = std::move(refs_);
   for (const SymRef& r : out.refs) sum_.buffers += r.write;
   out.summary = sum_;
   // All final: the stream writes the rest beside the other writers. The arrays kept their
   // storage as they moved into `out` (and keep it as it moves on to the caller).
-  if (feed_.stream) feed_.stream->complete({out.instrs.size(), out.refs.size()});
+  if (feed_.stream) feed_.stream->complete({out.bundle.instrs.size(), out.refs.size()});
   feed_.stream = nullptr;
   return out;
 }

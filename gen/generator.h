@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "allocator/fixup.h"
-#include "allocator/memmap.h"
 #include "allocator/placer.h"
+#include "bundle/program.h"
 #include "gen/profile.h"
 #include "isa/instruction.h"
 #include "isa/npu_config.h"
@@ -64,21 +64,26 @@ struct GenSummary {
 };
 
 struct GeneratedProgram {
+  // The program as the simulator takes it: the instructions (ending with halt, addresses fixed
+  // up), the DDR input image (from address 0, the initialised part), the NPU config and the
+  // ISA. Its name is empty (the caller's: the files' stem) and its memory map absent until
+  // with_memmap() builds it (`npuforge gen` writes the map from refs and symbols instead,
+  // gen/output_writers.h).
+  bundle::Program bundle;
   uint64_t seed = 0;
   std::string header;  // one line: seed, profile and its hash, npu, isa (no comment marker)
-  isa::NpuConfig npu;
   DdrLayout ddr;
-  std::vector<isa::Instruction> instrs;  // ends with halt; addresses fixed up
   std::vector<SymRef> refs;              // in instruction order
   std::vector<SymbolInfo> symbols;
-  std::vector<uint8_t> ddr_image;        // DDR from address 0, the initialised part
   GenSummary summary;
   // allocator::Allocator::check_invariants() at the end of generation: empty when the
   // allocator's state is consistent (a regression reports anything else as a finding).
   std::string allocator_check;
 
   std::string symbol_name(uint32_t symbol) const;  // e.g. "g12", "ld3@1" (gen::symbol_name)
-  allocator::MemMap memmap() const;  // every produced symbol with its lifetime
+  bundle::MemMap memmap() const;  // every produced symbol with its lifetime
+  // The bundle with bundle.memmap = memmap() (built once): ready to simulate, no copy made.
+  const bundle::Program& with_memmap();
 };
 
 class ProgramStream;  // gen/stream.h

@@ -1,16 +1,15 @@
 #pragma once
-// Writing a generated program: <prefix>.s (assembly, symbol names as comments), .bin
-// (instructions only), .hex ($readmemh), .memmap.yaml, .ddr.bin (DDR input image from
-// address 0), and the one-line summary. Text outputs carry the seed and profile hash.
-#include <array>
+// Writing a generated program's bundle (bundle/files.h): <prefix>.s (assembly, symbol names
+// as comments), .bin (instructions only), .hex ($readmemh), .memmap.yaml, .ddr.bin (DDR input
+// image from address 0), and the one-line summary. Text outputs carry the seed and profile hash.
 #include <filesystem>
-#include <memory>
 #include <string>
 
+#include "bundle/files.h"
+#include "bundle/words.h"
 #include "gen/generator.h"
 #include "gen/output_writers.h"
 #include "gen/stream.h"
-#include "util/buffered_writer.h"
 
 namespace npuforge::gen {
 
@@ -24,15 +23,14 @@ std::string summary_line(const GeneratedProgram& program);
 void write_outputs(const isa::Isa& isa, const GeneratedProgram& program, const std::filesystem::path& prefix);
 
 // write_outputs in two steps, so that the .s, .bin and .hex files are written while the
-// program is being generated: the files are created first (under temporary names), stream() goes to
-// GenOptions::stream, finish() writes the rest and renames them into place. A run that does
-// not reach finish() (an error) leaves no files.
+// program is being generated: the files are created first (bundle::BundleWriter: under
+// temporary names), stream() goes to GenOptions::stream, finish() writes the rest and renames
+// them into place. A run that does not reach finish() (an error) leaves no files.
 class OutputFiles {
  public:
-  using Paths = std::array<std::string, 5>;
   // Creates the five temporary files; throws npuforge::Error naming the first that cannot be.
   OutputFiles(const isa::Isa& isa, const std::filesystem::path& prefix);
-  ~OutputFiles();
+  ~OutputFiles() { stream_.stop(); }  // before the files close
   OutputFiles(const OutputFiles&) = delete;
   OutputFiles& operator=(const OutputFiles&) = delete;
 
@@ -44,15 +42,11 @@ class OutputFiles {
 
  private:
   void stream_files(const StreamView& view, StreamProgress done);
-  void remove_temporaries();
 
   const isa::Isa& isa_;
-  Paths path_, temp_;
-  std::array<std::unique_ptr<util::BufferedWriter>, 5> files_;
-  size_t created_ = 0;  // files_ opened, in order
+  bundle::BundleWriter files_;
   AssemblyEmitter assembly_;
-  WordsEmitter words_;
-  bool published_ = false;
+  bundle::WordsEmitter words_;
   ProgramStream stream_;  // last: its thread stops before the rest is destroyed
 };
 

@@ -15,7 +15,7 @@ namespace {
 
 class Checker {
  public:
-  Checker(std::span<const isa::Instruction> prog, const allocator::MemMap& map, uint64_t ddr, ProgramCheckOptions o)
+  Checker(std::span<const isa::Instruction> prog, const bundle::MemMap& map, uint64_t ddr, ProgramCheckOptions o)
       : prog_(prog), map_(map), ddr_(ddr), opt_(o) {}
 
   ProgramCheckResult run() {
@@ -170,7 +170,7 @@ class Checker {
   }
 
   std::span<const isa::Instruction> prog_;
-  const allocator::MemMap& map_;
+  const bundle::MemMap& map_;
   uint64_t ddr_;
   ProgramCheckOptions opt_;
   ProgramCheckResult res_;
@@ -200,7 +200,7 @@ std::string ProgramCheckResult::report() const {
   return out;
 }
 
-ProgramCheckResult check_program(std::span<const isa::Instruction> program, const allocator::MemMap& map,
+ProgramCheckResult check_program(std::span<const isa::Instruction> program, const bundle::MemMap& map,
                                  uint64_t ddr_bytes, ProgramCheckOptions options) {
   return Checker(program, map, ddr_bytes, options).run();
 }

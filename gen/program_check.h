@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "allocator/memmap.h"
+#include "bundle/memmap.h"
 #include "isa/instruction.h"
 
 namespace npuforge::gen {
@@ -50,7 +50,7 @@ struct ProgramCheckOptions {
   size_t max_findings = 100;
 };
 
-ProgramCheckResult check_program(std::span<const isa::Instruction> program, const allocator::MemMap& map,
+ProgramCheckResult check_program(std::span<const isa::Instruction> program, const bundle::MemMap& map,
                                  uint64_t ddr_bytes, ProgramCheckOptions options = {});
 
 }  // namespace npuforge::gen

@@ -1,12 +1,12 @@
 #include "planner/ddr_check.h"
 
-#include "allocator/memmap.h"
+#include "bundle/memmap.h"
 
 namespace npuforge::planner {
 
 PlanProblem ddr_problem_from_memmap(const MemMap& map) {
   PlanProblem p;
-  for (const allocator::MemDdrBuffer& b : map.ddr_buffers) {
+  for (const bundle::MemDdrBuffer& b : map.ddr_buffers) {
     PlanBuffer pb;
     pb.id = b.name;
     pb.lifespan = {b.first, b.last + 1};

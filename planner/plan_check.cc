@@ -8,7 +8,7 @@
 
 #include <fmt/core.h>
 
-#include "allocator/memmap.h"
+#include "bundle/memmap.h"
 
 namespace npuforge::planner {
 

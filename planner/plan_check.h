@@ -11,13 +11,13 @@
 #include "planner/plan_problem.h"
 #include "util/types.h"
 
-namespace npuforge::allocator {
+namespace npuforge::bundle {
 struct MemMap;
 }
 
 namespace npuforge::planner {
 
-using allocator::MemMap;
+using bundle::MemMap;
 
 
 enum class PlanOutcome {

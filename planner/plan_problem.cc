@@ -5,7 +5,7 @@
 
 #include <fmt/core.h>
 
-#include "allocator/memmap.h"
+#include "bundle/memmap.h"
 #include "util/error.h"
 
 namespace npuforge::planner {

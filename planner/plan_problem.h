@@ -13,13 +13,13 @@
 
 #include "util/types.h"
 
-namespace npuforge::allocator {
+namespace npuforge::bundle {
 struct MemMap;
 }
 
 namespace npuforge::planner {
 
-using allocator::MemMap;
+using bundle::MemMap;
 
 
 using Offset = uint64_t;    // byte offset from the arena base

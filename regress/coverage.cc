@@ -40,7 +40,7 @@ unsigned queue_of(const isa::Instruction& in) { return static_cast<unsigned>(in.
 
 // Maps whose units would be too many for a table (odd sizes over a huge range: hand-written
 // or planted ones) compare every pair instead.
-std::vector<int64_t> previous_owner_last_pairwise(const std::vector<allocator::MemBuffer>& bufs) {
+std::vector<int64_t> previous_owner_last_pairwise(const std::vector<bundle::MemBuffer>& bufs) {
   std::vector<int64_t> prev(bufs.size(), -1);
   for (size_t i = 0; i < bufs.size(); ++i) {
     const auto& c = bufs[i];
@@ -59,7 +59,7 @@ std::vector<int64_t> previous_owner_last_pairwise(const std::vector<allocator::M
 // A sweep over time with the last owner of each address unit (the gcd of every offset and
 // size, so units never straddle a buffer edge): linear in the bytes placed, where comparing
 // every pair was quadratic in the buffers.
-std::vector<int64_t> previous_owner_last(const std::vector<allocator::MemBuffer>& bufs) {
+std::vector<int64_t> previous_owner_last(const std::vector<bundle::MemBuffer>& bufs) {
   std::vector<int64_t> prev(bufs.size(), -1);
   uint64_t unit = 0, end = 0;
   for (const auto& b : bufs) {
@@ -89,14 +89,14 @@ std::vector<int64_t> previous_owner_last(const std::vector<allocator::MemBuffer>
 
 namespace {
 
-void sample_reuse(Coverage& cov, const gen::GeneratedProgram& prog, const allocator::MemMap& map) {
+void sample_reuse(Coverage& cov, const gen::GeneratedProgram& prog, const bundle::MemMap& map) {
   const std::vector<int64_t> prev_last = previous_owner_last(map.buffers);
   for (size_t i = 0; i < map.buffers.size(); ++i) {
     const auto& c = map.buffers[i];
     const int64_t last = prev_last[i];
-    if (last < 0 || c.first < 0 || static_cast<size_t>(std::max(last, c.first)) >= prog.instrs.size()) continue;
-    const unsigned qb = queue_of(prog.instrs[last]);
-    const unsigned qc = queue_of(prog.instrs[c.first]);
+    if (last < 0 || c.first < 0 || static_cast<size_t>(std::max(last, c.first)) >= prog.bundle.instrs.size()) continue;
+    const unsigned qb = queue_of(prog.bundle.instrs[last]);
+    const unsigned qc = queue_of(prog.bundle.instrs[c.first]);
     if (qb >= 3 || qc >= 3 || qb == qc) continue;
     cov.hit("reuse", fmt::format("{}_after_{}", kQueues[qc], kQueues[qb]));
   }
@@ -293,11 +293,11 @@ std::string Coverage::report(bool list_holes) const {
   return s;
 }
 
-Coverage sample(const isa::Isa& isa, const gen::GeneratedProgram& prog, const allocator::MemMap& map,
+Coverage sample(const isa::Isa& isa, const gen::GeneratedProgram& prog, const bundle::MemMap& map,
                 gen::OomPolicy oom_policy) {
   Coverage cov(isa);
   std::map<const isa::InstrSpec*, std::vector<FeatureBin>> bins_of;  // per instruction kind, made once
-  for (const auto& in : prog.instrs) {
+  for (const auto& in : prog.bundle.instrs) {
     cov.hit("opcode", in.spec->mnemonic);
     auto it = bins_of.find(in.spec);
     if (it == bins_of.end()) it = bins_of.emplace(in.spec, feature_bins(*in.spec)).first;
@@ -312,8 +312,8 @@ Coverage sample(const isa::Isa& isa, const gen::GeneratedProgram& prog, const al
       if (s != q && (in.wait_mask() >> s & 1u)) cov.hit("tokens", fmt::format("{}_waits_{}", kQueues[q], kQueues[s]));
     }
   }
-  const uint64_t align = std::max<uint64_t>(1, prog.npu.alignment.value);
-  const uint64_t sram = prog.npu.sram_bytes.value;
+  const uint64_t align = std::max<uint64_t>(1, prog.bundle.config.alignment.value);
+  const uint64_t sram = prog.bundle.config.sram_bytes.value;
   for (const auto& sym : prog.symbols) {
     if (sym.padded == 0) continue;
     const uint64_t p = sym.padded;

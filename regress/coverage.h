@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "allocator/memmap.h"
+#include "bundle/memmap.h"
 #include "gen/generator.h"
 #include "isa/isa.h"
 
@@ -66,9 +66,9 @@ class Coverage {
 // The coverage of one generated program (one seed). `map` is program.memmap().
 // For each buffer of a memory map, the `last` of its previous owner: the latest-dying buffer
 // that overlaps its bytes and died before it became live; -1 when none (the "reuse" group).
-std::vector<int64_t> previous_owner_last(const std::vector<allocator::MemBuffer>& buffers);
+std::vector<int64_t> previous_owner_last(const std::vector<bundle::MemBuffer>& buffers);
 
 Coverage sample(const isa::Isa& isa, const gen::GeneratedProgram& program,
-                const allocator::MemMap& map, gen::OomPolicy oom_policy);
+                const bundle::MemMap& map, gen::OomPolicy oom_policy);
 
 }  // namespace npuforge::regress

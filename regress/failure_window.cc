@@ -6,7 +6,7 @@
 
 #include <fmt/core.h>
 
-#include "allocator/memmap.h"
+#include "bundle/memmap.h"
 #include "planner/plan_check.h"
 #include "regress/html_report.h"
 
@@ -114,7 +114,7 @@ std::optional<FailureWindow> failure_window(const planner::PlanProblem& plan, co
 
 std::string failure_window_svg(const std::filesystem::path& memmap, const std::string& title,
                                const std::string& finding) {
-  const planner::PlanProblem plan = planner::problem_from_memmap(allocator::MemMap::load_file(memmap));
+  const planner::PlanProblem plan = planner::problem_from_memmap(bundle::MemMap::load_file(memmap));
   const auto w = failure_window(plan, finding);
   if (!w) return {};
   const planner::PlanCheckResult check = planner::check_plan(plan);

@@ -6,7 +6,7 @@
 
 #include <fmt/core.h>
 
-#include "allocator/memmap.h"
+#include "bundle/memmap.h"
 #include "planner/plan_check.h"
 #include "planner/plan_problem.h"
 #include "planner/plan_svg.h"
@@ -285,7 +285,7 @@ std::vector<std::string> finding_symbols(const std::string& finding) {
 
 std::string memory_timeline_svg(const fs::path& memmap, const std::string& title,
                                 const std::vector<std::string>& highlight) {
-  planner::PlanProblem plan = planner::problem_from_memmap(allocator::MemMap::load_file(memmap));
+  planner::PlanProblem plan = planner::problem_from_memmap(bundle::MemMap::load_file(memmap));
   const planner::PlanCheckResult check = planner::check_plan(plan);
   // Drawn up to the peak, not the whole SRAM: the buffers would be a sliver at the bottom.
   plan.capacity.reset();

@@ -12,7 +12,7 @@
 #include <fmt/core.h>
 #include <yaml-cpp/yaml.h>
 
-#include "allocator/memmap.h"
+#include "bundle/files.h"
 #include "util/error.h"
 #include "util/file_io.h"
 #include "isa/instruction.h"
@@ -23,7 +23,6 @@
 #include "regress/worker_pool.h"
 #include "util/plant.h"
 #include "util/text.h"
-#include "sim/program.h"
 
 namespace npuforge::regress {
 namespace fs = std::filesystem;
@@ -133,7 +132,7 @@ class Progress {
 void shrink_failure(SeedResult& r, const RegressOptions& o, std::FILE* log) {
   const isa::Isa& isa = isa::builtin_isa();
   const isa::NpuConfig npu = r.job.npu.empty() ? isa::NpuConfig{} : isa::NpuConfig::load_file(r.job.npu);
-  const sim::Program prog = sim::Program::load(isa, r.prefix + ".bin", r.prefix + ".memmap.yaml", r.prefix + ".ddr.bin", npu);
+  const bundle::Program prog = bundle::read_program(isa, bundle::BundlePaths::at(r.prefix), npu);
   ShrinkProgram p{prog.instrs, *prog.memmap, prog.ddr_init};
   const std::string name = r.job.name();
   sim::verify::Options sim;  // as the seed was simulated: a simulator-side plant fails the candidates too

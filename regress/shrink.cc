@@ -9,16 +9,17 @@
 
 #include <fmt/core.h>
 
+#include "bundle/files.h"
 #include "isa/assembler.h"
 #include "regress/ddmin.h"
-#include "sim/program.h"
+#include "bundle/program.h"
 #include "util/error.h"
 #include "util/file_io.h"
 
 namespace npuforge::regress {
 namespace {
 
-bool touches(const isa::Instruction& in, const allocator::MemBuffer& b) {
+bool touches(const isa::Instruction& in, const bundle::MemBuffer& b) {
   const uint64_t lo = b.offset.value, hi = lo + b.size.value;
   for (const auto& e : isa::extents(in)) {
     if (e.bytes == 0 || e.space != isa::Space::Sram) continue;
@@ -51,6 +52,30 @@ std::vector<std::array<size_t, 2 * isa::kNumQueues>> token_partners(const std::v
   return partner;
 }
 
+// The buffer each SRAM operand of the program names (the one live there that holds its first
+// byte), in instruction order, for the listing.
+std::vector<isa::SymbolRef> operand_buffers(const ShrinkProgram& p) {
+  std::vector<std::vector<size_t>> live(p.instrs.size());  // buffers live at each instruction
+  for (size_t b = 0; b < p.map.buffers.size(); ++b) {
+    const bundle::MemBuffer& buf = p.map.buffers[b];
+    for (int64_t i = std::max<int64_t>(buf.first, 0); i <= buf.last && static_cast<size_t>(i) < live.size(); ++i)
+      live[static_cast<size_t>(i)].push_back(b);
+  }
+  std::vector<isa::SymbolRef> out;
+  for (size_t i = 0; i < p.instrs.size(); ++i) {
+    for (const isa::Extent& e : isa::extents(p.instrs[i])) {
+      if (e.bytes == 0 || e.space != isa::Space::Sram) continue;
+      for (size_t b : live[i]) {
+        const bundle::MemBuffer& buf = p.map.buffers[b];
+        if (e.addr < buf.offset.value || e.addr >= buf.offset.value + buf.size.value) continue;
+        out.push_back({i, e.field, buf.symbol, static_cast<int64_t>(e.addr - buf.offset.value)});
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 ShrinkProgram restrict_to(const ShrinkProgram& p, const std::vector<size_t>& keep_in) {
@@ -79,7 +104,7 @@ ShrinkProgram restrict_to(const ShrinkProgram& p, const std::vector<size_t>& kee
   out.map.buffers.clear();
   out.map.instructions = static_cast<int64_t>(out.instrs.size());
   for (const auto& b : p.map.buffers) {
-    allocator::MemBuffer nb = b;
+    bundle::MemBuffer nb = b;
     nb.first = -1;
     const int64_t lo = std::max<int64_t>(b.first, 0);
     const int64_t hi = std::min<int64_t>(b.last, static_cast<int64_t>(p.instrs.size()) - 1);
@@ -90,8 +115,8 @@ ShrinkProgram restrict_to(const ShrinkProgram& p, const std::vector<size_t>& kee
     }
     if (nb.first < 0) continue;
     nb.producer = (b.producer >= 0 && static_cast<size_t>(b.producer) < new_index.size())
-                      ? new_index[b.producer] : allocator::kNoProducer;
-    if (nb.producer < 0) nb.producer = allocator::kNoProducer;
+                      ? new_index[b.producer] : bundle::kNoProducer;
+    if (nb.producer < 0) nb.producer = bundle::kNoProducer;
     nb.consumers.clear();
     for (int64_t c : b.consumers) {
       if (c >= 0 && static_cast<size_t>(c) < new_index.size() && new_index[c] >= 0) nb.consumers.push_back(new_index[c]);
@@ -152,24 +177,16 @@ ShrinkResult shrink(const ShrinkProgram& p, const Oracle& oracle, size_t max_tes
 }
 
 void write_program(const isa::Isa& isa, const ShrinkProgram& p, const std::filesystem::path& prefix) {
-  auto write = [](const std::filesystem::path& path, const std::string& data) { util::write_file(path, data); };
-  const std::string base = prefix.string();
-  std::string s = fmt::format("; npuforge shrink: {} instructions, {} buffers\n", p.instrs.size(), p.map.buffers.size());
-  for (const auto& b : p.map.buffers) {
-    s += fmt::format("; %{} sram[{:#x}, {:#x}) live #{}..#{}\n", b.symbol, b.offset.value,
-                     b.offset.value + b.size.value, b.first, b.last);
-  }
-  s += isa::disassemble_program(p.instrs);
-  write(base + ".s", s);
-  const auto bin = isa::encode_program(isa, p.instrs);
-  write(base + ".bin", std::string(bin.begin(), bin.end()));
-  p.map.save_file(base + ".memmap.yaml");
-  write(base + ".ddr.bin", std::string(p.ddr.begin(), p.ddr.end()));
+  const std::vector<isa::SymbolRef> operands = operand_buffers(p);
+  const bundle::Listing listing{
+      fmt::format("npuforge shrink: {} instructions, {} buffers", p.instrs.size(), p.map.buffers.size()),
+      "SRAM operands name their buffers in the comments", operands};
+  bundle::write_bundle(isa, prefix, p.instrs, p.map, p.ddr, listing);
 }
 
 Oracle verify_oracle(const isa::Isa& isa, const isa::NpuConfig& npu, const sim::verify::Options& options) {
   return [&isa, npu, options](const ShrinkProgram& p) -> SeedKind {
-    sim::Program candidate;
+    bundle::Program candidate;
     candidate.name = "candidate";
     candidate.isa = &isa;
     candidate.instrs = p.instrs;

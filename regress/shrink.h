@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "allocator/memmap.h"
+#include "bundle/memmap.h"
 #include "isa/instruction.h"
 #include "isa/npu_config.h"
 #include "regress/seed_kind.h"
@@ -25,7 +25,7 @@ namespace npuforge::regress {
 
 struct ShrinkProgram {
   std::vector<isa::Instruction> instrs;
-  allocator::MemMap map;
+  bundle::MemMap map;
   std::vector<uint8_t> ddr;
 };
 
@@ -48,7 +48,7 @@ struct ShrinkResult {
 // Throws npuforge::Error when `p` does not fail to begin with.
 ShrinkResult shrink(const ShrinkProgram& p, const Oracle& oracle, size_t max_tests = 4000);
 
-// Writes PREFIX.s, .bin, .memmap.yaml and .ddr.bin.
+// Writes its program bundle (bundle/files.h): PREFIX.s, .bin, .hex, .memmap.yaml and .ddr.bin.
 void write_program(const isa::Isa& isa, const ShrinkProgram& p, const std::filesystem::path& prefix);
 
 // The oracle that judges each candidate in this process (sim::verify::run, on a fresh SystemC

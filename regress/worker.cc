@@ -16,7 +16,6 @@
 #include "util/error.h"
 #include "util/sysinfo.h"
 #include "util/file_io.h"
-#include "regress/inproc.h"
 #include "regress/proc.h"
 #include "regress/runner.h"
 #include "regress/seed_kind.h"
@@ -94,15 +93,16 @@ sim::verify::Options sim_options(const Job& job) {
 }
 
 // In-process path: the program never leaves memory unless the seed fails (or --keep).
-int simulate_here(const WorkerOptions& o, gen::GeneratedProgram& prog, allocator::MemMap map, SeedFigures figures,
-                  double gen_s) {
+int simulate_here(const WorkerOptions& o, gen::GeneratedProgram& prog, SeedFigures figures, double gen_s) {
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   const isa::Isa& isa = isa::builtin_isa();
   sim::verify::Verdict v;
   try {
-    const LentProgram lent(isa, prog, std::move(map), std::filesystem::path(o.prefix).filename().string());
-    v = sim::verify::run(lent.program(), sim_options(o.job));
+    prog.bundle.name = std::filesystem::path(o.prefix).filename().string();
+    const bundle::Program& program = prog.with_memmap();
+    if (const std::string err = program.validate(); !err.empty()) throw Error(err);
+    v = sim::verify::run(program, sim_options(o.job));
   } catch (const std::exception& e) {
     if (!o.keep) gen::write_outputs(isa, prog, o.prefix);
     write_result(o.prefix, "error", fmt::format("simulator: {}", e.what()), SeedKind{Cause::Simulator}, 0, figures,
@@ -125,13 +125,11 @@ int run_worker(const WorkerOptions& o) {
   const auto t0 = Clock::now();
   const isa::Isa& isa = isa::builtin_isa();
   gen::GeneratedProgram prog;
-  allocator::MemMap map;
   try {
     const SeedInputs in = load_inputs(o);
     prog = generate_seed(o, in.profile, in.npu);
     if (!o.in_process || o.keep) gen::write_outputs(isa, prog, o.prefix);
-    map = prog.memmap();
-    const Coverage cov = sample(isa, prog, map, in.profile.oom);
+    const Coverage cov = sample(isa, prog, *prog.with_memmap().memmap, in.profile.oom);
     write_text(o.coverage_path.empty() ? o.prefix + ".cov.json" : o.coverage_path, cov.to_json());
   } catch (const std::exception& e) {
     write_result(o.prefix, "error", fmt::format("generate: {}", e.what()), SeedKind{Cause::Generate}, 0, SeedFigures{},
@@ -141,14 +139,15 @@ int run_worker(const WorkerOptions& o) {
   if (o.plant_kill != 0 && o.plant_kill == o.job.seed) ::raise(SIGKILL);  // test hook: a worker dies mid-seed
   while (o.plant_hang != 0 && o.plant_hang == o.job.seed) ::pause();       // test hook: a worker hangs
   const double gen_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  SeedFigures figures{prog.instrs.size(), prog.summary.buffers, prog.summary.peak_sram, prog.npu.sram_bytes.value, 0};
+  SeedFigures figures{prog.bundle.instrs.size(), prog.summary.buffers, prog.summary.peak_sram,
+                      prog.bundle.config.sram_bytes.value, 0};
   if (!prog.allocator_check.empty()) {  // the allocator's own consistency check failed
     if (o.in_process && !o.keep) gen::write_outputs(isa, prog, o.prefix);  // a failing seed keeps its files
     write_result(o.prefix, "fail", "[allocator/invariant] " + prog.allocator_check, SeedKind{Cause::Allocator}, 1,
                  figures, gen_s, 0);
     return 1;
   }
-  if (o.in_process) return simulate_here(o, prog, std::move(map), figures, gen_s);
+  if (o.in_process) return simulate_here(o, prog, figures, gen_s);
   std::vector<std::string> argv{o.exe, "sim", o.prefix + ".bin", "--memmap", o.prefix + ".memmap.yaml",
                                 "--ddr", o.prefix + ".ddr.bin", "--max-errors", std::to_string(kMaxErrors)};
   if (!o.job.npu.empty()) argv.insert(argv.end(), {"--npu", o.job.npu});

@@ -19,7 +19,7 @@ struct Schedule {
 // they finish), each instruction starts when dispatched, its queue is free and its token and
 // barrier predecessors have finished. Repeated passes resolve waits on later signals;
 // instructions left at kUnknown never start (deadlock).
-Schedule schedule(const Program& program, const Semantics& sem, const TokenOrder& order) {
+Schedule schedule(const bundle::Program& program, const Semantics& sem, const TokenOrder& order) {
   const auto& ins = program.instrs;
   Schedule s;
   s.length = ins.size();
@@ -59,7 +59,7 @@ Schedule schedule(const Program& program, const Semantics& sem, const TokenOrder
 
 }  // namespace
 
-RunResult SequentialBackend::run(const Program& program, Checkers& checkers) {
+RunResult SequentialBackend::run(const bundle::Program& program, Checkers& checkers) {
   const Schedule s = schedule(program, *sem_, checkers.order());
   std::vector<size_t> order;
   for (size_t i = 0; i < s.length; ++i) {

@@ -10,13 +10,13 @@
 #include <vector>
 
 #include "sim/checkers.h"
-#include "sim/program.h"
+#include "bundle/program.h"
 #include "sim/semantics.h"
 
 namespace npuforge::sim {
 
 struct RunResult {
-  std::vector<uint8_t> ddr;   // final DDR image from address 0 (see program.h for the format)
+  std::vector<uint8_t> ddr;   // final DDR image from address 0 (bundle/ddr_image.h gives the format)
   std::vector<uint8_t> sram;  // final scratchpad contents
   uint64_t instructions = 0;  // instructions completed
   uint64_t cycles = 0;        // simulated cycles until HALT/the last instruction completed
@@ -31,7 +31,7 @@ class Backend {
   // Runs `program`, feeding `checkers` (on_start/on_access/on_finish per instruction and
   // on_end once). Out-of-range operands are reported to `checkers` (FindingKind::OutOfRange)
   // and the instruction is skipped.
-  virtual RunResult run(const Program& program, Checkers& checkers) = 0;
+  virtual RunResult run(const bundle::Program& program, Checkers& checkers) = 0;
 };
 
 // A simple timing model without SystemC: dispatch in program order (dispatch latency per
@@ -43,7 +43,7 @@ class SequentialBackend : public Backend {
  public:
   explicit SequentialBackend(const Semantics& sem) : sem_(&sem) {}
   std::string_view name() const override { return "sequential"; }
-  RunResult run(const Program& program, Checkers& checkers) override;
+  RunResult run(const bundle::Program& program, Checkers& checkers) override;
 
  private:
   const Semantics* sem_;

@@ -74,7 +74,7 @@ std::string format(const Finding& f) {
 
 // Shadow memory: the buffer index plus, per SRAM byte, the buffer that last wrote it.
 struct Checkers::Shadow {
-  Shadow(const allocator::MemMap& map, uint64_t sram_bytes, size_t instructions, bool overlap)
+  Shadow(const bundle::MemMap& map, uint64_t sram_bytes, size_t instructions, bool overlap)
       : by_first(sorted_by_first(map)), index(map, sram_bytes, by_first), overlap_done(map.buffers.size(), 0) {
     born_from.resize(instructions + 1);
     for (size_t i = 0, k = 0; i <= instructions; ++i) {
@@ -83,7 +83,7 @@ struct Checkers::Shadow {
     }
     if (overlap) find_candidates(map);
   }
-  static std::vector<std::pair<int64_t, int32_t>> sorted_by_first(const allocator::MemMap& map) {
+  static std::vector<std::pair<int64_t, int32_t>> sorted_by_first(const bundle::MemMap& map) {
     std::vector<std::pair<int64_t, int32_t>> out;
     out.reserve(map.buffers.size());
     for (size_t b = 0; b < map.buffers.size(); ++b) out.emplace_back(map.buffers[b].first, static_cast<int32_t>(b));
@@ -103,7 +103,7 @@ struct Checkers::Shadow {
   // Which buffers each buffer meets when it becomes live depends on the map alone: found
   // once (instead of an index query over every byte granule of every buffer as it becomes
   // live).
-  void find_candidates(const allocator::MemMap& map);
+  void find_candidates(const bundle::MemMap& map);
   std::span<const int32_t> overlap_candidates(size_t b) const { return cands.of(b); }
   std::vector<std::pair<int64_t, int32_t>> by_first;  // (first, buffer), sorted
   // Per SRAM byte, the buffer that last wrote it is HazardMap::Seg::writer of the SRAM run
@@ -118,7 +118,7 @@ struct Checkers::Shadow {
   OverlapCandidates cands;  // per buffer (empty without the overlap checker)
 };
 
-void Checkers::Shadow::find_candidates(const allocator::MemMap& map) {
+void Checkers::Shadow::find_candidates(const bundle::MemMap& map) {
   cands = find_overlap_candidates(map, index, by_first);
   // A buffer that meets no other (no candidates, no one's candidate: every pair of buffers
   // whose bytes meet while both live is in the later-born one's list) is the only holder of
@@ -137,7 +137,7 @@ class Checkers::DdrOwner : public DdrOwnership {
   using DdrOwnership::DdrOwnership;
 };
 
-Checkers::Checkers(const Program& program, const Semantics& sem, CheckerOptions options)
+Checkers::Checkers(const bundle::Program& program, const Semantics& sem, CheckerOptions options)
     : program_(&program), sem_(&sem), options_(options) {
   const size_t n = program.instrs.size();
   if (n > static_cast<size_t>(INT32_MAX)) {

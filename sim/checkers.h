@@ -45,7 +45,7 @@
 
 #include "isa/instruction.h"
 #include "isa/token_order.h"
-#include "sim/program.h"
+#include "bundle/program.h"
 #include "sim/semantics.h"
 
 namespace npuforge::sim {
@@ -119,7 +119,7 @@ using TokenOrder = isa::TokenOrder;
 class Checkers {
  public:
   // `program` and `sem` must outlive the checkers.
-  Checkers(const Program& program, const Semantics& sem, CheckerOptions options = {});
+  Checkers(const bundle::Program& program, const Semantics& sem, CheckerOptions options = {});
   ~Checkers();
   Checkers(const Checkers&) = delete;
   Checkers& operator=(const Checkers&) = delete;
@@ -231,7 +231,7 @@ class Checkers {
   void count_only(FindingKind kind);    // counts a finding beyond max_errors without building it
   Finding base(size_t instr, FindingKind kind) const;
 
-  const Program* program_;
+  const bundle::Program* program_;
   const Semantics* sem_;
   CheckerOptions options_;
   size_t instrs_ = 0;         // program_->instrs.size()

@@ -6,7 +6,7 @@
 
 namespace npuforge::sim {
 
-DdrOwnership::DdrOwnership(const allocator::MemMap& map) : map_(&map) {
+DdrOwnership::DdrOwnership(const bundle::MemMap& map) : map_(&map) {
   owner_.emplace(0, Owner{});
   owner_.emplace(UINT64_MAX, Owner{});  // end sentinel
   for (size_t t = 0; t < map.ddr_buffers.size(); ++t) {
@@ -14,8 +14,7 @@ DdrOwnership::DdrOwnership(const allocator::MemMap& map) : map_(&map) {
     const auto id = static_cast<int32_t>(t);
     for (int64_t w : b.writers) writer_of_.emplace(w, id);
     for (int64_t r : b.readers) reader_of_.emplace(r, id);
-    // Holds its value when the program starts: live from 0 and read before anything writes it.
-    const bool held = b.first == 0 && (b.writers.empty() || (!b.readers.empty() && b.readers.front() < b.writers.front()));
+    const bool held = b.held_at_start();
     if (!held || b.size.value == 0) continue;
     auto lo = split(b.offset.value), hi = split(b.offset.value + b.size.value);
     owner_.erase(std::next(lo), hi);

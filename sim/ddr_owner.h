@@ -1,6 +1,6 @@
 #pragma once
 // Internal to the checkers: DDR ownership for programs whose memory map lists DDR buffers
-// (compiled models: arena tensors, model inputs/outputs, weight blobs; allocator/memmap.h).
+// (compiled models: arena tensors, model inputs/outputs, weight blobs; bundle/memmap.h).
 // Like the SRAM shadow memory, but for the tensors a memory plan placed in DDR:
 //  - a STORE writes bytes of a tensor other than the one it produces while that tensor is
 //    live (an outside plan that overlaps two live tensors; a STORE running past its tensor):
@@ -17,14 +17,14 @@
 #include <utility>
 #include <vector>
 
-#include "allocator/memmap.h"
+#include "bundle/memmap.h"
 #include "sim/checkers.h"
 
 namespace npuforge::sim {
 
 class DdrOwnership {
  public:
-  explicit DdrOwnership(const allocator::MemMap& map);
+  explicit DdrOwnership(const bundle::MemMap& map);
 
   // Instruction `instr` (started at `cycle`) reads or writes DDR [addr, addr + bytes).
   // Findings go to `out` (the caller counts and keeps them).
@@ -40,9 +40,9 @@ class DdrOwnership {
   };
   int32_t meant(int64_t instr, bool write, uint64_t addr) const;
   std::map<uint64_t, Owner>::iterator split(uint64_t at);
-  const allocator::MemDdrBuffer& buf(int32_t id) const { return map_->ddr_buffers[static_cast<size_t>(id)]; }
+  const bundle::MemDdrBuffer& buf(int32_t id) const { return map_->ddr_buffers[static_cast<size_t>(id)]; }
 
-  const allocator::MemMap* map_;
+  const bundle::MemMap* map_;
   std::map<int64_t, int32_t> writer_of_, reader_of_;  // instruction -> tensor it writes / reads
   std::map<uint64_t, Owner> owner_;  // segment [key, next key) -> who last wrote it
   std::set<std::pair<int64_t, int32_t>> reported_;  // (instruction, other tensor)

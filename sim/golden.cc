@@ -21,7 +21,7 @@ namespace {
 
 // Executes `program` on `memory` (loaded by the caller) in program order; returns the
 // instructions executed, out-of-range operands into `errors`.
-uint64_t execute_all(const Program& program, const Semantics& sem, Checkers* checkers, Memory& memory,
+uint64_t execute_all(const bundle::Program& program, const Semantics& sem, Checkers* checkers, Memory& memory,
                      std::vector<Finding>& errors) {
   uint64_t executed = 0;
   for (size_t i = 0; i < program.instrs.size(); ++i) {
@@ -46,8 +46,9 @@ uint64_t execute_all(const Program& program, const Semantics& sem, Checkers* che
 
 // Reports `diff` (non-empty) as a DdrMismatch; `expected_at`/`actual_at` give a side's byte.
 template <typename ExpectedAt, typename ActualAt>
-void report_mismatch(const Program& program, const Semantics& sem, const DdrDiff& diff, ExpectedAt expected_at,
-                     ActualAt actual_at, std::string_view expected_name, Checkers& checkers) {
+void report_mismatch(const bundle::Program& program, const Semantics& sem, const bundle::DdrDiff& diff,
+                     ExpectedAt expected_at, ActualAt actual_at, std::string_view expected_name,
+                     Checkers& checkers) {
   Finding f;
   f.kind = FindingKind::DdrMismatch;
   f.space = isa::Space::Ddr;
@@ -78,7 +79,7 @@ uint8_t byte_at(std::span<const uint8_t> v, uint64_t a) { return a < v.size() ? 
 
 }  // namespace
 
-GoldenResult run_golden(const Program& program, const Semantics& sem, Checkers* checkers) {
+GoldenResult run_golden(const bundle::Program& program, const Semantics& sem, Checkers* checkers) {
   GoldenResult result;
   Memory memory(program.config);
   memory.ddr.load_image(program.ddr_init);
@@ -89,17 +90,17 @@ GoldenResult run_golden(const Program& program, const Semantics& sem, Checkers* 
   return result;
 }
 
-GoldenMemory run_golden_memory(const Program& program, const Semantics& sem) {
+GoldenMemory run_golden_memory(const bundle::Program& program, const Semantics& sem) {
   GoldenMemory result(program.config);
   result.memory.ddr.load_image(program.ddr_init);
   result.instructions = execute_all(program, sem, nullptr, result.memory, result.errors);
   return result;
 }
 
-bool check_ddr(const Program& program, const Semantics& sem, const std::vector<uint8_t>& expected,
+bool check_ddr(const bundle::Program& program, const Semantics& sem, const std::vector<uint8_t>& expected,
                const std::vector<uint8_t>& actual, std::string_view expected_name,
                Checkers& checkers) {
-  const DdrDiff diff = compare_images(expected, actual);
+  const bundle::DdrDiff diff = bundle::compare_images(expected, actual);
   if (diff.total_differing == 0) return true;
   report_mismatch(
       program, sem, diff, [&](uint64_t a) { return byte_at(expected, a); }, [&](uint64_t a) { return byte_at(actual, a); },
@@ -107,9 +108,9 @@ bool check_ddr(const Program& program, const Semantics& sem, const std::vector<u
   return false;
 }
 
-bool check_ddr(const Program& program, const Semantics& sem, const Ddr& expected, std::span<const uint8_t> actual,
-               std::string_view expected_name, Checkers& checkers) {
-  const DdrDiff diff = compare_images(expected, actual);
+bool check_ddr(const bundle::Program& program, const Semantics& sem, const Ddr& expected,
+               std::span<const uint8_t> actual, std::string_view expected_name, Checkers& checkers) {
+  const bundle::DdrDiff diff = compare_images(expected, actual);
   if (diff.total_differing == 0) return true;
   report_mismatch(
       program, sem, diff, [&](uint64_t a) { return expected.at(a); }, [&](uint64_t a) { return byte_at(actual, a); },
@@ -117,7 +118,7 @@ bool check_ddr(const Program& program, const Semantics& sem, const Ddr& expected
   return false;
 }
 
-bool check_ddr(const Program& program, const Semantics& sem, const Ddr& expected, const Ddr& actual,
+bool check_ddr(const bundle::Program& program, const Semantics& sem, const Ddr& expected, const Ddr& actual,
                std::string_view expected_name, Checkers& checkers) {
   if (expected.same_as(actual)) return true;
   // A failing seed: the images, and the same finding as from the images.

@@ -155,45 +155,14 @@ bool Ddr::same_as(const Ddr& actual) const {
   return true;
 }
 
-DdrDiff compare_images(std::span<const uint8_t> expected, std::span<const uint8_t> actual) {
-  // Every passing seed compares equal images: settle that with memcmp and a zero scan of the
-  // longer one's tail, and count byte by byte only when something differs.
-  const size_t common = std::min(expected.size(), actual.size());
-  const auto longer = expected.size() > actual.size() ? expected : actual;
-  if ((common == 0 || std::memcmp(expected.data(), actual.data(), common) == 0) &&
-      std::all_of(longer.begin() + static_cast<std::ptrdiff_t>(common), longer.end(), [](uint8_t b) { return b == 0; }))
-    return DdrDiff{};
-  DdrDiff diff;
-  const uint64_t n = std::max(expected.size(), actual.size());
-  auto at = [](std::span<const uint8_t> s, uint64_t i) -> uint8_t { return i < s.size() ? s[i] : 0; };
-  bool in_first_run = false;
-  for (uint64_t i = 0; i < n; ++i) {
-    if (at(expected, i) == at(actual, i)) {
-      in_first_run = false;
-      continue;
-    }
-    if (diff.total_differing == 0) {
-      diff.addr = i;
-      in_first_run = true;
-    }
-    if (in_first_run) ++diff.bytes;
-    ++diff.total_differing;
-  }
-  return diff;
+bundle::DdrDiff compare_images(const Ddr& expected, std::span<const uint8_t> actual) {
+  if (expected.same_as(actual)) return bundle::DdrDiff{};
+  return bundle::compare_images(expected.image(), actual);  // a failing seed: count byte by byte
 }
 
-}  // namespace npuforge::sim
-
-namespace npuforge::sim {
-
-DdrDiff compare_images(const Ddr& expected, std::span<const uint8_t> actual) {
-  if (expected.same_as(actual)) return DdrDiff{};
-  return compare_images(expected.image(), actual);  // a failing seed: count byte by byte
-}
-
-DdrDiff compare_images(const Ddr& expected, const Ddr& actual) {
-  if (expected.same_as(actual)) return DdrDiff{};
-  return compare_images(expected.image(), actual.image());  // a failing seed: count byte by byte
+bundle::DdrDiff compare_images(const Ddr& expected, const Ddr& actual) {
+  if (expected.same_as(actual)) return bundle::DdrDiff{};
+  return bundle::compare_images(expected.image(), actual.image());  // a failing seed: count byte by byte
 }
 
 }  // namespace npuforge::sim

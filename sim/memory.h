@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bundle/ddr_image.h"
 #include "util/error.h"
 #include "isa/instruction.h"
 #include "isa/npu_config.h"
@@ -62,7 +63,7 @@ class Ddr {
   void write(uint64_t addr, std::span<const uint8_t> in);
   // Replaces the contents by `image` at address 0 (the rest reads as zero). The image is
   // referenced, not copied (a page is copied when first written): it must outlive this Ddr,
-  // as a Program's ddr_init does for every executor of that program. A regression seed's
+  // as a bundle::Program's ddr_init does for every executor of that program. A regression seed's
   // DDR image is megabytes of which a run writes a few pages: copying it into pages cost a
   // page fault per 4 KiB in every executor.
   void load_image(std::span<const uint8_t> image);
@@ -98,18 +99,9 @@ struct Memory {
   Ddr ddr;
 };
 
-// Compares two DDR images as memories: a missing tail counts as zeros. Returns the first
-// differing range [addr, addr + bytes) (the run of consecutive differing bytes), or
-// bytes == 0 when they are equal.
-struct DdrDiff {
-  uint64_t addr = 0;
-  uint64_t bytes = 0;
-  uint64_t total_differing = 0;  // bytes that differ anywhere
-};
-DdrDiff compare_images(std::span<const uint8_t> expected, std::span<const uint8_t> actual);
-// The same as compare_images(expected.image(), actual) without building the image (a passing
+// bundle::compare_images(expected.image(), actual) without building the image (a passing
 // seed compares page by page against `expected`'s written pages and its loaded image).
-DdrDiff compare_images(const Ddr& expected, std::span<const uint8_t> actual);
-DdrDiff compare_images(const Ddr& expected, const Ddr& actual);
+bundle::DdrDiff compare_images(const Ddr& expected, std::span<const uint8_t> actual);
+bundle::DdrDiff compare_images(const Ddr& expected, const Ddr& actual);
 
 }  // namespace npuforge::sim

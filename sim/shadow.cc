@@ -17,7 +17,7 @@ int32_t clamp32(int64_t v) { return static_cast<int32_t>(std::clamp<int64_t>(v, 
 // query walks the granule's live buffers that do not hold its address, fewer in a smaller
 // granule (bench_sim 100k: -10.5 M Ir in the run at the same index build cost; a quarter
 // saved 5 M more in the run but cost 11 M more to build).
-uint64_t granule_for(const allocator::MemMap& map) {
+uint64_t granule_for(const bundle::MemMap& map) {
   uint64_t total = 0, count = 0;
   for (const auto& b : map.buffers) {
     if (b.size.value == 0) continue;
@@ -30,7 +30,7 @@ uint64_t granule_for(const allocator::MemMap& map) {
 
 }  // namespace
 
-BufferIndex::BufferIndex(const allocator::MemMap& map, uint64_t sram_bytes, ByFirst by_first) : map_(&map) {
+BufferIndex::BufferIndex(const bundle::MemMap& map, uint64_t sram_bytes, ByFirst by_first) : map_(&map) {
   granule_ = granule_for(map);
   uint64_t top = sram_bytes;
   for (const auto& b : map.buffers) top = std::max(top, uint64_t{b.offset.value} + b.size.value);
@@ -194,7 +194,7 @@ using ByFirst = BufferIndex::ByFirst;
 
 // The index keeps instruction indices and ends in 32 bits: it answers liveness and bytes
 // exactly for maps whose values fit.
-bool index_exact(const allocator::MemMap& map) {
+bool index_exact(const bundle::MemMap& map) {
   for (const auto& b : map.buffers) {
     if (b.size.value == 0) continue;
     if (b.first < INT32_MIN || b.first > INT32_MAX || b.last < INT32_MIN || b.last > INT32_MAX ||
@@ -231,7 +231,7 @@ class CandidateLists {
 
 // The index's live buffers in [offset, end) at `first`: no set of the live buffers (a node
 // allocated and a tree search per buffer).
-void candidates_by_index(const allocator::MemMap& map, const BufferIndex& index, ByFirst by_first,
+void candidates_by_index(const bundle::MemMap& map, const BufferIndex& index, ByFirst by_first,
                          CandidateLists& lists) {
   std::vector<int32_t> live, out;
   for (const auto& [t, id] : by_first) {
@@ -247,7 +247,7 @@ void candidates_by_index(const allocator::MemMap& map, const BufferIndex& index,
 }
 
 // The general sweep: the buffers live at each `first` in a set by offset.
-void candidates_by_sweep(const allocator::MemMap& map, const BufferIndex& index, ByFirst by_first,
+void candidates_by_sweep(const bundle::MemMap& map, const BufferIndex& index, ByFirst by_first,
                          CandidateLists& lists) {
   const auto& bufs = map.buffers;
   auto end_of = [&](int32_t id) { return uint64_t{bufs[static_cast<size_t>(id)].offset.value} + bufs[static_cast<size_t>(id)].size.value; };
@@ -294,7 +294,7 @@ void candidates_by_sweep(const allocator::MemMap& map, const BufferIndex& index,
 
 }  // namespace
 
-OverlapCandidates find_overlap_candidates(const allocator::MemMap& map, const BufferIndex& index,
+OverlapCandidates find_overlap_candidates(const bundle::MemMap& map, const BufferIndex& index,
                                           ByFirst by_first, bool general) {
   CandidateLists lists(map.buffers.size());
   if (!general && index_exact(map)) {

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "allocator/memmap.h"
+#include "bundle/memmap.h"
 
 namespace npuforge::sim {
 
@@ -15,7 +15,7 @@ class BufferIndex {
   // (first, id) of every buffer of the map, sorted: the order the index files buffers in.
   using ByFirst = std::span<const std::pair<int64_t, int32_t>>;
   // `by_first`: the map's buffers so sorted, when the caller has them (else sorted here).
-  BufferIndex(const allocator::MemMap& map, uint64_t sram_bytes, ByFirst by_first = {});
+  BufferIndex(const bundle::MemMap& map, uint64_t sram_bytes, ByFirst by_first = {});
 
   // Buffers whose [offset, offset + size) holds `addr` and that are live at `instr`.
   void live_at(uint64_t addr, int64_t instr, std::vector<int32_t>& out) const;
@@ -55,7 +55,7 @@ class BufferIndex {
   // The buffer holding `addr` that becomes live first after `instr` (kNone if none).
   int32_t born_after(uint64_t addr, int64_t instr) const;
 
-  const allocator::MemBuffer& buffer(int32_t id) const { return map_->buffers[static_cast<size_t>(id)]; }
+  const bundle::MemBuffer& buffer(int32_t id) const { return map_->buffers[static_cast<size_t>(id)]; }
   uint64_t end(int32_t id) const { return buffer(id).offset.value + buffer(id).size.value; }
   bool holds(int32_t id, uint64_t addr) const {
     return buffer(id).offset.value <= addr && addr < end(id);
@@ -87,7 +87,7 @@ class BufferIndex {
   template <typename F>
   void stab(uint64_t u, int64_t instr, F&& f) const;
 
-  const allocator::MemMap* map_;
+  const bundle::MemMap* map_;
   uint64_t granule_;
   uint64_t units_ = 0;
   struct Head {
@@ -132,7 +132,7 @@ struct OverlapCandidates {
 // each buffer's bytes when its instruction indices and ends are what the index keeps (32
 // bits; so in any map of a real program), else (or `general`) sweeps a set of the live
 // buffers by offset: the same lists.
-OverlapCandidates find_overlap_candidates(const allocator::MemMap& map, const BufferIndex& index,
+OverlapCandidates find_overlap_candidates(const bundle::MemMap& map, const BufferIndex& index,
                                           BufferIndex::ByFirst by_first, bool general = false);
 
 }  // namespace npuforge::sim

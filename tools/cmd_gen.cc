@@ -10,7 +10,6 @@
 #include "gen/profile.h"
 #include "gen/program_check.h"
 #include "planner/plan_check.h"
-#include "sim/program.h"
 #include "util/sysinfo.h"
 #include "util/yaml_util.h"
 #include "tools/command.h"
@@ -33,17 +32,14 @@ struct GenOptions {
 
 // The static checks of a generated program; prints the first findings of each and their
 // count. True when clean.
-bool check_generated(const gen::GeneratedProgram& g, const std::string& name) {
+bool check_generated(gen::GeneratedProgram& g, const std::string& name) {
   constexpr size_t kShown = 20;
-  const allocator::MemMap map = g.memmap();
+  g.bundle.name = name;
+  const bundle::Program& program = g.with_memmap();
+  const bundle::MemMap& map = *program.memmap;
   bool clean = true;
-  sim::Program bundle;  // the consistency checks `npuforge sim` runs on its inputs
-  bundle.name = name;
-  bundle.instrs = g.instrs;
-  bundle.memmap = map;
-  bundle.ddr_init = g.ddr_image;
-  bundle.config = g.npu;
-  if (const std::string err = bundle.validate(); !err.empty()) {
+  // The consistency checks `npuforge sim` runs on its inputs.
+  if (const std::string err = program.validate(); !err.empty()) {
     fmt::print("check: memory map against the NPU config: {}\n", err);
     clean = false;
   }
@@ -51,7 +47,8 @@ bool check_generated(const gen::GeneratedProgram& g, const std::string& name) {
     fmt::print("check: memory map: {}", plan.report());
     clean = false;
   }
-  if (const auto prog = gen::check_program(g.instrs, map, g.npu.ddr_bytes.value, {.max_findings = kShown});
+  if (const auto prog =
+          gen::check_program(program.instrs, map, program.config.ddr_bytes.value, {.max_findings = kShown});
       !prog.ok()) {
     fmt::print("check: program: {}", prog.report());
     clean = false;
@@ -62,7 +59,7 @@ bool check_generated(const gen::GeneratedProgram& g, const std::string& name) {
   }
   if (clean)
     fmt::print("check: ok ({} instructions, {} buffers: memory map, program and NPU config agree)\n",
-               g.instrs.size(), map.buffers.size());
+               program.instrs.size(), map.buffers.size());
   return clean;
 }
 
@@ -79,7 +76,7 @@ int run_gen(const GenOptions& o) {
   // The files are created first: their assembly is written while the program is generated.
   gen::OutputFiles files(isa::builtin_isa(), o.output);
   g.stream = &files.stream();
-  const gen::GeneratedProgram program = gen::generate(isa::builtin_isa(), npu.config, profile, g);
+  gen::GeneratedProgram program = gen::generate(isa::builtin_isa(), npu.config, profile, g);
   files.finish(program);
   fmt::print("{}\n", gen::summary_line(program));
   if (o.check && !check_generated(program, o.output)) return kExitFinding;

@@ -5,7 +5,7 @@
 
 #include <fmt/core.h>
 
-#include "allocator/memmap.h"
+#include "bundle/memmap.h"
 #include "planner/ddr_check.h"
 #include "planner/plan_check.h"
 #include "planner/plan_io.h"

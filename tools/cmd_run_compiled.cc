@@ -17,7 +17,8 @@
 #include "model/interpreter.h"
 #include "model/load.h"
 #include "model/npy.h"
-#include "sim/program.h"
+#include "bundle/ddr_image.h"
+#include "bundle/files.h"
 #include "sim/verify/verdict_json.h"
 #include "sim/verify/verify.h"
 #include "tools/run_compiled.h"
@@ -34,11 +35,6 @@ using compiler::ManifestTensor;
 using compiler::QGraph;
 using compiler::QTensor;
 using compiler::TensorId;
-
-std::vector<uint8_t> read_image(const fs::path& path) {
-  const std::string s = util::read_file(path, "DDR image");
-  return {s.begin(), s.end()};
-}
 
 const QTensor& qtensor(const QGraph& g, const std::string& name, TensorId* id = nullptr) {
   const TensorId t = g.find(name);
@@ -166,10 +162,10 @@ struct Runner {
   }
 
   // A segment's files: its DDR image in and out, its verdict and its report.
-  void write_segment(const std::string& k, const sim::Program& p, const sim::verify::Verdict& v) {
+  void write_segment(const std::string& k, const bundle::Program& p, const sim::verify::Verdict& v) {
     const fs::path& w = work_dir();
-    sim::write_ddr_image(w / (k + ".in.ddr.bin"), p.ddr_init);
-    sim::write_ddr_image(w / (k + ".out.ddr.bin"), v.final_ddr);
+    bundle::write_ddr_image(w / (k + ".in.ddr.bin"), p.ddr_init);
+    bundle::write_ddr_image(w / (k + ".out.ddr.bin"), v.final_ddr);
     util::write_file(w / (k + ".json"), sim::verify::to_json(v), "JSON verdict");
     util::write_file(w / (k + ".log"), sim::verify::report(v), "segment report");
   }
@@ -178,9 +174,9 @@ struct Runner {
     SegmentReport r;
     r.kind = "npu";
     const std::string k = fmt::format("seg{}", s.index);
-    sim::Program p = sim::Program::load(isa::builtin_isa(), o.dir / s.bin, o.dir / s.memmap, {}, npu);
-    p.ddr_init = std::move(image);  // the image now, lent to the program for the run
-    if (const std::string err = p.validate(); !err.empty()) throw Error(fmt::format("{}: {}", k, err));
+    // The image now, lent to the program for the run.
+    bundle::Program p = bundle::read_program(isa::builtin_isa(), {.binary = o.dir / s.bin, .memmap = o.dir / s.memmap},
+                                             npu, std::move(image), k + "'s input DDR image");
     const sim::verify::Options v = sim_options(k);
     const auto t0 = std::chrono::steady_clock::now();
     sim::verify::Verdict verdict = sim::verify::run(p, v);
@@ -286,7 +282,7 @@ struct Runner {
       return n;
     }(), o.outputs, "--output");
     ref = compiler::run_qref(g, inputs);
-    image = read_image(o.dir / mf.image);
+    image = bundle::read_ddr_image(o.dir / mf.image);
     image.resize(std::max<size_t>(image.size(), mf.output.base + mf.output.bytes), 0);
     for (const ManifestTensor& mt : mf.inputs) {
       TensorId id;

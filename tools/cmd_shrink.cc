@@ -6,7 +6,8 @@
 
 #include "isa/npu_config.h"
 #include "regress/shrink.h"
-#include "sim/program.h"
+#include "bundle/ddr_image.h"
+#include "bundle/files.h"
 #include "sim/verify/verify.h"
 #include "tools/command.h"
 #include "tools/input_file.h"
@@ -25,7 +26,7 @@ struct ShrinkOpts {
 int run_shrink(const ShrinkOpts& o) {
   const isa::Isa& isa = isa::builtin_isa();
   const isa::NpuConfig npu = isa::load_npu_config(o.npu).config;
-  const sim::Program prog = sim::Program::load(isa, o.program, o.memmap, o.ddr, npu);
+  const bundle::Program prog = bundle::read_program(isa, {.binary = o.program, .memmap = o.memmap, .ddr = o.ddr}, npu);
   if (!prog.memmap) throw Error("shrink: --memmap is required");
   regress::ShrinkProgram p{prog.instrs, *prog.memmap, prog.ddr_init};
   const std::string out = o.out.empty() ? std::filesystem::path(o.program).replace_extension("").string() + ".min" : o.out;
@@ -38,7 +39,7 @@ int run_shrink(const ShrinkOpts& o) {
   fmt::print("shrink: {} -> {} instructions, {} -> {} buffers, {} simulations; still fails with [{}]\n",
              res.from_instrs, res.program.instrs.size(), res.from_buffers, res.program.map.buffers.size(),
              res.tests, regress::tag(res.kind));
-  fmt::print("wrote {0}.s {0}.bin {0}.memmap.yaml {0}.ddr.bin\n", out);
+  fmt::print("wrote {0}.s {0}.bin {0}.hex {0}.memmap.yaml {0}.ddr.bin\n", out);
   fmt::print("check: npuforge sim {0}.bin --memmap {0}.memmap.yaml --ddr {0}.ddr.bin{1}{2}\n", out, o.rtl ? " --rtl" : "",
              o.plant.empty() ? "" : " --plant " + o.plant);
   return kExitOk;

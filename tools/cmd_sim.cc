@@ -8,7 +8,8 @@
 
 #include "isa/isa.h"
 #include "isa/npu_config.h"
-#include "sim/program.h"
+#include "bundle/ddr_image.h"
+#include "bundle/files.h"
 #include "sim/sc_model/sc_backend.h"
 #include "sim/verify/verdict_json.h"
 #include "sim/verify/verify.h"
@@ -42,8 +43,8 @@ int run_sim(const SimOptions& o) {
   const isa::Isa custom = o.isa.empty() ? isa::Isa{} : isa::Isa::load_file(o.isa);
   const isa::Isa& the_isa = o.isa.empty() ? isa::builtin_isa() : custom;
   const isa::NpuConfig config = isa::load_npu_config(o.npu).config;
-  const sim::Program program = sim::Program::load(the_isa, o.program, o.memmap, o.ddr, config);
-  const std::vector<uint8_t> expected = o.expect_ddr.empty() ? std::vector<uint8_t>{} : sim::read_ddr_image(o.expect_ddr);
+  const bundle::Program program = bundle::read_program(the_isa, {.binary = o.program, .memmap = o.memmap, .ddr = o.ddr}, config);
+  const std::vector<uint8_t> expected = o.expect_ddr.empty() ? std::vector<uint8_t>{} : bundle::read_ddr_image(o.expect_ddr);
   // --rtl-variant NAME is --rtl --plant NAME for the RTL plants of the catalogue.
   const Plant variant = parse_rtl_plant(o.rtl_variant);
   if (variant.any() && !o.plant.empty()) throw Error("--rtl-variant and --plant name one plant each: give one");
@@ -59,7 +60,7 @@ int run_sim(const SimOptions& o) {
   }
   v.keep_final_ddr = !o.out_ddr.empty();
   const sim::verify::Verdict verdict = sim::verify::run(program, v);
-  if (!o.out_ddr.empty()) sim::write_ddr_image(o.out_ddr, verdict.final_ddr);
+  if (!o.out_ddr.empty()) bundle::write_ddr_image(o.out_ddr, verdict.final_ddr);
   fmt::print("{}", sim::verify::report(verdict));
   if (!o.json.empty()) util::write_file(o.json, sim::verify::to_json(verdict), "JSON verdict");
   return verdict.pass ? kExitOk : kExitFinding;

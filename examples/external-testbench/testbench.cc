@@ -14,12 +14,12 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "bundle/program.h"
 #include "gen/generator.h"
 #include "gen/profile.h"
 #include "sim/checkers.h"
 #include "sim/golden.h"
 #include "sim/memory.h"
-#include "sim/program.h"
 #include "sim/semantics.h"
 
 namespace {
@@ -60,12 +60,12 @@ struct Scratchpad : sc_core::sc_module {
 // npuforge's reference semantics, written back; the checkers see every access.
 struct Executor : sc_core::sc_module {
   tlm_utils::simple_initiator_socket<Executor> sram{"sram"};
-  const sim::Program& program;
+  const bundle::Program& program;
   const sim::Semantics& sem;
   sim::Checkers& checkers;
   sim::Ddr ddr;
   SC_HAS_PROCESS(Executor);
-  Executor(sc_core::sc_module_name name, const sim::Program& p, const sim::Semantics& s, sim::Checkers& c)
+  Executor(sc_core::sc_module_name name, const bundle::Program& p, const sim::Semantics& s, sim::Checkers& c)
       : sc_module(name), program(p), sem(s), checkers(c), ddr(p.config.ddr_bytes) {
     ddr.load_image(p.ddr_init);
     SC_THREAD(run);
@@ -145,14 +145,9 @@ int sc_main(int argc, char* argv[]) {
     gen::GenOptions opt;
     opt.seed = seed;
     opt.length = 300;
-    const gen::GeneratedProgram g = gen::generate(isa, npu, gen::Profile::load_file(NPUFORGE_PROFILE), opt);
-    sim::Program program;
-    program.name = "seed " + std::to_string(seed);
-    program.isa = &isa;
-    program.instrs = g.instrs;
-    program.memmap = g.memmap();
-    program.ddr_init = g.ddr_image;
-    program.config = g.npu;
+    gen::GeneratedProgram g = gen::generate(isa, npu, gen::Profile::load_file(NPUFORGE_PROFILE), opt);
+    g.bundle.name = "seed " + std::to_string(seed);
+    const bundle::Program& program = g.with_memmap();  // what npuforge's simulator takes
     const sim::Semantics sem(isa);
     sim::Checkers checkers(program, sem);
 

@@ -130,7 +130,7 @@ void Engine::transport(isa::Space space, tlm::tlm_command cmd, uint64_t addr, st
 // in place (`in_place`: the kernel runs now, before anything else can write there) or copied
 // out of the scratchpad; everything else goes through b_transport into in_[k].
 std::span<const uint8_t> Engine::read_operand(unsigned k, const isa::Extent& e, bool in_place) {
-  const Program& prog = *ctx_->program;
+  const bundle::Program& prog = *ctx_->program;
   if (e.space == isa::Space::Sram) {
     if (const uint8_t* direct = sram_direct(e.addr, e.bytes)) {
       if (in_place) return {direct, e.bytes};
@@ -294,7 +294,7 @@ void Engine::finish_deferred(const isa::Instruction& instr, const isa::ExtentLis
 }
 
 void Engine::execute(uint32_t i, const isa::Instruction& instr) {
-  const Program& prog = *ctx_->program;
+  const bundle::Program& prog = *ctx_->program;
   const Semantics& sem = *ctx_->sem;
   Checkers& checkers = *ctx_->checkers;
   const sc_time t0 = ctx_->now();

@@ -42,7 +42,7 @@ struct FetchFlip {
   unsigned bit = 0;  // bit b of the word: byte b / 8, bit b % 8 (isa/instruction.cc put_bits)
 };
 
-FetchFlip fetch_flip(const Program& program) {
+FetchFlip fetch_flip(const bundle::Program& program) {
   const uint64_t unit = std::max<uint64_t>(program.config.alignment.value, 1);
   const auto unit_bit = static_cast<unsigned>(std::countr_zero(unit));
   for (size_t i = 0; i < program.instrs.size(); ++i) {
@@ -58,7 +58,7 @@ FetchFlip fetch_flip(const Program& program) {
 
 }  // namespace
 
-NpuTop::NpuTop(sc_core::sc_module_name name, const Program& program, const Semantics& sem,
+NpuTop::NpuTop(sc_core::sc_module_name name, const bundle::Program& program, const Semantics& sem,
                Checkers& checkers, const ScOptions& options, std::function<void()> on_done)
     : sc_module(name),
       options_(options),
@@ -126,7 +126,7 @@ NpuTop::~NpuTop() {
 }
 
 void NpuTop::dispatch() {
-  const Program& prog = *ctx_.program;
+  const bundle::Program& prog = *ctx_.program;
   const sc_time latency = kCycle * static_cast<double>(prog.config.dispatch_latency_cycles);
   for (uint32_t i = 0; i < prog.instrs.size(); ++i) {
     dispatch_pc_ = i;
@@ -160,7 +160,7 @@ void NpuTop::dispatch() {
 // plant flips its word or the RTL decoder must see the word (NpuTop::fetch). Every other word
 // is fetched over the socket and compared with the encoding.
 const isa::Instruction& NpuTop::fetch_word(uint32_t i) {
-  const Program& prog = *ctx_.program;
+  const bundle::Program& prog = *ctx_.program;
   const bool flipped = flip_index_ == int64_t{i};
   const unsigned width = prog.isa->width_bytes();
   // Members, not locals: a thread left blocked by a deadlock never unwinds its stack.
@@ -318,7 +318,7 @@ void NpuTop::watchdog() {
 }
 
 std::string NpuTop::queue_states() const {
-  const Program& prog = *ctx_.program;
+  const bundle::Program& prog = *ctx_.program;
   auto name_of = [&](int64_t i) {
     return fmt::format("#{} {}", i, ctx_.instr(static_cast<uint32_t>(i)).spec->mnemonic);
   };

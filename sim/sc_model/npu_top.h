@@ -16,7 +16,7 @@
 
 #include "sim/checkers.h"
 #include "sim/memory.h"
-#include "sim/program.h"
+#include "bundle/program.h"
 #include "sim/sc_model/mem_target.h"
 #include "sim/sc_model/rtl_blocks.h"
 #include "sim/sc_model/rtl_compute.h"
@@ -38,7 +38,7 @@ struct Context {
   // looks the kernel up again, several per instruction.
   const sc_core::sc_time& now() const { return *now_; }
   const sc_core::sc_time* now_ = &sc_core::sc_get_curr_simcontext()->time_stamp();
-  const Program* program = nullptr;
+  const bundle::Program* program = nullptr;
   const Semantics* sem = nullptr;
   Checkers* checkers = nullptr;
   // Instruction i as dispatched: the program's own, unless its fetched word is not known to
@@ -301,7 +301,7 @@ class NpuTop : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(NpuTop);
   // `on_done` is called once when HALT completes (or the watchdog gives up).
-  NpuTop(sc_core::sc_module_name name, const Program& program, const Semantics& sem,
+  NpuTop(sc_core::sc_module_name name, const bundle::Program& program, const Semantics& sem,
          Checkers& checkers, const ScOptions& options, std::function<void()> on_done);
   ~NpuTop() override;
 

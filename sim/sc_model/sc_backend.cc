@@ -140,7 +140,7 @@ std::string_view ScBackend::name() const {
   return "systemc";
 }
 
-RunResult ScBackend::run(const Program& program, Checkers& checkers) {
+RunResult ScBackend::run(const bundle::Program& program, Checkers& checkers) {
   const ScJob job{&program, &checkers, options_};
   std::vector<ScOutput> out = run_together(*sem_, std::span<const ScJob>(&job, 1));
   stats_ = std::move(out[0].stats);

@@ -101,7 +101,7 @@ class ScBackend : public Backend {
   explicit ScBackend(const Semantics& sem, ScOptions options = {});
   std::string_view name() const override;
   // Once per kernel (see above).
-  RunResult run(const Program& program, Checkers& checkers) override;
+  RunResult run(const bundle::Program& program, Checkers& checkers) override;
   const ScStats& stats() const { return stats_; }
   // The final DDR of the last run with ScOptions::images off (empty otherwise); moved out.
   std::optional<Ddr> take_ddr() { return std::exchange(ddr_, std::nullopt); }
@@ -114,7 +114,7 @@ class ScBackend : public Backend {
 };
 
 struct ScJob {
-  const Program* program = nullptr;
+  const bundle::Program* program = nullptr;
   Checkers* checkers = nullptr;
   ScOptions options;
 };

@@ -31,7 +31,7 @@ std::unique_ptr<Backend> make_backend(const Options& o, const Semantics& sem) {
 
 // The final DDR compared with the golden model's and the expected image; the image itself
 // when asked for.
-void judge_ddr(const Program& program, const Semantics& sem, const Options& o, RunResult& result,
+void judge_ddr(const bundle::Program& program, const Semantics& sem, const Options& o, RunResult& result,
                sc_model::ScBackend* sc, Checkers& checkers, Verdict& v) {
   const GoldenMemory golden = run_golden_memory(program, sem);
   std::optional<Ddr> ddr;
@@ -64,7 +64,7 @@ bool pass_rule(const Verdict& v) {
   return v.findings == 0 && v.completed && (!v.rtl || v.rtl->decoder_mismatches == 0);
 }
 
-Verdict run(const Program& program, const Options& o) {
+Verdict run(const bundle::Program& program, const Options& o) {
   if (!program.isa) throw Error(fmt::format("program {} has no ISA", program.name));
   const Semantics sem(*program.isa);
   Checkers checkers(program, sem, CheckerOptions{.max_errors = o.max_errors});

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "sim/checkers.h"
-#include "sim/program.h"
+#include "bundle/program.h"
 #include "sim/sc_model/sc_backend.h"
 #include "util/plant.h"
 
@@ -69,7 +69,7 @@ bool pass_rule(const Verdict& v);
 // Runs `program` as described above. Throws npuforge::Error for options that do not go
 // together (rtl, trace or a plant on the sequential backend; an RTL plant without rtl) and
 // for a program the backend refuses.
-Verdict run(const Program& program, const Options& options);
+Verdict run(const bundle::Program& program, const Options& options);
 
 // The text `npuforge sim` prints: PASS/FAIL with counts, queue utilisation, the findings
 // (counts per kind, the kept ones) and the RTL's counters.

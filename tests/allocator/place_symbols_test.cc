@@ -23,7 +23,7 @@ TEST(PlaceSymbols, DependentOperandsShareAnAddressAndDeadBytesAreReused) {
                             "move %b, %a, len=64\n"
                             "move %c, %b, len=64\n",
                             "t.s");
-  const MemMap map = place_symbols(prog, small_npu());
+  const bundle::MemMap map = place_symbols(prog, small_npu());
   ASSERT_EQ(map.buffers.size(), 3u);
   const auto& move = isa::builtin_isa().require("move");
   const unsigned dst = move.require_field("dst"), src = move.require_field("src");
@@ -66,7 +66,7 @@ TEST(PlaceSymbols, RandomProgramsNeverOverlapLiveBuffers) {
       }
     }
     auto prog = isa::assemble(isa::builtin_isa(), text, "r.s");
-    const MemMap map = place_symbols(prog, small_npu(), {Policy::BestFit, ""});
+    const bundle::MemMap map = place_symbols(prog, small_npu(), {Policy::BestFit, ""});
     for (size_t a = 0; a < map.buffers.size(); ++a)
       for (size_t b = a + 1; b < map.buffers.size(); ++b) {
         const auto &x = map.buffers[a], &y = map.buffers[b];

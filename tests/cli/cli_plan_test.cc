@@ -5,7 +5,7 @@
 
 #include <regex>
 
-#include "allocator/memmap.h"
+#include "bundle/memmap.h"
 #include "cli_util.h"
 #include "planner/plan_io.h"
 #include "planner/planner.h"
@@ -174,7 +174,7 @@ TEST(CliCheckPlan, EachOutcomeAndItsExitCode) {
 // A generator memory map: inclusive lifetimes, the map's capacity and alignment, symbols named.
 TEST(CliCheckPlan, MemoryMaps) {
   ScratchDir tmp("cli_check_memmap");
-  allocator::MemMap m;
+  bundle::MemMap m;
   m.sram_bytes = Bytes{512};
   m.alignment = Bytes{64};
   m.instructions = 10;

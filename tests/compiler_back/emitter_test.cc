@@ -4,7 +4,7 @@
 // buffers, and the result passes the generator's program checks and runs on the golden model.
 #include <gtest/gtest.h>
 
-#include "allocator/memmap.h"
+#include "bundle/memmap.h"
 #include "compiler/emitter.h"
 #include "gen/program_check.h"
 #include "isa/token_order.h"
@@ -115,7 +115,7 @@ TEST(SegmentEmitter, ProgramPassesTheChecksAndRunsOnTheGoldenModel) {
   const planner::PlanCheckResult mc = planner::check_memmap(p.memmap);
   EXPECT_TRUE(mc.ok()) << mc.report();
 
-  sim::Program prog;
+  bundle::Program prog;
   prog.name = "emitter";
   prog.isa = &isa();
   prog.instrs = p.instrs;
@@ -140,26 +140,26 @@ TEST(SegmentEmitter, ProgramPassesTheChecksAndRunsOnTheGoldenModel) {
 
 TEST(SegmentEmitter, MemoryMapNamesBuffersAndDdrOwners) {
   const SegmentProgram p = emit_all(isa::NpuConfig{});
-  const allocator::MemMap& m = p.memmap;
+  const bundle::MemMap& m = p.memmap;
   ASSERT_EQ(m.buffers.size(), 5u);
   EXPECT_EQ(m.buffers[0].symbol, "t.in@t0");
   EXPECT_EQ(m.buffers[0].producer, 0);
   EXPECT_EQ(m.buffers[0].consumers, (std::vector<int64_t>{2}));
   ASSERT_EQ(m.ddr_buffers.size(), 5u);
-  const allocator::MemDdrBuffer& t = m.ddr_buffers[2];
+  const bundle::MemDdrBuffer& t = m.ddr_buffers[2];
   EXPECT_EQ(t.name, "t");
   EXPECT_EQ(t.writers, (std::vector<int64_t>{3}));
   EXPECT_EQ(t.readers, (std::vector<int64_t>{4}));
   EXPECT_EQ(t.first, 3);
   EXPECT_EQ(t.last, 4);
-  const allocator::MemDdrBuffer& x = m.ddr_buffers[0];  // an input: live from 0 to its last read
+  const bundle::MemDdrBuffer& x = m.ddr_buffers[0];  // an input: live from 0 to its last read
   EXPECT_EQ(x.first, 0);
   EXPECT_EQ(x.last, 6);
-  const allocator::MemDdrBuffer& y = m.ddr_buffers[3];  // an output: live to the end
+  const bundle::MemDdrBuffer& y = m.ddr_buffers[3];  // an output: live to the end
   EXPECT_EQ(y.first, 5);
   EXPECT_EQ(y.last, 8);
   // The memory map survives its own file format.
-  const allocator::MemMap back = allocator::MemMap::load_string(m.to_yaml(), "x");
+  const bundle::MemMap back = bundle::MemMap::load_string(m.to_yaml(), "x");
   EXPECT_EQ(back.to_yaml(), m.to_yaml());
   // The store reads y.in at offset 8: fixed up to the buffer's address + 8.
   EXPECT_EQ(p.instrs[5].get(field("store", "src")), m.buffers[3].offset.value + 8);

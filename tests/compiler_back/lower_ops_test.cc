@@ -152,7 +152,7 @@ TEST(LowerChain, ACpuStepBetweenTwoNpuSegments) {
   ASSERT_EQ(g.segments.size(), 3u);
   const CompiledModel m = run_compiled(g, testing::npu_with_sram(8 * 1024), 15).compiled;
   // c1 is written by segment 0 and read by the CPU step: live to the end of segment 0.
-  const allocator::MemDdrBuffer* c1_buf = nullptr;
+  const bundle::MemDdrBuffer* c1_buf = nullptr;
   for (const auto& d : m.segments[0].program.memmap.ddr_buffers)
     if (d.name == "c1") c1_buf = &d;
   ASSERT_NE(c1_buf, nullptr);

@@ -62,7 +62,7 @@ inline RunResult run_compiled(const QGraph& g, const isa::NpuConfig& npu, uint64
     EXPECT_TRUE(pc.ok()) << "segment " << si << ": " << pc.report();
     const planner::PlanCheckResult mc = planner::check_memmap(p.memmap);
     EXPECT_TRUE(mc.ok()) << "segment " << si << ": " << mc.report();
-    sim::Program prog;
+    bundle::Program prog;
     prog.name = fmt::format("seg{}", si);
     prog.isa = &isa;
     prog.instrs = p.instrs;
@@ -92,7 +92,7 @@ inline RunResult run_compiled(const QGraph& g, const isa::NpuConfig& npu, uint64
                            << " bytes differ from qref, first at byte " << first_bad;
       }
     }
-    const sim::DdrDiff diff = sim::compare_images(image, gold.ddr);
+    const bundle::DdrDiff diff = bundle::compare_images(image, gold.ddr);
     EXPECT_EQ(diff.bytes, 0u) << "segment " << si << ": DDR differs from the expected image at 0x" << std::hex
                               << diff.addr;
   }
@@ -103,7 +103,7 @@ inline RunResult run_compiled(const QGraph& g, const isa::NpuConfig& npu, uint64
 inline size_t loads_of(const CompiledModel& m, const std::string& name) {
   size_t n = 0;
   for (const CompiledSegment& cs : m.segments)
-    for (const allocator::MemDdrBuffer& b : cs.program.memmap.ddr_buffers)
+    for (const bundle::MemDdrBuffer& b : cs.program.memmap.ddr_buffers)
       if (b.name == name) n += b.readers.size();
   return n;
 }
@@ -112,7 +112,7 @@ inline size_t loads_of(const CompiledModel& m, const std::string& name) {
 inline size_t buffers_named(const CompiledModel& m, const std::string& part) {
   size_t n = 0;
   for (const CompiledSegment& cs : m.segments)
-    for (const allocator::MemBuffer& b : cs.program.memmap.buffers)
+    for (const bundle::MemBuffer& b : cs.program.memmap.buffers)
       if (b.symbol.find(part) != std::string::npos) ++n;
   return n;
 }

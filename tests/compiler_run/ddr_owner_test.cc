@@ -18,9 +18,9 @@ const Semantics& sem() {
   return s;
 }
 
-allocator::MemDdrBuffer ddr_buf(std::string name, uint64_t offset, int64_t first, int64_t last,
-                                std::vector<int64_t> writers, std::vector<int64_t> readers) {
-  allocator::MemDdrBuffer b;
+bundle::MemDdrBuffer ddr_buf(std::string name, uint64_t offset, int64_t first, int64_t last,
+                             std::vector<int64_t> writers, std::vector<int64_t> readers) {
+  bundle::MemDdrBuffer b;
   b.name = std::move(name);
   b.region = "arena";
   b.offset = DdrAddr{offset};
@@ -32,8 +32,8 @@ allocator::MemDdrBuffer ddr_buf(std::string name, uint64_t offset, int64_t first
   return b;
 }
 
-allocator::MemBuffer sram_buf(std::string symbol, uint32_t offset, int64_t first, int64_t last) {
-  allocator::MemBuffer b;
+bundle::MemBuffer sram_buf(std::string symbol, uint32_t offset, int64_t first, int64_t last) {
+  bundle::MemBuffer b;
   b.symbol = std::move(symbol);
   b.offset = SramAddr{offset};
   b.size = Bytes{64};
@@ -45,8 +45,8 @@ allocator::MemBuffer sram_buf(std::string symbol, uint32_t offset, int64_t first
 
 // Tensor "a" (DDR 0x0) is loaded (#0), the tile stored as tensor "b" (#1, DDR b_addr), and
 // "a" loaded again (#2): with b at a's bytes while a is live, #1 clobbers a and #2 reads b's.
-Program program(uint64_t b_addr) {
-  Program p;
+bundle::Program program(uint64_t b_addr) {
+  bundle::Program p;
   p.name = "ddr_owner";
   p.isa = &isa::builtin_isa();
   const std::string text =
@@ -56,7 +56,7 @@ Program program(uint64_t b_addr) {
       "load %u, ddr:0x0, rows=1, row_bytes=64, stride=64, wait=store\n"
       "halt\n";
   p.instrs = isa::assemble(*p.isa, text, "ddr_owner.s").instrs;
-  allocator::MemMap map;
+  bundle::MemMap map;
   map.sram_bytes = p.config.sram_bytes;
   map.alignment = p.config.alignment;
   map.instructions = static_cast<int64_t>(p.instrs.size());
@@ -76,7 +76,7 @@ const Finding* find(const Checkers& c, FindingKind k) {
 }
 
 TEST(DdrOwnership, LegalPlanIsClean) {
-  const Program p = program(0x80);
+  const bundle::Program p = program(0x80);
   Checkers checks(p, sem());
   SequentialBackend(sem()).run(p, checks);
   EXPECT_TRUE(checks.clean()) << all(checks);
@@ -84,7 +84,7 @@ TEST(DdrOwnership, LegalPlanIsClean) {
 }
 
 TEST(DdrOwnership, OverlappingTensorsAreCaughtNamingBoth) {
-  const Program p = program(0x0);
+  const bundle::Program p = program(0x0);
   Checkers checks(p, sem());
   SequentialBackend(sem()).run(p, checks);
   ASSERT_EQ(checks.count(FindingKind::DdrClobber), 1u) << all(checks);
@@ -113,7 +113,7 @@ TEST(DdrOwnership, OverlappingTensorsAreCaughtNamingBoth) {
 }
 
 TEST(DdrOwnership, TheCycleIsTheStartCycleOfTheInstruction) {
-  const Program p = program(0x0);
+  const bundle::Program p = program(0x0);
   Checkers golden_checks(p, sem());
   run_golden(p, sem(), &golden_checks);  // the golden feed: cycle = instruction index
   const Finding* f = find(golden_checks, FindingKind::DdrClobber);
@@ -122,7 +122,7 @@ TEST(DdrOwnership, TheCycleIsTheStartCycleOfTheInstruction) {
 }
 
 TEST(DdrOwnership, OffWithoutDdrBuffersOrWithoutTheShadowChecker) {
-  Program p = program(0x0);
+  bundle::Program p = program(0x0);
   Checkers no_shadow(p, sem(), CheckerOptions{.shadow = false});
   SequentialBackend(sem()).run(p, no_shadow);
   EXPECT_EQ(no_shadow.count(FindingKind::DdrClobber), 0u);

@@ -56,14 +56,14 @@ TEST(Extremes, ProgramsReachEveryCornerAndPassTheStaticChecks) {
   for (uint64_t seed = 1; seed <= 40; ++seed) {
     const GeneratedProgram g = gen(p, seed, 400);
     ASSERT_EQ(g.allocator_check, "") << "seed " << seed;
-    const allocator::MemMap map = g.memmap();
+    const bundle::MemMap map = g.memmap();
     const auto plan = planner::check_memmap(map);
     ASSERT_TRUE(plan.ok()) << "seed " << seed << "\n" << plan.report();
-    const auto prog = check_program(g.instrs, map, g.npu.ddr_bytes.value);
+    const auto prog = check_program(g.bundle.instrs, map, g.bundle.config.ddr_bytes.value);
     ASSERT_TRUE(prog.ok()) << "seed " << seed << "\n" << prog.report();
-    for (const isa::Instruction& in : g.instrs) {
+    for (const isa::Instruction& in : g.bundle.instrs) {
       ASSERT_EQ(isa::validate(in), "") << "seed " << seed;
-      c.add(in, g.npu.sram_bytes.value);
+      c.add(in, g.bundle.config.sram_bytes.value);
     }
     directed += g.summary.directed;
   }
@@ -82,7 +82,7 @@ TEST(Extremes, SmallSramKeepsEveryOperandInside) {
   const isa::NpuConfig small = isa::NpuConfig::load_string("sram_bytes: 16384\nddr_bytes: 1048576\n", "small.yaml");
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     const GeneratedProgram g = gen(p, seed, 300, small);
-    const auto prog = check_program(g.instrs, g.memmap(), g.npu.ddr_bytes.value);
+    const auto prog = check_program(g.bundle.instrs, g.memmap(), g.bundle.config.ddr_bytes.value);
     ASSERT_TRUE(prog.ok()) << "seed " << seed << "\n" << prog.report();
   }
 }
@@ -95,7 +95,7 @@ TEST(Extremes, OtherProfilesNeverDrawIt) {
     EXPECT_EQ(p.directed[static_cast<unsigned>(Directed::Extremes)], 0) << name;
     Corners c;
     for (uint64_t seed = 1; seed <= 10; ++seed)
-      for (const isa::Instruction& in : gen(p, seed, 400).instrs) c.add(in, isa::NpuConfig{}.sram_bytes.value);
+      for (const isa::Instruction& in : gen(p, seed, 400).bundle.instrs) c.add(in, isa::NpuConfig{}.sram_bytes.value);
     EXPECT_EQ(c.zero_at_field_max, 0u) << name;
   }
 }

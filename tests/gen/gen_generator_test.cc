@@ -37,17 +37,18 @@ TEST_P(ShippedProfile, ThousandSeedsPassEveryCheck) {
   GenSummary total;
   for (uint64_t seed = 1; seed <= 1000; ++seed) {
     const GeneratedProgram g = gen(p, seed, 200);
-    ASSERT_EQ(g.instrs.size(), 200u) << "seed " << seed;
-    ASSERT_EQ(g.instrs.back().spec->mnemonic, "halt");
-    const allocator::MemMap map = g.memmap();
+    ASSERT_EQ(g.bundle.instrs.size(), 200u) << "seed " << seed;
+    ASSERT_EQ(g.bundle.instrs.back().spec->mnemonic, "halt");
+    const bundle::MemMap map = g.memmap();
     const auto plan = planner::check_memmap(map);
     ASSERT_TRUE(plan.ok()) << GetParam() << " seed " << seed << "\n" << plan.report();
-    const auto prog = check_program(g.instrs, map, g.npu.ddr_bytes.value);
+    const auto prog = check_program(g.bundle.instrs, map, g.bundle.config.ddr_bytes.value);
     ASSERT_TRUE(prog.ok()) << GetParam() << " seed " << seed << "\n" << prog.report();
     if (seed % 10 == 0) {  // the assembler is the slow part: every tenth seed
       const isa::AsmProgram back = isa::assemble(isa(), to_assembly(g), "gen.s");
       ASSERT_TRUE(back.symbol_refs.empty());
-      ASSERT_EQ(isa::encode_program(isa(), back.instrs), isa::encode_program(isa(), g.instrs)) << "seed " << seed;
+      ASSERT_EQ(isa::encode_program(isa(), back.instrs), isa::encode_program(isa(), g.bundle.instrs))
+          << "seed " << seed;
     }
     total.oom += g.summary.oom;
     total.compact_moves += g.summary.compact_moves;
@@ -88,10 +89,10 @@ INSTANTIATE_TEST_SUITE_P(Gen, ShippedProfile,
 TEST(GenGenerator, LongProgramPassesEveryCheck) {
   for (const char* name : {"default", "stress-fragment", "near-full", "tiny-buffers"}) {
     const GeneratedProgram g = gen(profile(name), 7, 20000);
-    const allocator::MemMap map = g.memmap();
+    const bundle::MemMap map = g.memmap();
     const auto plan = planner::check_memmap(map);
     EXPECT_TRUE(plan.ok()) << name << "\n" << plan.report();
-    const auto prog = check_program(g.instrs, map, g.npu.ddr_bytes.value);
+    const auto prog = check_program(g.bundle.instrs, map, g.bundle.config.ddr_bytes.value);
     EXPECT_TRUE(prog.ok()) << name << "\n" << prog.report();
   }
 }
@@ -115,7 +116,7 @@ TEST(GenGenerator, MemoryLimitRefusesUpFront) {
   }
   o.length = 3000;
   o.max_memory = estimated_peak_memory(o.length, npu);
-  EXPECT_EQ(generate(isa(), npu, p, o).instrs.size(), 3000u);
+  EXPECT_EQ(generate(isa(), npu, p, o).bundle.instrs.size(), 3000u);
   o.max_memory = Bytes{o.max_memory.value - 1};
   EXPECT_THROW(generate(isa(), npu, p, o), Error);
 }
@@ -123,13 +124,13 @@ TEST(GenGenerator, MemoryLimitRefusesUpFront) {
 TEST(GenGenerator, SameSeedSameBytesDifferentSeedsDiffer) {
   const Profile p = profile("default");
   const GeneratedProgram a = gen(p, 42, 2000), b = gen(p, 42, 2000), c = gen(p, 43, 2000);
-  EXPECT_EQ(isa::encode_program(isa(), a.instrs), isa::encode_program(isa(), b.instrs));
+  EXPECT_EQ(isa::encode_program(isa(), a.bundle.instrs), isa::encode_program(isa(), b.bundle.instrs));
   EXPECT_EQ(to_assembly(a), to_assembly(b));
   EXPECT_EQ(a.memmap().to_yaml(), b.memmap().to_yaml());
-  EXPECT_EQ(a.ddr_image, b.ddr_image);
+  EXPECT_EQ(a.bundle.ddr_init, b.bundle.ddr_init);
   EXPECT_EQ(summary_line(a), summary_line(b));
-  EXPECT_NE(isa::encode_program(isa(), a.instrs), isa::encode_program(isa(), c.instrs));
-  EXPECT_NE(a.ddr_image, c.ddr_image);
+  EXPECT_NE(isa::encode_program(isa(), a.bundle.instrs), isa::encode_program(isa(), c.bundle.instrs));
+  EXPECT_NE(a.bundle.ddr_init, c.bundle.ddr_init);
 }
 
 TEST(GenGenerator, HeadersCarrySeedAndProfileHash) {
@@ -141,7 +142,7 @@ TEST(GenGenerator, HeadersCarrySeedAndProfileHash) {
   EXPECT_EQ(s.rfind("; npuforge gen; seed: 1234;", 0), 0u) << s.substr(0, 200);
   EXPECT_NE(s.find(hash), std::string::npos);
   EXPECT_NE(g.memmap().to_yaml().find(hash), std::string::npos);
-  EXPECT_NE(isa::to_readmemh(isa(), g.instrs, g.header).find(hash), std::string::npos);
+  EXPECT_NE(isa::to_readmemh(isa(), g.bundle.instrs, g.header).find(hash), std::string::npos);
 }
 
 // Sizes follow the fields: every GEMM's operands are exactly what m, n, k say, and the
@@ -152,7 +153,7 @@ TEST(GenGenerator, ProducerSymbolsMatchTheirFields) {
   size_t checked = 0;
   for (const SymRef& r : g.refs) {
     if (!r.write) continue;
-    const isa::Instruction& in = g.instrs[r.instr];
+    const isa::Instruction& in = g.bundle.instrs[r.instr];
     for (const isa::Extent& e : isa::extents(in)) {
       if (e.field != r.field) continue;
       EXPECT_EQ(e.bytes, g.symbols[r.symbol.value].written) << "instruction " << r.instr;
@@ -235,17 +236,17 @@ TEST(GenGenerator, SmallNpuAndTinyLengths) {
       o.seed = seed;
       o.length = 300;
       const GeneratedProgram g = generate(isa(), npu, profile(name), o);
-      const allocator::MemMap map = g.memmap();
+      const bundle::MemMap map = g.memmap();
       ASSERT_TRUE(planner::check_memmap(map).ok()) << name << " " << seed;
-      const auto prog = check_program(g.instrs, map, npu.ddr_bytes.value);
+      const auto prog = check_program(g.bundle.instrs, map, npu.ddr_bytes.value);
       ASSERT_TRUE(prog.ok()) << name << " " << seed << "\n" << prog.report();
     }
   }
   GenOptions one;
   one.length = 1;
   const GeneratedProgram g = generate(isa(), npu, profile("default"), one);
-  ASSERT_EQ(g.instrs.size(), 1u);
-  EXPECT_EQ(g.instrs[0].spec->mnemonic, "halt");
+  ASSERT_EQ(g.bundle.instrs.size(), 1u);
+  EXPECT_EQ(g.bundle.instrs[0].spec->mnemonic, "halt");
 }
 
 }  // namespace

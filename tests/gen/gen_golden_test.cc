@@ -96,10 +96,10 @@ TEST_P(GoldenProfile, HundredSeedsByteIdentical) {
     const std::string prefix = name + "-" + std::to_string(seed);
     const std::pair<std::string, std::string> outputs[] = {
         {".s", to_assembly(g)},
-        {".bin", as_text(isa::encode_program(isa, g.instrs))},
-        {".hex", isa::to_readmemh(isa, g.instrs, g.header)},
+        {".bin", as_text(isa::encode_program(isa, g.bundle.instrs))},
+        {".hex", isa::to_readmemh(isa, g.bundle.instrs, g.header)},
         {".memmap.yaml", g.memmap().to_yaml()},
-        {".ddr.bin", as_text(g.ddr_image)},
+        {".ddr.bin", as_text(g.bundle.ddr_init)},
     };
     // And the files write_outputs (`npuforge gen`) writes through its buffered writer.
     write_outputs(isa, g, dir / prefix);
@@ -108,7 +108,7 @@ TEST_P(GoldenProfile, HundredSeedsByteIdentical) {
       ASSERT_NE(it, golden.end()) << "no digest for " << prefix + ext;
       if (sha256_hex(bytes) != it->second) {
         if (++mismatches <= 10)
-          ADD_FAILURE() << prefix + ext << " differs from the golden output (" << g.instrs.size()
+          ADD_FAILURE() << prefix + ext << " differs from the golden output (" << g.bundle.instrs.size()
                         << " instructions)";
         dump_for_diff(prefix + ext, bytes);
       }

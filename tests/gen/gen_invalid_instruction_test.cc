@@ -6,7 +6,7 @@
 
 #include <functional>
 
-#include "allocator/memmap.h"
+#include "bundle/memmap.h"
 #include "gen/program_check.h"
 #include "isa/assembler.h"
 
@@ -22,13 +22,13 @@ struct Good {
                                                      "halt\n",
                                                      "t.s")
                                            .instrs;
-  allocator::MemMap map;
+  bundle::MemMap map;
   Good() {
     map.sram_bytes = Bytes{4096};
     map.alignment = Bytes{64};
     map.instructions = int64_t(prog.size());
     for (auto [name, off, first, last] : {std::tuple{"A", 0u, 0, 1}, std::tuple{"B", 0x40u, 1, 2}}) {
-      allocator::MemBuffer b;
+      bundle::MemBuffer b;
       b.symbol = name;
       b.offset = SramAddr{off};
       b.size = Bytes{64};

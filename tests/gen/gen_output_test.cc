@@ -68,10 +68,10 @@ TEST(GenOutput, FilesEqualTheGeneralPathsPastOneBuffer) {
     const std::string s = util::read_file(dir.path / "p.s");
     EXPECT_GT(s.size(), util::BufferedWriter::kBufferBytes) << profile;
     EXPECT_TRUE(s == to_assembly(g)) << profile << ": .s";
-    EXPECT_TRUE(util::read_file(dir.path / "p.bin") == text_of(isa::encode_program(isa, g.instrs))) << profile;
-    EXPECT_TRUE(util::read_file(dir.path / "p.hex") == isa::to_readmemh(isa, g.instrs, g.header)) << profile;
+    EXPECT_TRUE(util::read_file(dir.path / "p.bin") == text_of(isa::encode_program(isa, g.bundle.instrs))) << profile;
+    EXPECT_TRUE(util::read_file(dir.path / "p.hex") == isa::to_readmemh(isa, g.bundle.instrs, g.header)) << profile;
     EXPECT_TRUE(util::read_file(dir.path / "p.memmap.yaml") == g.memmap().to_yaml()) << profile;
-    EXPECT_TRUE(util::read_file(dir.path / "p.ddr.bin") == text_of(g.ddr_image)) << profile;
+    EXPECT_TRUE(util::read_file(dir.path / "p.ddr.bin") == text_of(g.bundle.ddr_init)) << profile;
   }
 }
 
@@ -174,8 +174,8 @@ TEST(GenOutput, AProgramCutShortAfterStreamingStartedGetsTheRightHeader) {
   OutputFiles files(isa, dir.path / "s");
   const GeneratedProgram g = program("near-full", 3, 200000, &files.stream(), parse_plant("alloc-exact-fit-split"));
   ASSERT_FALSE(g.allocator_check.empty());
-  ASSERT_GT(g.instrs.size(), 1024u);  // past the first publications (every 512 instructions)
-  ASSERT_LT(g.instrs.size(), 200000u);
+  ASSERT_GT(g.bundle.instrs.size(), 1024u);  // past the first publications (every 512 instructions)
+  ASSERT_LT(g.bundle.instrs.size(), 200000u);
   files.finish(g);
   EXPECT_TRUE(util::read_file(dir.path / "s.s") == to_assembly(g));
   write_outputs(isa, g, dir.path / "w");
@@ -193,13 +193,13 @@ TEST(GenOutput, AStreamStoppedHalfwayIsFinishedFromTheProgram) {
   const isa::Isa& isa = isa::builtin_isa();
   const GeneratedProgram g = program("default", 11, 20000);
   write_outputs(isa, g, dir.path / "w");
-  const uint64_t half = g.instrs.size() / 2;
+  const uint64_t half = g.bundle.instrs.size() / 2;
   uint64_t half_refs = 0;
   while (half_refs < g.refs.size() && g.refs[half_refs].instr < half) ++half_refs;
   ASSERT_GT(half_refs, 0u);
   for (const int wait_ms : {0, 1, 30}) {
     OutputFiles files(isa, dir.path / "s");
-    files.stream().start({g.header, g.instrs.size(), g.instrs.data(), g.refs.data(), g.symbols.data()});
+    files.stream().start({g.header, g.bundle.instrs.size(), g.bundle.instrs.data(), g.refs.data(), g.symbols.data()});
     files.stream().publish({half, half_refs});
     std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
     files.stream().stop();

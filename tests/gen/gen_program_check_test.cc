@@ -3,7 +3,7 @@
 // missing halt, write-after-read and DDR read-after-write races) is reported as such.
 #include <gtest/gtest.h>
 
-#include "allocator/memmap.h"
+#include "bundle/memmap.h"
 #include "gen/program_check.h"
 #include "isa/assembler.h"
 
@@ -14,11 +14,11 @@ constexpr uint64_t kDdr = 1 << 24;
 
 struct Case {
   std::vector<isa::Instruction> prog;
-  allocator::MemMap map;
+  bundle::MemMap map;
 };
 
-allocator::MemBuffer buf(const char* name, uint32_t off, uint64_t size, int64_t prod, std::vector<int64_t> cons) {
-  allocator::MemBuffer b;
+bundle::MemBuffer buf(const char* name, uint32_t off, uint64_t size, int64_t prod, std::vector<int64_t> cons) {
+  bundle::MemBuffer b;
   b.symbol = name;
   b.offset = SramAddr{off};
   b.size = Bytes{size};

@@ -43,14 +43,14 @@ std::map<std::string, size_t> generate_and_check(const isa::Isa& isa, const Prof
     o.seed = seed;
     o.length = length;
     const GeneratedProgram g = generate(isa, isa::NpuConfig{}, p, o);
-    const allocator::MemMap map = g.memmap();
+    const bundle::MemMap map = g.memmap();
     const auto plan = planner::check_memmap(map);
     EXPECT_TRUE(plan.ok()) << "seed " << seed << "\n" << plan.report();
-    const auto prog = check_program(g.instrs, map, g.npu.ddr_bytes.value);
+    const auto prog = check_program(g.bundle.instrs, map, g.bundle.config.ddr_bytes.value);
     EXPECT_TRUE(prog.ok()) << "seed " << seed << "\n" << prog.report();
     const isa::AsmProgram back = isa::assemble(isa, to_assembly(g), "gen.s");
-    EXPECT_EQ(isa::encode_program(isa, back.instrs), isa::encode_program(isa, g.instrs)) << "seed " << seed;
-    for (const isa::Instruction& in : g.instrs) ++used[in.spec->mnemonic];
+    EXPECT_EQ(isa::encode_program(isa, back.instrs), isa::encode_program(isa, g.bundle.instrs)) << "seed " << seed;
+    for (const isa::Instruction& in : g.bundle.instrs) ++used[in.spec->mnemonic];
   }
   return used;
 }
@@ -121,12 +121,12 @@ TEST(GenRoles, EnumValuesAndOperandSizesComeFromTheIsa) {
     o.seed = seed;
     o.length = 400;
     const GeneratedProgram g = generate(unary, isa::NpuConfig{}, profile("default"), o);
-    ASSERT_TRUE(check_program(g.instrs, g.memmap(), g.npu.ddr_bytes.value).ok());
+    ASSERT_TRUE(check_program(g.bundle.instrs, g.memmap(), g.bundle.config.ddr_bytes.value).ok());
     for (const SymRef& r : g.refs)
-      if (g.instrs[r.instr].spec == &elt) {
+      if (g.bundle.instrs[r.instr].spec == &elt) {
         EXPECT_NE(r.field, b) << "instruction " << r.instr << " reads b";
       }
-    for (const isa::Instruction& in : g.instrs)
+    for (const isa::Instruction& in : g.bundle.instrs)
       if (in.spec == &elt) {
         ++ops[in.get(op)];
         ++seen;
@@ -185,7 +185,7 @@ TEST(GenRoles, MissingTemplateInstructionIsAnError) {
   GenOptions o;
   o.length = 300;
   const GeneratedProgram g = generate(no_pool, isa::NpuConfig{}, p, o);
-  EXPECT_TRUE(check_program(g.instrs, g.memmap(), g.npu.ddr_bytes.value).ok());
+  EXPECT_TRUE(check_program(g.bundle.instrs, g.memmap(), g.bundle.config.ddr_bytes.value).ok());
 }
 
 }  // namespace

@@ -44,7 +44,7 @@ extern "C" int sc_main(int, char**) { return 0; }
 int main() {
   const auto& isa = npuforge::isa::builtin_isa();
   const npuforge::sim::Semantics sem(isa);
-  npuforge::sim::Program p;
+  npuforge::bundle::Program p;
   p.isa = &isa;
   p.instrs.push_back(npuforge::isa::Instruction::make(isa.require("halt")));
   npuforge::sim::Checkers c(p, sem);

@@ -1,7 +1,7 @@
 // The plan checker against an O(n^2) reference, and on planted bugs.
 #include <gtest/gtest.h>
 
-#include "allocator/memmap.h"
+#include "bundle/memmap.h"
 #include "planner/plan_check.h"
 #include "planner/planner.h"
 #include "plan_test_util.h"

@@ -201,7 +201,7 @@ TEST(Coverage, ThousandSeedsOfTheShippedProfilesCloseOpcodeAndAllocatorGroups) {
 TEST(Coverage, PreviousOwnerSweepMatchesPairwiseDefinition) {
   Rng rng(15);
   for (int round = 0; round < 200; ++round) {
-    std::vector<allocator::MemBuffer> bufs(rng.below(60));
+    std::vector<bundle::MemBuffer> bufs(rng.below(60));
     const uint64_t unit = round % 5 == 0 ? 1 + rng.below(7) : 64;
     for (auto& b : bufs) {
       b.offset = SramAddr{uint32_t(unit * rng.below(64))};

@@ -39,7 +39,7 @@ const Semantics& sem() {
   ASSERT_TRUE(can_simulate()) << "one SystemC simulation per process: run one test per process"
 
 // Element-wise add, max pool, move, strided load and store.
-Program vector_program() {
+bundle::Program vector_program() {
   return make_program(
       ".equ %x, 0x0000\n.equ %y, 0x0400\n.equ %z, 0x0800\n.equ %w, 0x0c00\n"
       "load %x, ddr:0x0, rows=4, row_bytes=64, stride=96, signal=compute\n"
@@ -54,7 +54,7 @@ Program vector_program() {
 }
 
 // A 3x3 convolution as im2col + GEMM with ReLU.
-Program conv_program() {
+bundle::Program conv_program() {
   return make_program(
       ".equ %img, 0x1000\n.equ %col, 0x1040\n.equ %wt, 0x1200\n.equ %out, 0x1400\n"
       "load %img, ddr:0x100, rows=1, row_bytes=32, stride=32\n"
@@ -69,7 +69,7 @@ Program conv_program() {
 }
 
 // Odd sizes and unaligned operands: partial scratchpad words on the RTL port (byte enables).
-Program odd_program() {
+bundle::Program odd_program() {
   return make_program(
       ".equ %p, 0x0000\n.equ %q, 0x0100\n"
       "load %p, ddr:0x3, rows=3, row_bytes=37, stride=41, signal=compute\n"
@@ -80,9 +80,9 @@ Program odd_program() {
 }
 
 // `tiles` x (load -> relu -> store): the three queues overlap across tiles.
-Program pipeline_program(int tiles) {
+bundle::Program pipeline_program(int tiles) {
   std::ostringstream s;
-  std::vector<allocator::MemBuffer> buffers;
+  std::vector<bundle::MemBuffer> buffers;
   for (int t = 0; t < tiles; ++t) {
     const uint32_t x = 0x200 * t, y = 0x4000 + 0x200 * t;
     s << "load " << x << ", ddr:" << 0x100 * t << ", rows=2, row_bytes=128, stride=128, signal=compute\n"
@@ -95,11 +95,11 @@ Program pipeline_program(int tiles) {
   return make_program(s.str(), buffers, 0x100 * tiles, 13);
 }
 
-std::vector<uint8_t> golden_ddr(const Program& p) { return run_golden(p, sem()).ddr; }
+std::vector<uint8_t> golden_ddr(const bundle::Program& p) { return run_golden(p, sem()).ddr; }
 
 // A store reading 4 KiB while a load writes 4 KiB `16 * d` bytes into another buffer: the RTL
 // ports collide on a bank or not, depending on the phase of the two streams.
-Program collision_program(int d) {
+bundle::Program collision_program(int d) {
   return make_program(
       ".equ %s, 0x0000\n.equ %t, 0x1000\n"
       "load %s, ddr:0x0, rows=1, row_bytes=4096, stride=4096, signal=store\n"
@@ -111,7 +111,7 @@ Program collision_program(int d) {
 
 TEST(ScModel, TlmAndRtlGiveTheGoldenDdrImageOnFivePrograms) {
   REQUIRE_FRESH_PROCESS();
-  std::vector<Program> programs;
+  std::vector<bundle::Program> programs;
   programs.push_back(make_program(gemm_program(), gemm_buffers()));
   programs.push_back(vector_program());
   programs.push_back(conv_program());
@@ -119,7 +119,7 @@ TEST(ScModel, TlmAndRtlGiveTheGoldenDdrImageOnFivePrograms) {
   programs.push_back(odd_program());
   std::vector<std::unique_ptr<Checkers>> checks;
   std::vector<ScJob> jobs;
-  for (const Program& p : programs) {
+  for (const bundle::Program& p : programs) {
     for (SramModel m : {SramModel::Tlm, SramModel::Rtl}) {
       checks.push_back(std::make_unique<Checkers>(p, sem()));
       ScOptions o;
@@ -129,7 +129,7 @@ TEST(ScModel, TlmAndRtlGiveTheGoldenDdrImageOnFivePrograms) {
   }
   const std::vector<ScOutput> out = run_together(sem(), jobs);
   for (size_t k = 0; k < jobs.size(); ++k) {
-    const Program& p = *jobs[k].program;
+    const bundle::Program& p = *jobs[k].program;
     const RunResult& r = out[k].result;
     SCOPED_TRACE("program " + std::to_string(k / 2) + (k % 2 ? " rtl" : " tlm"));
     EXPECT_TRUE(r.completed);
@@ -153,13 +153,13 @@ TEST(ScModel, TlmAndRtlGiveTheGoldenDdrImageOnFivePrograms) {
 // the same verdict and finding as the images, for clean programs and a planted short store.
 TEST(ScModel, ImagesOffHandsOverTheFinalDdrComparedLikeTheImages) {
   REQUIRE_FRESH_PROCESS();
-  std::vector<Program> programs;
+  std::vector<bundle::Program> programs;
   programs.push_back(vector_program());
   programs.push_back(conv_program());
   programs.push_back(odd_program());
   std::vector<std::unique_ptr<Checkers>> checks;
   std::vector<ScJob> jobs;
-  for (const Program& p : programs) {
+  for (const bundle::Program& p : programs) {
     for (bool plant : {false, true}) {
       for (bool images : {true, false}) {
         checks.push_back(std::make_unique<Checkers>(p, sem()));
@@ -173,13 +173,13 @@ TEST(ScModel, ImagesOffHandsOverTheFinalDdrComparedLikeTheImages) {
   std::vector<ScOutput> out = run_together(sem(), jobs);
   size_t mismatches = 0;
   for (size_t k = 0; k < jobs.size(); k += 2) {
-    const Program& p = *jobs[k].program;
+    const bundle::Program& p = *jobs[k].program;
     SCOPED_TRACE("job " + std::to_string(k));
     ASSERT_FALSE(out[k].ddr.has_value());
     ASSERT_TRUE(out[k + 1].ddr.has_value());
     EXPECT_TRUE(out[k + 1].result.ddr.empty());
     EXPECT_TRUE(out[k + 1].result.sram.empty());
-    EXPECT_TRUE(compare_images(out[k + 1].ddr->image(), out[k].result.ddr).total_differing == 0);
+    EXPECT_TRUE(bundle::compare_images(out[k + 1].ddr->image(), out[k].result.ddr).total_differing == 0);
     const GoldenMemory golden = run_golden_memory(p, sem());
     Checkers from_images(p, sem()), from_memory(p, sem());
     const bool same = check_ddr(p, sem(), golden_ddr(p), out[k].result.ddr, "golden", from_images);
@@ -201,13 +201,13 @@ TEST(ScModel, ImagesOffHandsOverTheFinalDdrComparedLikeTheImages) {
 // streams decides whether banks collide, so eight word offsets of the load cover all phases.
 TEST(ScModel, RtlBankConflictsAreRetriedWithoutCorruption) {
   REQUIRE_FRESH_PROCESS();
-  std::vector<Program> programs;
+  std::vector<bundle::Program> programs;
   for (int d = 0; d < 8; ++d) {
     programs.push_back(collision_program(d));
   }
   std::vector<std::unique_ptr<Checkers>> checks;
   std::vector<ScJob> jobs;
-  for (const Program& p : programs) {
+  for (const bundle::Program& p : programs) {
     checks.push_back(std::make_unique<Checkers>(p, sem()));
     ScOptions o;
     o.sram = SramModel::Rtl;
@@ -226,7 +226,7 @@ TEST(ScModel, RtlBankConflictsAreRetriedWithoutCorruption) {
 
 TEST(ScModel, TlmTimingMatchesTheSequentialModelAndQueuesOverlap) {
   REQUIRE_FRESH_PROCESS();
-  const Program p = pipeline_program(6);
+  const bundle::Program p = pipeline_program(6);
   Checkers seq_checks(p, sem());
   const RunResult seq = SequentialBackend(sem()).run(p, seq_checks);
   Checkers checks(p, sem());
@@ -243,7 +243,7 @@ TEST(ScModel, StuckAddressBitScratchpadFailsTheDdrCompare) {
   REQUIRE_FRESH_PROCESS();
   const uint32_t alias = static_cast<uint32_t>(stuck_bit_alias_bytes(isa::NpuConfig{}));
   ASSERT_GE(alias, 0x100u);
-  const Program p = make_program(
+  const bundle::Program p = make_program(
       ".equ %a, 0\n.equ %b, " + std::to_string(alias) + "\n"
       "load %a, ddr:0x0, rows=1, row_bytes=256, stride=256\n"
       "load %b, ddr:0x100, rows=1, row_bytes=256, stride=256, signal=store\n"
@@ -269,7 +269,7 @@ TEST(ScModel, StuckAddressBitScratchpadFailsTheDdrCompare) {
 // instruction, and stays silent with the real decoder on the same program.
 TEST(ScModel, PlantedDecoderBugIsAnRtlMismatchFinding) {
   REQUIRE_FRESH_PROCESS();
-  const Program p = make_program(gemm_program(), gemm_buffers());
+  const bundle::Program p = make_program(gemm_program(), gemm_buffers());
   Checkers good_checks(p, sem()), bad_checks(p, sem());
   ScOptions good, bad;
   good.sram = bad.sram = SramModel::Rtl;
@@ -287,9 +287,9 @@ TEST(ScModel, PlantedDecoderBugIsAnRtlMismatchFinding) {
 
 TEST(ScModel, MissingTokenRacesAndTheHazardCheckerFires) {
   REQUIRE_FRESH_PROCESS();
-  const Program good = make_program(gemm_program(), gemm_buffers());
+  const bundle::Program good = make_program(gemm_program(), gemm_buffers());
   // load b no longer signals, gemm no longer waits: it reads b before the DMA wrote it.
-  const Program bad = make_program(gemm_program(0x000, 0x080, 0x100, "signal=store", "wait=compute", "signal=none"),
+  const bundle::Program bad = make_program(gemm_program(0x000, 0x080, 0x100, "signal=store", "wait=compute", "signal=none"),
                                    gemm_buffers());
   Checkers good_checks(good, sem()), bad_checks(bad, sem());
   const std::vector<ScJob> jobs = {{&good, &good_checks, {}}, {&bad, &bad_checks, {}}};
@@ -305,7 +305,7 @@ TEST(ScModel, MissingTokenRacesAndTheHazardCheckerFires) {
 // Runs two programs whose DMAs race with a write to their source (no token orders them):
 // the checkers see the races, and each DMA moved its source as it was when it started (the
 // golden model's DDR).
-void expect_racing_dmas_move_their_start_bytes(const Program& load_clobbered, const Program& store_clobbered) {
+void expect_racing_dmas_move_their_start_bytes(const bundle::Program& load_clobbered, const bundle::Program& store_clobbered) {
   Checkers load_checks(load_clobbered, sem()), store_checks(store_clobbered, sem());
   const std::vector<ScJob> jobs = {{&load_clobbered, &load_checks, {}}, {&store_clobbered, &store_checks, {}}};
   const auto out = run_together(sem(), jobs);
@@ -330,14 +330,14 @@ void expect_racing_dmas_move_their_start_bytes(const Program& load_clobbered, co
 // write stores the clobbered bytes, and the DDR differs from the golden model's.
 TEST(ScModel, ADmaMovesItsSourceAsItWasAtItsStartWhenAnotherQueueWritesItMidFlight) {
   REQUIRE_FRESH_PROCESS();
-  const Program load_clobbered = make_program(
+  const bundle::Program load_clobbered = make_program(
       ".equ %a, 0x0000\n.equ %b, 0x1000\n"
       "load %a, ddr:0x0, rows=1, row_bytes=4096, stride=4096, signal=store\n"
       "store ddr:0x10, %b, rows=1, row_bytes=16, stride=16\n"
       "store ddr:0x2000, %a, rows=1, row_bytes=4096, stride=4096, wait=load\n"
       "halt\n",
       {buf("a", 0x0000, 4096, 0, 2), buf("b", 0x1000, 16, 0, 1)}, 0x3000, 31);
-  const Program store_clobbered = make_program(
+  const bundle::Program store_clobbered = make_program(
       ".equ %a, 0x0000\n.equ %z, 0x1000\n.equ %c, 0x1100\n"
       "load %a, ddr:0x0, rows=1, row_bytes=4096, stride=4096, signal=store\n"
       "store ddr:0x2000, %a, rows=1, row_bytes=4096, stride=4096, wait=load\n"
@@ -356,7 +356,7 @@ TEST(ScModel, ADmaMovesItsSourceAsItWasAtItsStartWhenAnotherQueueWritesItMidFlig
 // the golden model does not.
 TEST(ScModel, AStridedDmaMovesItsRowsAsTheyWereAtItsStartAndKeepsItsGaps) {
   REQUIRE_FRESH_PROCESS();
-  const Program load_clobbered = make_program(
+  const bundle::Program load_clobbered = make_program(
       ".equ %a, 0x0000\n.equ %b, 0x1000\n"
       "load %a, ddr:0x0, rows=4, row_bytes=1024, stride=1280, signal=store\n"
       "store ddr:0x10, %b, rows=1, row_bytes=16, stride=16\n"
@@ -364,7 +364,7 @@ TEST(ScModel, AStridedDmaMovesItsRowsAsTheyWereAtItsStartAndKeepsItsGaps) {
       "store ddr:0x2000, %a, rows=4, row_bytes=1024, stride=1100, wait=load\n"
       "halt\n",
       {buf("a", 0x0000, 4096, 0, 3), buf("b", 0x1000, 16, 0, 2)}, 0x4000, 33);
-  const Program store_clobbered = make_program(
+  const bundle::Program store_clobbered = make_program(
       ".equ %a, 0x0000\n.equ %z, 0x1000\n.equ %c, 0x1100\n"
       "load %a, ddr:0x0, rows=1, row_bytes=4096, stride=4096, signal=store\n"
       "store ddr:0x2000, %a, rows=4, row_bytes=1024, stride=1200, wait=load\n"
@@ -381,7 +381,7 @@ TEST(ScModel, AStridedDmaMovesItsRowsAsTheyWereAtItsStartAndKeepsItsGaps) {
 // decode for every instruction that round-trips (no fetched-word check) would pass it.
 TEST(ScModel, PlantedFetchBitFlipIsExecutedAsFetched) {
   REQUIRE_FRESH_PROCESS();
-  const Program p = vector_program();
+  const bundle::Program p = vector_program();
   Checkers clean_checks(p, sem()), flip_checks(p, sem());
   ScOptions flip;
   flip.plant = parse_plant("model-fetch-bit-flip");
@@ -401,7 +401,7 @@ TEST(ScModel, PlantedFetchBitFlipIsExecutedAsFetched) {
 
 TEST(ScModel, UnsatisfiedWaitEndsTheRunIncompleteInBothModes) {
   REQUIRE_FRESH_PROCESS();
-  const Program p = make_program(gemm_program(0x000, 0x080, 0x100, "wait=load, signal=store", "wait=compute",
+  const bundle::Program p = make_program(gemm_program(0x000, 0x080, 0x100, "wait=load, signal=store", "wait=compute",
                                               "signal=none"),
                                  gemm_buffers());
   Checkers tlm_checks(p, sem()), rtl_checks(p, sem());
@@ -426,7 +426,7 @@ TEST(ScModel, GeneratedSeedsRunCleanInTlmAndASubsetInRtl) {
   const isa::Isa& isa = isa::builtin_isa();
   const isa::NpuConfig npu;
   constexpr int kSeedsPerProfile = 50, kRtlSeeds = 6;
-  std::vector<Program> programs;
+  std::vector<bundle::Program> programs;
   for (const char* name : {"default", "near-full", "stress-fragment", "tiny-buffers"}) {
     const gen::Profile profile =
         gen::Profile::load_file(std::string(NPUFORGE_SOURCE_DIR "/configs/gen/") + name + ".yaml");
@@ -435,20 +435,20 @@ TEST(ScModel, GeneratedSeedsRunCleanInTlmAndASubsetInRtl) {
       go.seed = seed;
       go.length = 400;
       const gen::GeneratedProgram g = gen::generate(isa, npu, profile, go);
-      Program p;
+      bundle::Program p;
       p.name = std::string(name) + ":" + std::to_string(seed);
       p.isa = &isa;
-      p.instrs = g.instrs;
+      p.instrs = g.bundle.instrs;
       p.memmap = g.memmap();
-      p.ddr_init = g.ddr_image;
-      p.config = g.npu;
+      p.ddr_init = g.bundle.ddr_init;
+      p.config = g.bundle.config;
       programs.push_back(std::move(p));
     }
   }
   std::vector<std::unique_ptr<Checkers>> checks;
   std::vector<ScJob> jobs;
   for (size_t k = 0; k < programs.size() + kRtlSeeds; ++k) {
-    const Program& p = programs[k % programs.size()];
+    const bundle::Program& p = programs[k % programs.size()];
     checks.push_back(std::make_unique<Checkers>(p, sem()));
     ScOptions o;
     o.sram = k < programs.size() ? SramModel::Tlm : SramModel::Rtl;
@@ -457,7 +457,7 @@ TEST(ScModel, GeneratedSeedsRunCleanInTlmAndASubsetInRtl) {
   const auto out = run_together(sem(), jobs);
   size_t decoder_jobs = 0;  // jobs whose fetched words went through the RTL decoder
   for (size_t k = 0; k < jobs.size(); ++k) {
-    const Program& p = *jobs[k].program;
+    const bundle::Program& p = *jobs[k].program;
     const bool rtl = k >= programs.size();
     SCOPED_TRACE(p.name + (rtl ? " rtl" : " tlm"));
     EXPECT_TRUE(out[k].result.completed);
@@ -487,7 +487,7 @@ TEST(ScModel, RtlRunsCleanUnderNonDefaultBankGeometries) {
     uint32_t banks, width;
     uint64_t sram_bytes;  // 0: the default
   };
-  std::vector<Program> programs;
+  std::vector<bundle::Program> programs;
   for (const Geo geo : {Geo{1, 64, 0}, Geo{32, 4, 0}, Geo{64, 256, uint64_t{2} << 20}, Geo{2, 1, 0}}) {
     isa::NpuConfig npu;
     npu.sram_banks = geo.banks;
@@ -498,13 +498,13 @@ TEST(ScModel, RtlRunsCleanUnderNonDefaultBankGeometries) {
       go.seed = seed;
       go.length = 150;
       const gen::GeneratedProgram g = gen::generate(isa, npu, profile, go);
-      Program p;
+      bundle::Program p;
       p.name = std::to_string(geo.banks) + "x" + std::to_string(geo.width) + "B:" + std::to_string(seed);
       p.isa = &isa;
-      p.instrs = g.instrs;
+      p.instrs = g.bundle.instrs;
       p.memmap = g.memmap();
-      p.ddr_init = g.ddr_image;
-      p.config = g.npu;
+      p.ddr_init = g.bundle.ddr_init;
+      p.config = g.bundle.config;
       ASSERT_EQ(p.config.sram_banks, geo.banks);
       ASSERT_EQ(p.config.bank_width_bytes, geo.width);
       programs.push_back(std::move(p));
@@ -515,7 +515,7 @@ TEST(ScModel, RtlRunsCleanUnderNonDefaultBankGeometries) {
   const std::pair<SramModel, Plant> models[] = {
       {SramModel::Tlm, {}}, {SramModel::Rtl, {}}, {SramModel::Rtl, Plant{PlantId::RtlBankConflict}}};
   for (const auto& [sram, plant] : models) {
-    for (const Program& p : programs) {
+    for (const bundle::Program& p : programs) {
       checks.push_back(std::make_unique<Checkers>(p, sem()));
       ScOptions o;
       o.sram = sram;
@@ -528,7 +528,7 @@ TEST(ScModel, RtlRunsCleanUnderNonDefaultBankGeometries) {
   uint64_t conflicts = 0;
   size_t caught = 0;
   for (size_t k = 0; k < n; ++k) {
-    const Program& p = programs[k];
+    const bundle::Program& p = programs[k];
     SCOPED_TRACE(p.name);
     for (size_t j : {k, n + k}) {
       EXPECT_TRUE(out[j].result.completed);
@@ -549,7 +549,7 @@ TEST(ScModel, RtlRunsCleanUnderNonDefaultBankGeometries) {
 // the last byte). They are not accessed, so nothing may report them: the model's range check
 // skips operands of zero bytes (npu_top.cc, `e.bytes > 0`; without it this test fails with
 // out_of_range findings in both modes).
-Program zero_length_program() {
+bundle::Program zero_length_program() {
   return make_program(
       ".equ %a, 0x000\n.equ %b, 0x100\n.equ %c, 0x200\n.equ %d, 0x300\n.equ %e, 0x400\n"
       "load %a, ddr:0x0, rows=1, row_bytes=64, stride=64\n"
@@ -566,7 +566,7 @@ Program zero_length_program() {
 
 // Maximum-length operands: one 65535-byte DMA row, 65535 one-byte rows, a GEMM with
 // k = 65535 (its field maximum) and a store of 65535 rows.
-Program max_length_program() {
+bundle::Program max_length_program() {
   return make_program(
       ".equ %big, 0x0\n.equ %w, 0x10000\n.equ %o, 0x20000\n"
       "load %big, ddr:0x0, rows=1, row_bytes=65535, stride=65535, signal=store\n"
@@ -583,7 +583,7 @@ Program max_length_program() {
 TEST(ScModel, ZeroAndMaximumLengthOperandsRunCleanInTlmAndRtl) {
   REQUIRE_FRESH_PROCESS();
   const isa::Isa& isa = isa::builtin_isa();
-  std::vector<Program> programs;
+  std::vector<bundle::Program> programs;
   programs.push_back(zero_length_program());
   programs.push_back(max_length_program());
   const gen::Profile profile = gen::Profile::load_file(std::string(NPUFORGE_SOURCE_DIR "/configs/gen/extremes.yaml"));
@@ -592,20 +592,20 @@ TEST(ScModel, ZeroAndMaximumLengthOperandsRunCleanInTlmAndRtl) {
     go.seed = seed;
     go.length = 300;
     const gen::GeneratedProgram g = gen::generate(isa, isa::NpuConfig{}, profile, go);
-    Program p;
+    bundle::Program p;
     p.name = "extremes:" + std::to_string(seed);
     p.isa = &isa;
-    p.instrs = g.instrs;
+    p.instrs = g.bundle.instrs;
     p.memmap = g.memmap();
-    p.ddr_init = g.ddr_image;
-    p.config = g.npu;
+    p.ddr_init = g.bundle.ddr_init;
+    p.config = g.bundle.config;
     programs.push_back(std::move(p));
   }
   constexpr size_t kRtl = 4;  // the two hand-written programs and two seeds
   std::vector<std::unique_ptr<Checkers>> checks;
   std::vector<ScJob> jobs;
   for (size_t k = 0; k < programs.size() + kRtl; ++k) {
-    const Program& p = programs[k % programs.size()];
+    const bundle::Program& p = programs[k % programs.size()];
     checks.push_back(std::make_unique<Checkers>(p, sem()));
     ScOptions o;
     o.sram = k < programs.size() ? SramModel::Tlm : SramModel::Rtl;
@@ -613,7 +613,7 @@ TEST(ScModel, ZeroAndMaximumLengthOperandsRunCleanInTlmAndRtl) {
   }
   const auto out = run_together(sem(), jobs);
   for (size_t k = 0; k < jobs.size(); ++k) {
-    const Program& p = *jobs[k].program;
+    const bundle::Program& p = *jobs[k].program;
     SCOPED_TRACE(p.name + (k >= programs.size() ? " rtl" : " tlm"));
     EXPECT_TRUE(out[k].result.completed);
     EXPECT_EQ(out[k].result.instructions, p.instrs.size());
@@ -626,7 +626,7 @@ TEST(ScModel, TraceWritesAVcdWithTheRtlPins) {
   REQUIRE_FRESH_PROCESS();
   const auto path = std::filesystem::temp_directory_path() / "npuforge_sc_trace_test.vcd";
   std::filesystem::remove(path);
-  const Program p = make_program(gemm_program(), gemm_buffers());
+  const bundle::Program p = make_program(gemm_program(), gemm_buffers());
   Checkers checks(p, sem());
   ScOptions o;
   o.sram = SramModel::Rtl;
@@ -645,7 +645,7 @@ TEST(ScModel, TraceWritesAVcdWithTheRtlPins) {
 
 TEST(ScModel, FstTraceIsRejectedWithAMessage) {
   REQUIRE_FRESH_PROCESS();
-  const Program p = make_program(gemm_program(), gemm_buffers());
+  const bundle::Program p = make_program(gemm_program(), gemm_buffers());
   Checkers checks(p, sem());
   ScOptions o;
   o.trace_path = "out.fst";
@@ -654,23 +654,23 @@ TEST(ScModel, FstTraceIsRejectedWithAMessage) {
 }
 
 // Generated programs for the planted-variant tests: `count` seeds of the default profile.
-std::vector<Program> generated_programs(int count, uint64_t length) {
+std::vector<bundle::Program> generated_programs(int count, uint64_t length) {
   const isa::Isa& isa = isa::builtin_isa();
   const isa::NpuConfig npu;
   const gen::Profile profile = gen::Profile::load_file(std::string(NPUFORGE_SOURCE_DIR "/configs/gen/default.yaml"));
-  std::vector<Program> programs;
+  std::vector<bundle::Program> programs;
   for (int seed = 1; seed <= count; ++seed) {
     gen::GenOptions go;
     go.seed = static_cast<uint64_t>(seed);
     go.length = length;
     const gen::GeneratedProgram g = gen::generate(isa, npu, profile, go);
-    Program p;
+    bundle::Program p;
     p.name = "default:" + std::to_string(seed);
     p.isa = &isa;
-    p.instrs = g.instrs;
+    p.instrs = g.bundle.instrs;
     p.memmap = g.memmap();
-    p.ddr_init = g.ddr_image;
-    p.config = g.npu;
+    p.ddr_init = g.bundle.ddr_init;
+    p.config = g.bundle.config;
     programs.push_back(std::move(p));
   }
   return programs;
@@ -708,13 +708,13 @@ class PlantedRtlVariant : public ::testing::TestWithParam<std::string> {};
 TEST_P(PlantedRtlVariant, FailsTheGoldenOrRtlCheckAndTheCorrectRtlPasses) {
   REQUIRE_FRESH_PROCESS();
   const Plant variant = parse_rtl_plant(GetParam());
-  std::vector<Program> programs = generated_programs(3, 120);
+  std::vector<bundle::Program> programs = generated_programs(3, 120);
   for (int d = 0; d < 4; ++d) {  // a load writing while a store reads: bank collisions
     programs.push_back(collision_program(d));
   }
   std::vector<std::unique_ptr<Checkers>> checks;
   std::vector<ScJob> jobs;
-  for (const Program& p : programs) {
+  for (const bundle::Program& p : programs) {
     for (Plant v : {Plant{}, variant}) {
       checks.push_back(std::make_unique<Checkers>(p, sem()));
       ScOptions o;
@@ -727,7 +727,7 @@ TEST_P(PlantedRtlVariant, FailsTheGoldenOrRtlCheckAndTheCorrectRtlPasses) {
   size_t caught = 0;
   uint64_t tiles = 0;
   for (size_t k = 0; k < jobs.size(); ++k) {
-    const Program& p = *jobs[k].program;
+    const bundle::Program& p = *jobs[k].program;
     const bool planted = k % 2 == 1;
     const bool golden_ok = check_ddr(p, sem(), golden_ddr(p), out[k].result.ddr, "golden", *checks[k]);
     tiles += out[k].stats.compute_tiles;
@@ -765,7 +765,7 @@ INSTANTIATE_TEST_SUITE_P(ScModel, PlantedRtlVariant, ::testing::ValuesIn(rtl_pla
 // TLM and RTL mode alike.
 TEST(ScModel, WatchdogReportsATokenDeadlockNamingTheQueueAndToken) {
   REQUIRE_FRESH_PROCESS();
-  Program p = make_program(gemm_program(0x000, 0x080, 0x100, "wait=load, signal=store", "wait=compute", "signal=none"),
+  bundle::Program p = make_program(gemm_program(0x000, 0x080, 0x100, "wait=load, signal=store", "wait=compute", "signal=none"),
                            gemm_buffers());
   p.config.deadlock_cycles = 5000;
   Checkers tlm_checks(p, sem()), rtl_checks(p, sem());
@@ -795,10 +795,10 @@ TEST(ScModel, RtlComputeRunsTheSameCyclesWithAndWithoutAPerCycleTrace) {
   REQUIRE_FRESH_PROCESS();
   const auto path = std::filesystem::temp_directory_path() / "npuforge_sc_compute_trace_test.vcd";
   std::filesystem::remove(path);
-  const std::vector<Program> programs = {conv_program(), vector_program()};
+  const std::vector<bundle::Program> programs = {conv_program(), vector_program()};
   std::vector<std::unique_ptr<Checkers>> checks;
   std::vector<ScJob> jobs;
-  for (const Program& p : programs) {
+  for (const bundle::Program& p : programs) {
     for (bool traced : {false, true}) {
       checks.push_back(std::make_unique<Checkers>(p, sem()));
       ScOptions o;
@@ -844,7 +844,7 @@ TEST(ScModel, RtlComputeRunsTheSameCyclesWithAndWithoutAPerCycleTrace) {
 // planted scratchpad bug whose reads the monitor flags.
 TEST(ScModel, RtlDirectDriveAgreesWithThePerCycleTrace) {
   REQUIRE_FRESH_PROCESS();
-  std::vector<Program> programs = generated_programs(1, 120);
+  std::vector<bundle::Program> programs = generated_programs(1, 120);
   for (int d : {2, 5}) {  // 2: the phase with a bank conflict
     programs.push_back(collision_program(d));
     programs.back().config.sram_bytes.value = 0x4000;  // a short read-out, a small VCD
@@ -852,11 +852,11 @@ TEST(ScModel, RtlDirectDriveAgreesWithThePerCycleTrace) {
   programs.push_back(odd_program());
   programs.back().config.sram_bytes.value = 0x4000;
   struct Case {
-    const Program* program;
+    const bundle::Program* program;
     Plant plant;
   };
   std::vector<Case> cases;
-  for (const Program& p : programs) cases.push_back({&p, Plant{}});
+  for (const bundle::Program& p : programs) cases.push_back({&p, Plant{}});
   cases.push_back({&programs[0], Plant{PlantId::RtlBankConflict}});
   std::vector<std::unique_ptr<Checkers>> checks;
   std::vector<ScJob> jobs;
@@ -926,12 +926,12 @@ TEST(ScModel, WatchdogStaysQuietThroughTheReadOutAndALongRtlGemm) {
       "gemm %c, %a, %b, m=64, n=64, k=64, scale=3, shift=9, wait=load, signal=store\n"
       "store ddr:0x4000, %c, rows=1, row_bytes=4096, stride=4096, wait=compute\n"
       "halt\n";
-  const std::vector<allocator::MemBuffer> buffers = {buf("a", 0x0000, 4096, 0, 2), buf("b", 0x1000, 4096, 1, 2),
+  const std::vector<bundle::MemBuffer> buffers = {buf("a", 0x0000, 4096, 0, 2), buf("b", 0x1000, 4096, 1, 2),
                                                      buf("c", 0x2000, 4096, 2, 3)};
-  Program big = make_program(text, buffers, 0x5000, 21);
+  bundle::Program big = make_program(text, buffers, 0x5000, 21);
   big.config.mac_rows = big.config.mac_cols = 64;  // budget: 8 + 64 cycles; the 16x16 RTL: 1 + 16 * 64 + 1
   big.config.deadlock_cycles = 600;
-  Program plain = make_program(text, buffers, 0x5000, 21);
+  bundle::Program plain = make_program(text, buffers, 0x5000, 21);
   plain.config.deadlock_cycles = 600;
   ASSERT_GT(plain.config.sram_bytes.value / 16, 10 * plain.config.deadlock_cycles) << "the read-out must outlast it";
   Checkers big_checks(big, sem()), plain_checks(plain, sem());
@@ -953,7 +953,7 @@ TEST(ScModel, WatchdogStaysQuietThroughTheReadOutAndALongRtlGemm) {
 
 TEST(ScModel, ASecondSimulationInOneProcessIsRefused) {
   REQUIRE_FRESH_PROCESS();
-  const Program p = make_program(gemm_program(), gemm_buffers());
+  const bundle::Program p = make_program(gemm_program(), gemm_buffers());
   Checkers first(p, sem()), second(p, sem());
   ScBackend backend(sem());
   EXPECT_TRUE(backend.run(p, first).completed);
@@ -971,14 +971,14 @@ TEST(ScModel, ASecondSimulationInOneProcessIsRefused) {
 // cycles, RTL stats, findings and the final DDR, in TLM and RTL mode.
 TEST(ScModel, RestartKernelGivesARunAfterADeadlockTheVerdictOfTheFirstKernel) {
   REQUIRE_FRESH_PROCESS();
-  const Program p = conv_program();
-  Program stuck = make_program(gemm_program(0x000, 0x080, 0x100, "wait=load, signal=store", "wait=compute",
+  const bundle::Program p = conv_program();
+  bundle::Program stuck = make_program(gemm_program(0x000, 0x080, 0x100, "wait=load, signal=store", "wait=compute",
                                             "signal=none"),
                                gemm_buffers());
   stuck.config.deadlock_cycles = 3000;
   ScOptions tlm, rtl;
   rtl.sram = SramModel::Rtl;
-  auto run_pair = [&](const Program& prog, std::vector<std::string>& findings) {
+  auto run_pair = [&](const bundle::Program& prog, std::vector<std::string>& findings) {
     Checkers a(prog, sem()), b(prog, sem());
     const std::vector<ScJob> jobs = {{&prog, &a, tlm}, {&prog, &b, rtl}};
     std::vector<ScOutput> out = run_together(sem(), jobs);

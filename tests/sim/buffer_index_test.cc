@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "allocator/memmap.h"
+#include "bundle/memmap.h"
 #include "sim/shadow.h"
 #include "util/rng.h"
 
@@ -24,14 +24,14 @@ constexpr int64_t kInstrs = 20000;
 
 // Buffers of random sizes and lifetimes at random (overlapping) places: several live
 // holders of a byte happen, as in broken maps.
-allocator::MemMap random_map(uint64_t seed, int count = 4000) {
+bundle::MemMap random_map(uint64_t seed, int count = 4000) {
   Rng rng(seed);
-  allocator::MemMap map;
+  bundle::MemMap map;
   map.sram_bytes = {kSram};
   map.alignment = {64};
   map.instructions = kInstrs;
   for (int b = 0; b < count; ++b) {
-    allocator::MemBuffer buf;
+    bundle::MemBuffer buf;
     buf.symbol = "b";
     buf.symbol += std::to_string(b);  // appended: "b" + to_string(b) inlined draws a GCC 12 -Wrestrict false positive
     const uint64_t size = 64 * (1 + rng.next() % 24) - (rng.next() % 4 == 0 ? rng.next() % 64 : 0);
@@ -45,7 +45,7 @@ allocator::MemMap random_map(uint64_t seed, int count = 4000) {
 }
 
 // What live_at must answer: the live holders, latest `first` (then highest id) first.
-std::vector<int32_t> brute_live_at(const allocator::MemMap& map, uint64_t addr, int64_t instr) {
+std::vector<int32_t> brute_live_at(const bundle::MemMap& map, uint64_t addr, int64_t instr) {
   std::vector<int32_t> ids;
   for (size_t b = 0; b < map.buffers.size(); ++b) {
     const auto& buf = map.buffers[b];
@@ -63,7 +63,7 @@ std::vector<int32_t> brute_live_at(const allocator::MemMap& map, uint64_t addr, 
 
 // Checks live_at (both forms) and sole_at against the brute force; returns whether sole_at
 // answered (before live_at, which may fill the cache).
-bool expect_query(const allocator::MemMap& map, const BufferIndex& index, uint64_t addr, int64_t instr) {
+bool expect_query(const bundle::MemMap& map, const BufferIndex& index, uint64_t addr, int64_t instr) {
   const std::vector<int32_t> want = brute_live_at(map, addr, instr);
   BufferIndex::Holder sole{};
   const bool cached = index.sole_at(addr, instr, sole);
@@ -91,7 +91,7 @@ bool expect_query(const allocator::MemMap& map, const BufferIndex& index, uint64
 }
 
 TEST(BufferIndex, InterleavedStreamsMatchBruteForce) {
-  const allocator::MemMap map = random_map(1);
+  const bundle::MemMap map = random_map(1);
   const BufferIndex index(map, kSram);
   Rng rng(2);
   // Three streams, 0, 1500 and 3000 instructions behind the lead, taking turns.
@@ -105,7 +105,7 @@ TEST(BufferIndex, InterleavedStreamsMatchBruteForce) {
 }
 
 // Per buffer: meets no other buffer (a byte of both while both live), by brute force.
-std::vector<uint8_t> brute_exclusive(const allocator::MemMap& map) {
+std::vector<uint8_t> brute_exclusive(const bundle::MemMap& map) {
   const auto& bufs = map.buffers;
   std::vector<uint8_t> out(bufs.size(), 1);
   for (size_t a = 0; a < bufs.size(); ++a) {
@@ -123,7 +123,7 @@ std::vector<uint8_t> brute_exclusive(const allocator::MemMap& map) {
 // exclusive, some not) in three interleaved streams and in random order.
 TEST(BufferIndex, SoleHolderCacheMatchesBruteForce) {
   for (int count : {300, 700, 1500}) {
-    const allocator::MemMap map = random_map(10 + static_cast<uint64_t>(count), count);
+    const bundle::MemMap map = random_map(10 + static_cast<uint64_t>(count), count);
     BufferIndex index(map, kSram);
     const std::vector<uint8_t> exclusive = brute_exclusive(map);
     const auto marked = std::count(exclusive.begin(), exclusive.end(), 1);
@@ -152,7 +152,7 @@ TEST(BufferIndex, SoleHolderCacheMatchesBruteForce) {
 }
 
 TEST(BufferIndex, RandomOrderMatchesBruteForce) {
-  const allocator::MemMap map = random_map(3);
+  const bundle::MemMap map = random_map(3);
   const BufferIndex index(map, kSram);
   Rng rng(4);
   for (int q = 0; q < 4000; ++q) {
@@ -160,7 +160,7 @@ TEST(BufferIndex, RandomOrderMatchesBruteForce) {
   }
 }
 
-std::vector<std::pair<int64_t, int32_t>> by_first_of(const allocator::MemMap& map) {
+std::vector<std::pair<int64_t, int32_t>> by_first_of(const bundle::MemMap& map) {
   std::vector<std::pair<int64_t, int32_t>> out;
   for (size_t b = 0; b < map.buffers.size(); ++b) out.emplace_back(map.buffers[b].first, static_cast<int32_t>(b));
   std::sort(out.begin(), out.end());
@@ -168,7 +168,7 @@ std::vector<std::pair<int64_t, int32_t>> by_first_of(const allocator::MemMap& ma
 }
 
 // Per buffer: the other buffers live at its first instruction whose bytes meet its own.
-std::vector<std::vector<int32_t>> brute_candidates(const allocator::MemMap& map) {
+std::vector<std::vector<int32_t>> brute_candidates(const bundle::MemMap& map) {
   const auto& bufs = map.buffers;
   std::vector<std::vector<int32_t>> out(bufs.size());
   for (size_t b = 0; b < bufs.size(); ++b) {
@@ -183,7 +183,7 @@ std::vector<std::vector<int32_t>> brute_candidates(const allocator::MemMap& map)
   return out;
 }
 
-void expect_candidates(const allocator::MemMap& map, bool general) {
+void expect_candidates(const bundle::MemMap& map, bool general) {
   const auto by_first = by_first_of(map);
   const BufferIndex index(map, kSram, by_first);
   const OverlapCandidates got = find_overlap_candidates(map, index, by_first, general);
@@ -203,7 +203,7 @@ void expect_candidates(const allocator::MemMap& map, bool general) {
 // with overlaps, empty buffers, buffers dead before they are born, and several born at once.
 TEST(OverlapCandidates, IndexAndSweepMatchBruteForce) {
   for (int count : {300, 1500}) {
-    allocator::MemMap map = random_map(20 + static_cast<uint64_t>(count), count);
+    bundle::MemMap map = random_map(20 + static_cast<uint64_t>(count), count);
     map.buffers[1].size = {0};
     map.buffers[2].last = map.buffers[2].first - 1;
     map.buffers[4].first = map.buffers[3].first;
@@ -214,7 +214,7 @@ TEST(OverlapCandidates, IndexAndSweepMatchBruteForce) {
 
 // Instruction indices beyond 32 bits (broken maps): the index cannot tell, the sweep does.
 TEST(OverlapCandidates, WideValuesTakeTheSweep) {
-  allocator::MemMap map = random_map(31, 300);
+  bundle::MemMap map = random_map(31, 300);
   map.buffers[5].last = int64_t{INT32_MAX} + 10;
   map.buffers[6].first = int64_t{INT32_MAX} + 5;
   map.buffers[6].last = int64_t{INT32_MAX} + 7;

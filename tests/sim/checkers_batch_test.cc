@@ -20,7 +20,7 @@ const Semantics& sem() {
   return s;
 }
 
-Program planted(PlantId plant, uint64_t seed, int64_t length) {
+bundle::Program planted(PlantId plant, uint64_t seed, int64_t length) {
   const auto profile = gen::Profile::load_file(std::string(NPUFORGE_SOURCE_DIR) + "/configs/gen/default.yaml");
   gen::GenOptions o;
   o.seed = seed;
@@ -28,13 +28,13 @@ Program planted(PlantId plant, uint64_t seed, int64_t length) {
   o.plant = Plant{plant};
   const isa::NpuConfig npu;
   const auto g = gen::generate(isa::builtin_isa(), npu, profile, o);
-  Program p;
+  bundle::Program p;
   p.name = "default/" + std::to_string(seed);
   p.isa = &isa::builtin_isa();
-  p.instrs = g.instrs;
+  p.instrs = g.bundle.instrs;
   p.memmap = g.memmap();
-  p.ddr_init = g.ddr_image;
-  p.config = g.npu;
+  p.ddr_init = g.bundle.ddr_init;
+  p.config = g.bundle.config;
   return p;
 }
 
@@ -51,7 +51,7 @@ TEST(CheckersBatch, GoldenAndSequentialFindingsDoNotDependOnTheBatch) {
   uint64_t findings = 0;
   for (PlantId plant : kPlants) {
     for (uint64_t seed = 1; seed <= 3; ++seed) {
-      const Program p = planted(plant, seed, 400);
+      const bundle::Program p = planted(plant, seed, 400);
       Checkers one(p, sem(), with_batch(1));
       const GoldenResult g = run_golden(p, sem(), &one);
       Checkers seq_one(p, sem(), with_batch(1));
@@ -75,7 +75,7 @@ TEST(CheckersBatch, GoldenAndSequentialFindingsDoNotDependOnTheBatch) {
 // A finding reported from outside (an executor's out-of-range access) comes after the
 // findings of the events before it and before those of the events after it.
 TEST(CheckersBatch, ReportedFindingsKeepTheirPlaceAmongTheEvents) {
-  const Program p = planted(PlantId::GenDropToken, 2, 400);
+  const bundle::Program p = planted(PlantId::GenDropToken, 2, 400);
   auto feed = [&](Checkers& c) {
     for (size_t i = 0; i < p.instrs.size(); ++i) {
       c.on_start(i, 10 * i);
@@ -106,7 +106,7 @@ TEST(CheckersBatch, ReportedFindingsKeepTheirPlaceAmongTheEvents) {
 // NPU per batch size in one simulation (the NPUs do not interact), the model planted too.
 TEST(CheckersBatch, TlmFindingsDoNotDependOnTheBatch) {
   ASSERT_TRUE(sc_model::can_simulate()) << "one SystemC simulation per process";
-  std::vector<Program> programs;
+  std::vector<bundle::Program> programs;
   for (PlantId plant : kPlants) programs.push_back(planted(plant, 4, 300));
   sc_model::ScOptions model;
   model.plant = Plant{PlantId::ModelStoreEarly};
@@ -114,7 +114,7 @@ TEST(CheckersBatch, TlmFindingsDoNotDependOnTheBatch) {
   batches.insert(batches.end(), kBatches.begin(), kBatches.end());
   std::vector<std::unique_ptr<Checkers>> checks;
   std::vector<sc_model::ScJob> jobs;
-  for (const Program& p : programs) {
+  for (const bundle::Program& p : programs) {
     for (size_t batch : batches) {
       checks.push_back(std::make_unique<Checkers>(p, sem(), with_batch(batch)));
       jobs.push_back({&p, checks.back().get(), model});

@@ -36,7 +36,7 @@ uint64_t count_checker(const Checkers& c, std::string_view checker) {
 }
 
 TEST(Clean, GoldenFeedAndBackendHaveNoFindings) {
-  const Program p = make_program(gemm_program(), gemm_buffers());
+  const bundle::Program p = make_program(gemm_program(), gemm_buffers());
   Checkers golden_checks(p, sem());
   const GoldenResult g = run_golden(p, sem(), &golden_checks);
   EXPECT_TRUE(golden_checks.clean()) << all(golden_checks);
@@ -56,7 +56,7 @@ TEST(Clean, GoldenFeedAndBackendHaveNoFindings) {
 TEST(Clean, SequentialTimingIsHandComputed) {
   // Default NPU: dispatch 1/instr, DMA 50 + bytes/32, GEMM 8 + ceil(8/16)^2 * k(16).
   // load a [1, 55), load b [55, 109), gemm [109, 133), store [133, 185), halt [185, 186).
-  const Program p = make_program(gemm_program(), gemm_buffers());
+  const bundle::Program p = make_program(gemm_program(), gemm_buffers());
   Checkers checks(p, sem());
   const RunResult r = SequentialBackend(sem()).run(p, checks);
   EXPECT_EQ(r.cycles, 186u);
@@ -69,7 +69,7 @@ TEST(OverlapChecker, CatchesBuffersOverlappingByOneAlignmentUnit) {
   // The broken allocator placed b one 64-byte unit inside a while a is still live.
   auto buffers = gemm_buffers();
   buffers[1].offset = SramAddr{0x40};
-  const Program p = make_program(gemm_program(0x000, 0x040), buffers);
+  const bundle::Program p = make_program(gemm_program(0x000, 0x040), buffers);
   Checkers checks(p, sem());
   run_golden(p, sem(), &checks);
   ASSERT_EQ(checks.count(FindingKind::LiveOverlap), 1u) << all(checks);
@@ -88,7 +88,7 @@ TEST(OverlapChecker, CatchesBuffersAboveAndBelowTheNewOne) {
   // b's head (b starts inside c); both pairs are reported, each with the shared bytes.
   auto buffers = gemm_buffers();
   buffers[2].offset = SramAddr{0x60};
-  const Program p = make_program(gemm_program(0x000, 0x080, 0x060), buffers);
+  const bundle::Program p = make_program(gemm_program(0x000, 0x080, 0x060), buffers);
   Checkers checks(p, sem());
   run_golden(p, sem(), &checks);
   ASSERT_EQ(checks.count(FindingKind::LiveOverlap), 2u) << all(checks);
@@ -112,7 +112,7 @@ TEST(OverlapChecker, MoveHandOverIsAllowed) {
       "move %y, %x, len=128, wait=load, signal=store\n"
       "store ddr:0x200, %y, rows=1, row_bytes=128, stride=128, wait=compute\n"
       "halt\n";
-  const Program p = make_program(text, {buf("x", 0x40, 128, 0, 1), buf("y", 0x0, 128, 1, 2)});
+  const bundle::Program p = make_program(text, {buf("x", 0x40, 128, 0, 1), buf("y", 0x0, 128, 1, 2)});
   Checkers checks(p, sem());
   const GoldenResult g = run_golden(p, sem(), &checks);
   EXPECT_TRUE(checks.clean()) << all(checks);
@@ -121,7 +121,7 @@ TEST(OverlapChecker, MoveHandOverIsAllowed) {
 
 TEST(HazardChecker, CatchesARemovedDependencyToken) {
   // gemm -> store token removed: the store may read c while the gemm writes it.
-  const Program p = make_program(gemm_program(0, 0x80, 0x100, "wait=load", "wait=none"), gemm_buffers());
+  const bundle::Program p = make_program(gemm_program(0, 0x80, 0x100, "wait=load", "wait=none"), gemm_buffers());
   for (bool use_backend : {false, true}) {
     Checkers checks(p, sem());
     if (use_backend) {
@@ -144,7 +144,7 @@ TEST(HazardChecker, CatchesARemovedDependencyToken) {
 }
 
 TEST(HazardChecker, BackendRaceAlsoBreaksTheDdrCompare) {
-  const Program p = make_program(gemm_program(0, 0x80, 0x100, "wait=load", "wait=none"), gemm_buffers());
+  const bundle::Program p = make_program(gemm_program(0, 0x80, 0x100, "wait=load", "wait=none"), gemm_buffers());
   Checkers checks(p, sem());
   const RunResult r = SequentialBackend(sem()).run(p, checks);
   // The store ran before the gemm: it read bytes c had not written yet.
@@ -153,9 +153,9 @@ TEST(HazardChecker, BackendRaceAlsoBreaksTheDdrCompare) {
 }
 
 TEST(HazardChecker, WaitWithoutSignalIsADeadlock) {
-  const Program p = make_program(gemm_program(0, 0x80, 0x100, "wait=load, signal=store",
-                                              "wait=compute", "wait=none"),
-                                 gemm_buffers());
+  const bundle::Program p = make_program(gemm_program(0, 0x80, 0x100, "wait=load, signal=store",
+                                                      "wait=compute", "wait=none"),
+                                         gemm_buffers());
   Checkers checks(p, sem());
   const RunResult r = SequentialBackend(sem()).run(p, checks);
   EXPECT_FALSE(r.completed);
@@ -164,7 +164,7 @@ TEST(HazardChecker, WaitWithoutSignalIsADeadlock) {
 }
 
 TEST(HazardChecker, SignalWithoutWaitIsReported) {
-  const Program p = make_program(gemm_program(0, 0x80, 0x100, "signal=store"), gemm_buffers());
+  const bundle::Program p = make_program(gemm_program(0, 0x80, 0x100, "signal=store"), gemm_buffers());
   Checkers checks(p, sem());
   run_golden(p, sem(), &checks);
   ASSERT_EQ(checks.count(FindingKind::UnconsumedSignal), 1u) << all(checks);
@@ -182,8 +182,8 @@ TEST(HazardChecker, SpillAndReloadThroughDdr) {
            "load %d, ddr:0x2000, rows=2, row_bytes=32, stride=64, " + std::string(load_tokens) + "\n"
            "halt\n";
   };
-  const std::vector<allocator::MemBuffer> bufs = {buf("c", 0x0, 64, 0, 1), buf("d", 0x40, 64, 2, 3)};
-  const Program racy = make_program(text("signal=none", "wait=none"), bufs);
+  const std::vector<bundle::MemBuffer> bufs = {buf("c", 0x0, 64, 0, 1), buf("d", 0x40, 64, 2, 3)};
+  const bundle::Program racy = make_program(text("signal=none", "wait=none"), bufs);
   Checkers checks(racy, sem());
   SequentialBackend(sem()).run(racy, checks);
   ASSERT_EQ(checks.count(FindingKind::Hazard), 1u) << all(checks);
@@ -193,12 +193,12 @@ TEST(HazardChecker, SpillAndReloadThroughDdr) {
   EXPECT_EQ(std::min(f->instr, f->other_instr), 1);
   EXPECT_EQ(std::max(f->instr, f->other_instr), 2);
 
-  const Program ordered = make_program(text("signal=load", "wait=store"), bufs);
+  const bundle::Program ordered = make_program(text("signal=load", "wait=store"), bufs);
   Checkers ok(ordered, sem());
   SequentialBackend(sem()).run(ordered, ok);
   EXPECT_TRUE(ok.clean()) << all(ok);
   // Interleaved 2-D rows in the same DDR span do not conflict: only the rows count.
-  const Program gaps = make_program(
+  const bundle::Program gaps = make_program(
       ".equ %c, 0x0\n.equ %d, 0x40\n"
       "load %c, ddr:0x0, rows=1, row_bytes=64, stride=64, signal=store\n"
       "store ddr:0x2000, %c, rows=2, row_bytes=32, stride=64, wait=load\n"
@@ -235,7 +235,7 @@ TEST(ShadowChecker, CatchesABufferFreedBeforeItsLastRead) {
   // The map frees a after instruction 1, but the gemm (instruction 2) still reads it.
   auto buffers = gemm_buffers();
   buffers[0].last = 1;
-  const Program p = make_program(gemm_program(), buffers);
+  const bundle::Program p = make_program(gemm_program(), buffers);
   Checkers checks(p, sem());
   run_golden(p, sem(), &checks);
   ASSERT_EQ(checks.count(FindingKind::AfterLastUse), 1u) << all(checks);
@@ -252,7 +252,7 @@ TEST(ShadowChecker, CatchesReuseOfAFreedBuffersBytes) {
   auto buffers = gemm_buffers();
   buffers[0].last = 1;
   buffers[2].offset = SramAddr{0};
-  const Program p = make_program(gemm_program(0, 0x80, 0x0), buffers);
+  const bundle::Program p = make_program(gemm_program(0, 0x80, 0x0), buffers);
   Checkers checks(p, sem());
   run_golden(p, sem(), &checks);
   const Finding* f = find(checks, FindingKind::ReadUnwritten);
@@ -267,9 +267,9 @@ TEST(ShadowChecker, CatchesAccessesPastTheBufferEnd) {
   // m = 9: the gemm reads 144 bytes of the 128-byte a and writes 72 bytes into the 64-byte c.
   auto buffers = gemm_buffers();
   buffers.push_back(buf("d", 0x140, 64, 0, 4));
-  const Program p = make_program(gemm_program(0, 0x80, 0x100, "wait=load, signal=store", "wait=compute",
-                                              "signal=compute", 9),
-                                 buffers);
+  const bundle::Program p = make_program(gemm_program(0, 0x80, 0x100, "wait=load, signal=store", "wait=compute",
+                                                      "signal=compute", 9),
+                                         buffers);
   Checkers checks(p, sem());
   run_golden(p, sem(), &checks);
   ASSERT_EQ(checks.count(FindingKind::OutsideBuffer), 2u) << all(checks);
@@ -287,7 +287,7 @@ TEST(ShadowChecker, ReadOfNeverWrittenBytes) {
   // The first load is dropped: the gemm reads a, which nothing wrote.
   std::string text = gemm_program();
   text.replace(text.find("load %a"), 0, "nop ; ");
-  const Program p = make_program(text, gemm_buffers());
+  const bundle::Program p = make_program(text, gemm_buffers());
   Checkers checks(p, sem());
   run_golden(p, sem(), &checks);
   const Finding* f = find(checks, FindingKind::ReadUnwritten);
@@ -309,7 +309,7 @@ TEST(ShadowChecker, ReadUnwrittenNamesTheFirstUnwrittenRun) {
   buffers[0].last = 3;
   buffers[1].first = 2, buffers[1].last = 3;
   buffers[2].first = 3, buffers[2].last = 4;
-  const Program p = make_program(text, buffers);
+  const bundle::Program p = make_program(text, buffers);
   Checkers checks(p, sem());
   run_golden(p, sem(), &checks);
   ASSERT_EQ(checks.count(FindingKind::ReadUnwritten), 1u) << all(checks);
@@ -324,7 +324,7 @@ TEST(ShadowChecker, CatchesAnOperandNoBufferOwns) {
   // The map lost c: the gemm writes and the store reads bytes no buffer of the map holds.
   auto buffers = gemm_buffers();
   buffers.pop_back();
-  const Program p = make_program(gemm_program(), buffers);
+  const bundle::Program p = make_program(gemm_program(), buffers);
   Checkers checks(p, sem());
   run_golden(p, sem(), &checks);
   ASSERT_EQ(checks.count(FindingKind::UnownedAccess), 2u) << all(checks);
@@ -341,7 +341,7 @@ TEST(ShadowChecker, CatchesAnAccessBeforeTheBuffersFirstUse) {
   // The map makes c live only from the store (#3), but the gemm (#2) already writes it.
   auto buffers = gemm_buffers();
   buffers[2].first = buffers[2].producer = 3;
-  const Program p = make_program(gemm_program(), buffers);
+  const bundle::Program p = make_program(gemm_program(), buffers);
   Checkers checks(p, sem());
   run_golden(p, sem(), &checks);
   ASSERT_EQ(checks.count(FindingKind::BeforeFirstUse), 1u) << all(checks);
@@ -357,8 +357,8 @@ TEST(ShadowChecker, CatchesAnAccessBeforeTheBuffersFirstUse) {
 class WrongShiftBackend : public Backend {
  public:
   std::string_view name() const override { return "wrong-shift"; }
-  RunResult run(const Program& program, Checkers& checkers) override {
-    Program broken = program;
+  RunResult run(const bundle::Program& program, Checkers& checkers) override {
+    bundle::Program broken = program;
     for (auto& in : broken.instrs) {
       if (sem().op(in) == Op::Gemm) in.set(sem().gemm_slots().shift, in.get(sem().gemm_slots().shift) + 1);
     }
@@ -367,7 +367,7 @@ class WrongShiftBackend : public Backend {
 };
 
 TEST(GoldenCompare, CatchesAWrongRequantizationShift) {
-  const Program p = make_program(gemm_program(), gemm_buffers());
+  const bundle::Program p = make_program(gemm_program(), gemm_buffers());
   Checkers checks(p, sem());
   WrongShiftBackend dut;
   const RunResult r = dut.run(p, checks);
@@ -382,7 +382,7 @@ TEST(GoldenCompare, CatchesAWrongRequantizationShift) {
 }
 
 TEST(Executor, OrderViolationAndOutOfRange) {
-  const Program p = make_program(gemm_program(), gemm_buffers());
+  const bundle::Program p = make_program(gemm_program(), gemm_buffers());
   Checkers checks(p, sem());
   checks.on_start(0, 0);
   checks.on_finish(0, 10);
@@ -391,7 +391,7 @@ TEST(Executor, OrderViolationAndOutOfRange) {
   ASSERT_EQ(checks.count(FindingKind::OrderViolation), 1u) << all(checks);
   EXPECT_EQ(find(checks, FindingKind::OrderViolation)->other_instr, 1);
 
-  const Program far = make_program(
+  const bundle::Program far = make_program(
       "load 0x7fff0, ddr:0x0, rows=1, row_bytes=64, stride=64\nhalt\n", {buf("z", 0x7fff0, 16, 0, 1)});
   Checkers c2(far, sem());
   const RunResult r = SequentialBackend(sem()).run(far, c2);
@@ -403,7 +403,7 @@ TEST(Options, MaxErrorsKeepsCountingAndShadowCanBeOff) {
   auto buffers = gemm_buffers();
   buffers[0].last = 1;
   buffers[1].offset = SramAddr{0x40};
-  const Program p = make_program(gemm_program(0, 0x40, 0x100, "wait=load", "wait=none"), buffers);
+  const bundle::Program p = make_program(gemm_program(0, 0x40, 0x100, "wait=load", "wait=none"), buffers);
   Checkers limited(p, sem(), CheckerOptions{.max_errors = 1});
   run_golden(p, sem(), &limited);
   EXPECT_EQ(limited.findings().size(), 1u);

@@ -6,8 +6,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "bundle/files.h"
 #include "sim/golden.h"
 #include "sim_test_util.h"
 
@@ -41,18 +43,14 @@ struct Files {
     fs::create_directories(dir);
   }
   ~Files() { fs::remove_all(dir); }
-  // Writes <name>.bin, <name>.memmap.yaml and <name>.ddr.bin; returns the sim arguments.
-  std::string write(const std::string& name, const Program& p) const {
-    const auto bin = isa::encode_program(*p.isa, p.instrs);
-    std::ofstream(dir / (name + ".bin"), std::ios::binary)
-        .write(reinterpret_cast<const char*>(bin.data()), static_cast<std::streamsize>(bin.size()));
-    p.memmap->save_file(dir / (name + ".memmap.yaml"));
-    write_ddr_image(dir / (name + ".ddr.bin"), p.ddr_init);
+  // Writes the program's bundle (<name>.bin, .memmap.yaml, .ddr.bin, ...); returns the sim arguments.
+  std::string write(const std::string& name, const bundle::Program& p) const {
+    bundle::write_bundle(dir / name, p, {});
     const std::string base = (dir / name).string();
     return "sim " + base + ".bin --memmap " + base + ".memmap.yaml --ddr " + base + ".ddr.bin --backend sequential";
   }
   // The same, for the default (SystemC) backend.
-  std::string write_systemc(const std::string& name, const Program& p) const {
+  std::string write_systemc(const std::string& name, const bundle::Program& p) const {
     const std::string args = write(name, p);
     return args.substr(0, args.rfind(" --backend"));
   }
@@ -61,7 +59,7 @@ struct Files {
 
 TEST(CliSim, CleanProgramPassesAndWritesDdr) {
   Files files;
-  const Program p = make_program(gemm_program(), gemm_buffers());
+  const bundle::Program p = make_program(gemm_program(), gemm_buffers());
   const std::string out_ddr = (files.dir / "out.ddr.bin").string();
   const CliRun r = run_cli(files.write("clean", p) + " --out-ddr " + out_ddr);
   EXPECT_EQ(r.code, 0) << r.out;
@@ -78,7 +76,7 @@ TEST(CliSim, FindingsFailWithExitOneAndMaxErrors) {
   Files files;
   auto buffers = gemm_buffers();
   buffers[1].offset = SramAddr{0x40};  // overlaps a by one alignment unit
-  const Program p = make_program(gemm_program(0, 0x40, 0x100, "wait=load", "wait=none"), buffers);
+  const bundle::Program p = make_program(gemm_program(0, 0x40, 0x100, "wait=load", "wait=none"), buffers);
   const CliRun r = run_cli(files.write("bad", p) + " --max-errors 1");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_EQ(r.out.rfind("FAIL bad:", 0), 0u) << r.out;
@@ -95,11 +93,50 @@ TEST(CliSim, BadInputIsAnErrorNamingTheFile) {
   EXPECT_EQ(run_cli("sim").code, 2);  // usage error
 }
 
+// A DDR image shorter than the DDR tensors the memory map says the program finds there (here
+// its input, the 256 bytes both loads read) would run on zeros, which the golden model agrees
+// with: a PASS that checked nothing. Empty or cut, it is bad input naming the file, its size
+// and what the map needs; whole, the same program passes.
+TEST(CliSim, ADdrImageShorterThanTheMapsInputsIsBadInput) {
+  Files files;
+  bundle::Program p = make_program(gemm_program(), gemm_buffers());
+  bundle::MemDdrBuffer input;
+  input.name = "x";
+  input.region = "input";
+  input.offset = DdrAddr{0};
+  input.size = Bytes{0x100};
+  input.last = 1;
+  input.readers = {0, 1};
+  p.memmap->ddr_buffers.push_back(input);
+  const std::string args = files.write("in", p);
+  EXPECT_EQ(run_cli(args).code, 0) << run_cli(args).out;
+  const fs::path image = files.dir / "in.ddr.bin";
+  for (const uint64_t size : {uint64_t{0}, uint64_t{0xff}}) {
+    fs::resize_file(image, size);
+    const CliRun r = run_cli(args);
+    EXPECT_EQ(r.code, 1) << r.out;
+    EXPECT_NE(r.out.find(fmt::format("{}: DDR image of {} bytes is shorter than the memory map {} needs: input tensor "
+                                     "'x' [0x0, 0x100): 256 bytes",
+                                     image.string(), size, (files.dir / "in.memmap.yaml").string())),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("PASS"), std::string::npos) << r.out;
+  }
+  // Without --ddr there is no image at all: the same error, naming the program.
+  const CliRun none = run_cli(args.substr(0, args.find(" --ddr")) + " --backend sequential");
+  EXPECT_EQ(none.code, 1) << none.out;
+  EXPECT_NE(none.out.find("in.bin: no DDR image given, but the memory map"), std::string::npos) << none.out;
+}
+
+
+// A queue waiting for a token nobody sends, with the RTL clock running: the model's watchdog
+// (deadlock_cycles of the NPU config) ends the run with a `deadlock` finding and exit 1.
+
 // A queue waiting for a token nobody sends, with the RTL clock running: the model's watchdog
 // (deadlock_cycles of the NPU config) ends the run with a `deadlock` finding and exit 1.
 TEST(CliSim, RtlDeadlockIsAFindingAndExitsOne) {
   Files files;
-  const Program p =
+  const bundle::Program p =
       make_program(gemm_program(0x000, 0x080, 0x100, "wait=load, signal=store", "wait=compute", "signal=none"),
                    gemm_buffers());
   const CliRun r = run_cli(files.write_systemc("stuck", p) + " --rtl");
@@ -117,7 +154,7 @@ TEST(CliSim, RtlDeadlockIsAFindingAndExitsOne) {
 // configuration register at reset), not only the default 8 x 16 B.
 TEST(CliSim, RtlRunsANonDefaultNpuGeometryAndRefusesABadOne) {
   Files files;
-  const Program p = make_program(gemm_program(), gemm_buffers());
+  const bundle::Program p = make_program(gemm_program(), gemm_buffers());
   const std::string args = files.write_systemc("geo", p);
   const fs::path npu = files.dir / "four_banks.yaml";
   std::ofstream(npu) << "sram_banks: 4\nbank_width_bytes: 32\n";
@@ -139,7 +176,7 @@ TEST(CliSim, RtlRunsANonDefaultNpuGeometryAndRefusesABadOne) {
 // plant's name is refused listing them, and it does not combine with --plant.
 TEST(CliSim, RtlVariantIsAnRtlPlantOfTheCatalogue) {
   Files files;
-  const Program p = make_program(gemm_program(), gemm_buffers());
+  const bundle::Program p = make_program(gemm_program(), gemm_buffers());
   const std::string args = files.write_systemc("variant", p);
   const CliRun planted = run_cli(args + " --rtl-variant rtl-mac-sign");
   EXPECT_EQ(planted.code, 1) << planted.out;

@@ -25,7 +25,7 @@ verify::Options sequential() {
   return o;
 }
 
-Program generated(const std::string& profile_name, uint64_t seed, int64_t length) {
+bundle::Program generated(const std::string& profile_name, uint64_t seed, int64_t length) {
   const auto profile = gen::Profile::load_file(std::string(NPUFORGE_SOURCE_DIR) + "/configs/gen/" +
                                                profile_name + ".yaml");
   gen::GenOptions o;
@@ -33,12 +33,12 @@ Program generated(const std::string& profile_name, uint64_t seed, int64_t length
   o.length = length;
   const isa::NpuConfig npu;
   const auto g = gen::generate(isa::builtin_isa(), npu, profile, o);
-  Program p;
+  bundle::Program p;
   p.name = profile_name + "/" + std::to_string(seed);
   p.isa = &isa::builtin_isa();
-  p.instrs = g.instrs;
+  p.instrs = g.bundle.instrs;
   p.memmap = g.memmap();
-  p.ddr_init = g.ddr_image;
+  p.ddr_init = g.bundle.ddr_init;
   p.config = npu;
   return p;
 }
@@ -46,7 +46,7 @@ Program generated(const std::string& profile_name, uint64_t seed, int64_t length
 TEST(Generated, SeedsRunCleanAndMatchGolden) {
   for (const char* profile : {"default", "stress-fragment", "tiny-buffers", "extremes"}) {
     for (uint64_t seed = 1; seed <= 12; ++seed) {
-      const Program p = generated(profile, seed, 300);
+      const bundle::Program p = generated(profile, seed, 300);
       ASSERT_EQ(p.validate(), "");
       Checkers golden_checks(p, sem());
       run_golden(p, sem(), &golden_checks);
@@ -62,7 +62,7 @@ TEST(Generated, SeedsRunCleanAndMatchGolden) {
 // 65535): the golden model and the sequential backend run them clean and agree.
 TEST(Generated, ZeroAndMaximumLengthOperandsRunClean) {
   using testing::buf;
-  const Program zero = testing::make_program(
+  const bundle::Program zero = testing::make_program(
       ".equ %a, 0x000\n.equ %b, 0x100\n.equ %c, 0x200\n.equ %d, 0x300\n"
       "load %a, ddr:0x0, rows=1, row_bytes=64, stride=64\n"
       "load %b, ddr:0x40, rows=1, row_bytes=64, stride=64, signal=compute\n"
@@ -71,7 +71,7 @@ TEST(Generated, ZeroAndMaximumLengthOperandsRunClean) {
       "store ddr:0x1000, %d, rows=1, row_bytes=64, stride=64, wait=compute\n"
       "halt\n",
       {buf("a", 0x000, 64, 0, 2), buf("b", 0x100, 64, 1, 2), buf("c", 0x200, 64, 2, 3), buf("d", 0x300, 64, 3, 4)});
-  const Program big = testing::make_program(
+  const bundle::Program big = testing::make_program(
       ".equ %big, 0x0\n.equ %w, 0x10000\n.equ %o, 0x20000\n"
       "load %big, ddr:0x0, rows=1, row_bytes=65535, stride=65535, signal=store\n"
       "load %w, ddr:0x10000, rows=65535, row_bytes=1, stride=1, signal=compute\n"
@@ -80,7 +80,7 @@ TEST(Generated, ZeroAndMaximumLengthOperandsRunClean) {
       "store ddr:0x40000, %o, rows=1, row_bytes=1, stride=1, wait=compute\n"
       "halt\n",
       {buf("big", 0x0, 65535, 0, 3), buf("w", 0x10000, 65535, 1, 2), buf("o", 0x20000, 1, 2, 4)}, 0x20000);
-  for (const Program* p : {&zero, &big}) {
+  for (const bundle::Program* p : {&zero, &big}) {
     Checkers golden_checks(*p, sem());
     run_golden(*p, sem(), &golden_checks);
     EXPECT_TRUE(golden_checks.clean()) << golden_checks.summary();
@@ -94,7 +94,7 @@ TEST(Generated, ZeroAndMaximumLengthOperandsRunClean) {
 }
 
 // The index of the signal a wait consumes (k-th wait of q on p <- k-th signal of p to q).
-int64_t matched_signal(const Program& p, size_t waiter, unsigned from) {
+int64_t matched_signal(const bundle::Program& p, size_t waiter, unsigned from) {
   const unsigned to = static_cast<unsigned>(p.instrs[waiter].spec->queue);
   int64_t k = 0;
   for (size_t i = 0; i < waiter; ++i) {
@@ -113,7 +113,7 @@ int64_t matched_signal(const Program& p, size_t waiter, unsigned from) {
 TEST(Generated, RemovedTokensAreCaughtAsHazards) {
   int mutations = 0, caught = 0;
   for (uint64_t seed = 1; seed <= 10; ++seed) {
-    const Program clean = generated("default", seed, 300);
+    const bundle::Program clean = generated("default", seed, 300);
     // Remove every 5th wait (with the signal it consumes), one program per removal.
     int waits = 0;
     for (size_t w = 0; w < clean.instrs.size() && mutations < 60; ++w) {
@@ -121,7 +121,7 @@ TEST(Generated, RemovedTokensAreCaughtAsHazards) {
         if (!(clean.instrs[w].wait_mask() >> from & 1u) || ++waits % 5 != 0) continue;
         const int64_t s = matched_signal(clean, w, from);
         ASSERT_GE(s, 0);
-        Program p = clean;
+        bundle::Program p = clean;
         const unsigned to = static_cast<unsigned>(p.instrs[w].spec->queue);
         p.instrs[w].set(isa::kWaitSlot, p.instrs[w].wait_mask() & ~(1u << from));
         p.instrs[static_cast<size_t>(s)].set(isa::kSignalSlot, p.instrs[static_cast<size_t>(s)].signal_mask() & ~(1u << to));
@@ -140,7 +140,7 @@ TEST(Generated, RemovedTokensAreCaughtAsHazards) {
 }
 
 TEST(Generated, OverlapAndEarlyFreeAreCaught) {
-  const Program clean = generated("default", 3, 300);
+  const bundle::Program clean = generated("default", 3, 300);
   const auto& bufs = clean.memmap->buffers;
   const uint64_t unit = clean.memmap->alignment.value;
   // Overlap: place a buffer one alignment unit inside another one live when it is born.
@@ -148,7 +148,7 @@ TEST(Generated, OverlapAndEarlyFreeAreCaught) {
   for (size_t b = 0; b < bufs.size() && !planted_overlap; ++b) {
     for (size_t c = 0; c < bufs.size(); ++c) {
       if (c == b || !bufs[c].live_at(bufs[b].first) || bufs[c].first >= bufs[b].first) continue;
-      Program p = clean;
+      bundle::Program p = clean;
       auto& nb = p.memmap->buffers[b];
       nb.offset = SramAddr{static_cast<uint32_t>(bufs[c].offset.value + bufs[c].size.value - unit)};
       Checkers checks(p, sem());
@@ -161,7 +161,7 @@ TEST(Generated, OverlapAndEarlyFreeAreCaught) {
   // Early free: a buffer's lifetime ends one instruction before its last consumer.
   for (size_t b = 0; b < bufs.size() && !planted_free; ++b) {
     if (bufs[b].consumers.empty() || bufs[b].consumers.back() != bufs[b].last || bufs[b].last <= bufs[b].first) continue;
-    Program p = clean;
+    bundle::Program p = clean;
     p.memmap->buffers[b].last -= 1;
     Checkers checks(p, sem());
     run_golden(p, sem(), &checks);

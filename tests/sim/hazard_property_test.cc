@@ -27,7 +27,7 @@ const Semantics& sem() {
 
 // Random program over a 1 KiB scratchpad window. A wait is only emitted when an earlier
 // signal on that channel is still unconsumed, so program order respects the tokens.
-Program random_program(uint64_t seed, int length) {
+bundle::Program random_program(uint64_t seed, int length) {
   Rng rng(seed);
   std::string text;
   int tokens[3][3] = {};  // [from][to] signalled, not yet waited for
@@ -72,7 +72,7 @@ Program random_program(uint64_t seed, int length) {
     }
   }
   text += "halt\n";
-  Program p;
+  bundle::Program p;
   p.name = fmt::format("random{}", seed);
   p.isa = &isa::builtin_isa();
   p.instrs = isa::assemble(*p.isa, text, p.name).instrs;
@@ -240,7 +240,7 @@ std::vector<Touch> touches(const isa::Instruction& in) {
   return out;
 }
 
-std::set<std::pair<size_t, size_t>> racy_pairs(const Program& p) {
+std::set<std::pair<size_t, size_t>> racy_pairs(const bundle::Program& p) {
   const size_t n = p.instrs.size();
   const InterleavingOracle oracle(p.instrs);
   std::set<std::pair<size_t, size_t>> racy;
@@ -263,7 +263,7 @@ std::set<std::pair<size_t, size_t>> racy_pairs(const Program& p) {
 TEST(HazardProperty, MatchesTheInterleavingOracle) {
   int racy_programs = 0, clean_programs = 0;
   for (uint64_t seed = 1; seed <= 200; ++seed) {
-    const Program p = random_program(seed, 4 + static_cast<int>(seed % 27));
+    const bundle::Program p = random_program(seed, 4 + static_cast<int>(seed % 27));
     Checkers checks(p, sem());
     const RunResult r = SequentialBackend(sem()).run(p, checks);
     ASSERT_TRUE(r.completed) << p.name;
@@ -281,7 +281,7 @@ TEST(HazardProperty, MatchesTheInterleavingOracle) {
     if (racy.empty()) {
       ++clean_programs;
       // No race and tokens consistent with program order: any legal schedule gives golden DDR.
-      ASSERT_EQ(compare_images(run_golden(p, sem()).ddr, r.ddr).total_differing, 0u) << p.name;
+      ASSERT_EQ(bundle::compare_images(run_golden(p, sem()).ddr, r.ddr).total_differing, 0u) << p.name;
     } else {
       ++racy_programs;
     }

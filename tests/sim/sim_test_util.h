@@ -5,15 +5,15 @@
 #include <string_view>
 #include <vector>
 
+#include "bundle/program.h"
 #include "isa/assembler.h"
 #include "util/rng.h"
-#include "sim/program.h"
 
 namespace npuforge::sim::testing {
 
-inline allocator::MemBuffer buf(std::string symbol, uint32_t offset, uint64_t size, int64_t first,
-                                int64_t last) {
-  allocator::MemBuffer b;
+inline bundle::MemBuffer buf(std::string symbol, uint32_t offset, uint64_t size, int64_t first,
+                             int64_t last) {
+  bundle::MemBuffer b;
   b.symbol = std::move(symbol);
   b.offset = SramAddr{offset};
   b.size = Bytes{size};
@@ -23,14 +23,14 @@ inline allocator::MemBuffer buf(std::string symbol, uint32_t offset, uint64_t si
   return b;
 }
 
-inline Program make_program(std::string_view text, std::vector<allocator::MemBuffer> buffers,
-                            uint64_t ddr_bytes = 0x100, uint64_t seed = 1) {
-  Program p;
+inline bundle::Program make_program(std::string_view text, std::vector<bundle::MemBuffer> buffers,
+                                    uint64_t ddr_bytes = 0x100, uint64_t seed = 1) {
+  bundle::Program p;
   p.name = "test";
   p.isa = &isa::builtin_isa();
   auto prog = isa::assemble(*p.isa, text, "test.s");
   p.instrs = prog.instrs;
-  allocator::MemMap map;
+  bundle::MemMap map;
   map.sram_bytes = p.config.sram_bytes;
   map.alignment = p.config.alignment;
   map.instructions = static_cast<int64_t>(p.instrs.size());
@@ -59,7 +59,7 @@ inline std::string gemm_program(uint32_t a = 0x000, uint32_t b = 0x080, uint32_t
          "halt                                                              ; 4\n";
 }
 
-inline std::vector<allocator::MemBuffer> gemm_buffers() {
+inline std::vector<bundle::MemBuffer> gemm_buffers() {
   return {buf("a", 0x000, 128, 0, 2), buf("b", 0x080, 128, 1, 2), buf("c", 0x100, 64, 2, 3)};
 }
 

@@ -25,7 +25,7 @@ const Semantics& sem() {
   return s;
 }
 
-Program generated(uint64_t seed, int64_t length, Plant plant = {}) {
+bundle::Program generated(uint64_t seed, int64_t length, Plant plant = {}) {
   const auto profile = gen::Profile::load_file(std::string(NPUFORGE_SOURCE_DIR) + "/configs/gen/default.yaml");
   gen::GenOptions o;
   o.seed = seed;
@@ -33,7 +33,7 @@ Program generated(uint64_t seed, int64_t length, Plant plant = {}) {
   o.plant = plant;
   const isa::NpuConfig npu;
   const auto g = gen::generate(isa::builtin_isa(), npu, profile, o);
-  Program p;
+  bundle::Program p;
   p.name = "default-" + std::to_string(seed);
   p.isa = &isa::builtin_isa();
   p.instrs = g.instrs;
@@ -57,14 +57,14 @@ std::string everything(const Verdict& v) {
 }
 
 // Two overlapping buffers: a live-overlap finding (and what follows from it).
-Program overlapping() {
+bundle::Program overlapping() {
   auto buffers = gemm_buffers();
   buffers[1].offset = SramAddr{0x40};
   return make_program(gemm_program(0, 0x40, 0x100, "wait=load", "wait=none"), buffers);
 }
 
 TEST(Verify, SequentialVerdictIsWhatTheBackendCheckersAndGoldenCompareGive) {
-  for (const Program& p : {make_program(gemm_program(), gemm_buffers()), overlapping()}) {
+  for (const bundle::Program& p : {make_program(gemm_program(), gemm_buffers()), overlapping()}) {
     Checkers checks(p, sem(), CheckerOptions{.max_errors = 20});
     const RunResult r = SequentialBackend(sem()).run(p, checks);
     check_ddr(p, sem(), run_golden(p, sem()).ddr, r.ddr, "the golden model", checks);
@@ -120,7 +120,7 @@ TEST(Verify, PassRuleCountsFindingsCompletionAndTheRtlDecoder) {
 }
 
 TEST(Verify, ExpectedAndFinalDdr) {
-  const Program p = make_program(gemm_program(), gemm_buffers());
+  const bundle::Program p = make_program(gemm_program(), gemm_buffers());
   Options o = sequential();
   o.keep_final_ddr = true;
   const Verdict v = run(p, o);
@@ -137,7 +137,7 @@ TEST(Verify, ExpectedAndFinalDdr) {
 }
 
 TEST(Verify, OptionsThatDoNotGoTogetherAreErrors) {
-  const Program p = make_program(gemm_program(), gemm_buffers());
+  const bundle::Program p = make_program(gemm_program(), gemm_buffers());
   Options o = sequential();
   o.rtl = true;
   EXPECT_THROW(run(p, o), Error);
@@ -160,8 +160,8 @@ TEST(Verify, OptionsThatDoNotGoTogetherAreErrors) {
 // Many SystemC runs in one process, each on a fresh kernel: the same program gives the same
 // verdict every time, whatever ran before it (a plant, the RTL, a deadlock).
 TEST(Verify, SystemCRunsRepeatInOneProcessWithIdenticalVerdicts) {
-  const Program p = generated(3, 300);
-  const Program stuck = make_program(
+  const bundle::Program p = generated(3, 300);
+  const bundle::Program stuck = make_program(
       gemm_program(0x000, 0x080, 0x100, "wait=load, signal=store", "wait=compute", "signal=none"), gemm_buffers());
   Options planted;
   planted.plant = parse_plant("model-store-short");
@@ -191,7 +191,7 @@ TEST(Verify, SystemCRunsRepeatInOneProcessWithIdenticalVerdicts) {
 // coroutine stack for the process's own, and the next throw was reported as a
 // stack-buffer-overflow (sim/sc_model/sc_backend.cc restore_asan_stack).
 TEST(Verify, ErrorsAfterSystemCRunsAreOrdinaryErrors) {
-  const Program p = make_program(gemm_program(), gemm_buffers());
+  const bundle::Program p = make_program(gemm_program(), gemm_buffers());
   for (int k = 0; k < 3; ++k) {
     EXPECT_TRUE(run(p, {}).pass);
     EXPECT_THROW(parse_json("{\"program\": \"p\"}", "x.json"), Error);
@@ -207,7 +207,7 @@ TEST(VerdictJson, ReadsBackExactly) {
   rtl.plant = parse_plant("rtl-decoder-field-bit");
   Options planted;
   planted.plant = parse_plant("model-dma-off-by-one");
-  const Program p = generated(5, 200);
+  const bundle::Program p = generated(5, 200);
   for (const Verdict& v : {run(overlapping(), sequential()), run(make_program(gemm_program(), gemm_buffers()), {}),
                            run(p, planted), run(p, rtl)}) {
     SCOPED_TRACE(report(v));

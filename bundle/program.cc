@@ -1,37 +1,10 @@
-#include "sim/program.h"
-
-#include <fstream>
-#include <iterator>
+#include "bundle/program.h"
 
 #include <fmt/core.h>
 
-#include "util/error.h"
-#include "util/file_io.h"
+#include "bundle/ddr_image.h"
 
-namespace npuforge::sim {
-
-std::vector<uint8_t> read_ddr_image(const std::filesystem::path& path) {
-  return util::read_binary_file(path, "DDR image");
-}
-
-void write_ddr_image(const std::filesystem::path& path, const std::vector<uint8_t>& image) {
-  util::write_file(path, image, "DDR image");
-}
-
-Program Program::load(const isa::Isa& isa, const std::filesystem::path& bin_path,
-                      const std::filesystem::path& memmap_path,
-                      const std::filesystem::path& ddr_path, const isa::NpuConfig& config) {
-  Program p;
-  p.name = bin_path.stem().string();
-  p.isa = &isa;
-  p.config = config;
-  const auto bytes = util::read_binary_file(bin_path, "program binary");
-  p.instrs = isa::decode_program(isa, bytes, bin_path.string());
-  if (!memmap_path.empty()) p.memmap = allocator::MemMap::load_file(memmap_path);
-  if (!ddr_path.empty()) p.ddr_init = read_ddr_image(ddr_path);
-  if (auto err = p.validate(); !err.empty()) throw Error(err);
-  return p;
-}
+namespace npuforge::bundle {
 
 std::string Program::validate() const {
   if (ddr_init.size() > config.ddr_bytes.value) {
@@ -52,7 +25,11 @@ std::string Program::validate() const {
     return fmt::format("{}: memory map is for {} instructions, the program has {}", name,
                        memmap->instructions, instrs.size());
   }
+  if (const std::optional<DdrNeed> need = ddr_image_need(*memmap); need && need->bytes > ddr_init.size()) {
+    return fmt::format("{}: DDR image of {} bytes is shorter than its memory map needs: {}", name, ddr_init.size(),
+                       describe(*need));
+  }
   return {};
 }
 
-}  // namespace npuforge::sim
+}  // namespace npuforge::bundle

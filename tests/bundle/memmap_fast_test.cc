@@ -1,7 +1,7 @@
-// The fast memory-map reader (allocator/memmap_fast.h) against yaml-cpp: the same MemMap for
+// The fast memory-map reader (bundle/memmap_fast.h) against yaml-cpp: the same MemMap for
 // every map the generator's writer produces, and every other text handed to yaml-cpp, whose
 // errors still name the file, line, buffer and field.
-#include "allocator/memmap_fast.h"
+#include "bundle/memmap_fast.h"
 
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
@@ -11,7 +11,7 @@
 #include "util/error.h"
 #include "util/rng.h"
 
-namespace npuforge::allocator {
+namespace npuforge::bundle {
 namespace {
 
 bool same(const MemMap& a, const MemMap& b) {
@@ -132,4 +132,4 @@ TEST(MemMapFast, OtherTextGoesToYamlCppAndItsErrors) {
 }
 
 }  // namespace
-}  // namespace npuforge::allocator
+}  // namespace npuforge::bundle

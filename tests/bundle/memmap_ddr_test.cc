@@ -4,10 +4,10 @@
 
 #include <string>
 
-#include "allocator/memmap.h"
+#include "bundle/memmap.h"
 #include "util/error.h"
 
-namespace npuforge::allocator {
+namespace npuforge::bundle {
 namespace {
 
 std::string error_of(std::string_view text) {
@@ -105,4 +105,4 @@ TEST(MemMapDdr, MalformedEntriesNameTheField) {
 }
 
 }  // namespace
-}  // namespace npuforge::allocator
+}  // namespace npuforge::bundle

@@ -4,13 +4,13 @@
 // map first. Anything outside that subset (hand-written maps, ddr_buffers, quoted symbols,
 // values out of range, ...) returns nullopt and is read by yaml-cpp, whose errors name the
 // file and line; so the fast path never decides that a file is bad and both paths give the
-// same MemMap for every file the fast one accepts (tests/allocator/memmap_fast_test.cc).
+// same MemMap for every file the fast one accepts (tests/bundle/memmap_fast_test.cc).
 #include <optional>
 #include <string_view>
 
-#include "allocator/memmap.h"
+#include "bundle/memmap.h"
 
-namespace npuforge::allocator {
+namespace npuforge::bundle {
 
 std::optional<MemMap> parse_generated_memmap(std::string_view text);
 
@@ -18,4 +18,4 @@ std::optional<MemMap> parse_generated_memmap(std::string_view text);
 // which YAML writes as a plain scalar; such symbols are written without the YAML emitter.
 bool is_plain_symbol(std::string_view symbol);
 
-}  // namespace npuforge::allocator
+}  // namespace npuforge::bundle

@@ -1,20 +1,20 @@
 // Memory-map YAML: load with errors naming file, line, buffer index and field; save in the
 // documented layout (one flow mapping per buffer, offsets in hex).
 #include "util/file_io.h"
-#include "allocator/memmap.h"
-#include "allocator/memmap_fast.h"
+#include "bundle/memmap.h"
+#include "bundle/memmap_fast.h"
+#include "bundle/memmap_text.h"
+#include "bundle/text_sink.h"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include <fstream>
-#include <iterator>
-#include <sstream>
+#include <span>
 
 #include "util/error.h"
 #include "util/yaml_util.h"
 
-namespace npuforge::allocator {
+namespace npuforge::bundle {
 namespace {
 
 using util::read_int;
@@ -187,32 +187,22 @@ MemMap MemMap::load_file(const std::filesystem::path& path) {
 std::string MemMap::to_yaml() const {
   std::string out;
   out.reserve(64 + header.size() + buffers.size() * 96);
-  auto put = std::back_inserter(out);
-  if (!header.empty()) {
-    std::istringstream lines(header);
-    for (std::string line; std::getline(lines, line);) out += "# " + line + "\n";
-  }
-  fmt::format_to(put, "sram_bytes: {}\nalignment: {}\ninstructions: {}\n", sram_bytes.value, alignment.value,
-                 instructions);
-  out += buffers.empty() ? "buffers: []\n" : "buffers:\n";
+  StringSink sink(out);
+  put_memmap_head(sink, header, sram_bytes.value, alignment.value, instructions, !buffers.empty());
   for (const MemBuffer& b : buffers) {
-    out += "  - {symbol: ";
+    auto put = [&](std::string_view symbol) {
+      put_buffer_line(
+          sink, symbol.size(), [symbol](char* o) { return util::write_text(o, symbol); }, b.offset.value,
+          b.size.value, b.first, b.last, b.producer == kNoProducer ? nullptr : &b.producer,
+          std::span<const int64_t>(b.consumers));
+    };
     if (is_plain_symbol(b.symbol)) {
-      out += b.symbol;  // what the emitter writes for such a name, without its cost
+      put(b.symbol);  // what the emitter writes for such a name, without its cost
     } else {
-      YAML::Emitter sym;  // quotes a symbol only when YAML needs it
-      sym << b.symbol;
-      out += sym.c_str();
+      YAML::Emitter quoted;  // quotes a symbol only when YAML needs it
+      quoted << b.symbol;
+      put(quoted.c_str());
     }
-    fmt::format_to(put, ", offset: 0x{:x}, size: {}, first: {}, last: {}", b.offset.value, b.size.value, b.first,
-                   b.last);
-    if (b.producer != kNoProducer) fmt::format_to(put, ", producer: {}", b.producer);
-    if (!b.consumers.empty()) {
-      out += ", consumers: [";
-      for (size_t i = 0; i < b.consumers.size(); ++i) fmt::format_to(put, "{}{}", i ? ", " : "", b.consumers[i]);
-      out += "]";
-    }
-    out += "}\n";
   }
   if (ddr_buffers.empty()) return out;  // generated programs: the format as before
   out += "ddr_buffers:\n";
@@ -238,4 +228,4 @@ void MemMap::save_file(const std::filesystem::path& path) const {
   util::write_file(path, to_yaml(), "memory map");
 }
 
-}  // namespace npuforge::allocator
+}  // namespace npuforge::bundle

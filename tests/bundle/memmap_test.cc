@@ -1,6 +1,7 @@
 // Memory-map YAML: round trip, and errors naming file, line, buffer index and field.
-#include "allocator/memmap.h"
+#include "bundle/memmap.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -10,7 +11,7 @@
 #include "util/error.h"
 #include "util/rng.h"
 
-namespace npuforge::allocator {
+namespace npuforge::bundle {
 namespace {
 
 std::string error_of(std::string_view text) {
@@ -99,6 +100,25 @@ TEST(MemMap, QuotesSymbolsThatNeedIt) {
   EXPECT_EQ(back.buffers[0].symbol, "a: b, [c]");
 }
 
+// The writer spells every number as fmt does, the widest ones included (a map built in memory
+// is not bounded by the reader's ranges): the room it takes for a line is enough.
+TEST(MemMap, WritesTheWidestNumbersAsFmtDoes) {
+  MemMap m;
+  m.header = "h";
+  m.sram_bytes = Bytes{UINT64_MAX};
+  m.alignment = Bytes{UINT64_MAX - 1};
+  m.instructions = INT64_MIN;
+  const int64_t lo = INT64_MIN, hi = INT64_MAX;
+  m.buffers.push_back(MemBuffer{"wide9", SramAddr{UINT32_MAX}, Bytes{UINT64_MAX}, lo, hi, lo + 1, {lo, hi, 0, -1}});
+  m.buffers.push_back(MemBuffer{"x", SramAddr{0}, Bytes{0}, 0, 0, kNoProducer, {}});
+  EXPECT_EQ(m.to_yaml(),
+            fmt::format("# h\nsram_bytes: {}\nalignment: {}\ninstructions: {}\nbuffers:\n"
+                        "  - {{symbol: wide9, offset: 0x{:x}, size: {}, first: {}, last: {}, producer: {}, "
+                        "consumers: [{}, {}, 0, -1]}}\n"
+                        "  - {{symbol: x, offset: 0x0, size: 0, first: 0, last: 0}}\n",
+                        UINT64_MAX, UINT64_MAX - 1, INT64_MIN, UINT32_MAX, UINT64_MAX, lo, hi, lo + 1, lo, hi));
+}
+
 TEST(MemMap, ErrorsNameFileBufferAndField) {
   const std::string head = "sram_bytes: 1024\nbuffers:\n  - {symbol: a, offset: 0, size: 64, first: 0, last: 1}\n";
   std::string e = error_of(head + "  - {symbol: b, offset: zz, size: 64, first: 0, last: 1}\n");
@@ -137,4 +157,4 @@ TEST(MemMap, ErrorsNameFileBufferAndField) {
 }
 
 }  // namespace
-}  // namespace npuforge::allocator
+}  // namespace npuforge::bundle

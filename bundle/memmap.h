@@ -1,7 +1,8 @@
 #pragma once
 // The memory map of a generated or compiled program: every scratchpad buffer with its
-// placement and lifetime. Written by the generator (<name>.memmap.yaml), read by the
-// simulator's checkers and by `npuforge check-plan`.
+// placement and lifetime. PREFIX.memmap.yaml of a program bundle (bundle/files.h), written by
+// the generator, the model compiler and `npuforge shrink`, read by the simulator's checkers and
+// by `npuforge check-plan`.
 //
 // File format (YAML):
 //   # npuforge memory map; seed: 42; profile: configs/gen/default.yaml (fnv1a64 0123...)
@@ -36,7 +37,7 @@
 
 #include "util/types.h"
 
-namespace npuforge::allocator {
+namespace npuforge::bundle {
 
 inline constexpr int64_t kNoProducer = -1;
 
@@ -63,6 +64,12 @@ struct MemDdrBuffer {
   std::vector<int64_t> readers;  // instructions reading it, ascending
 
   bool live_at(int64_t instr) const { return first <= instr && instr <= last; }
+  // Whether its bytes are there before the program runs: live from the first instruction and
+  // read before anything writes it (or never written). The DDR image must hold them
+  // (bundle/ddr_image.h), and the DDR ownership checker starts them owned by it.
+  bool held_at_start() const {
+    return first == 0 && (writers.empty() || (!readers.empty() && readers.front() < writers.front()));
+  }
 };
 
 struct MemMap {
@@ -76,11 +83,11 @@ struct MemMap {
   // Throws npuforge::Error naming the file, the buffer index and the field on bad input.
   static MemMap load_file(const std::filesystem::path& path);
   // Maps in the exact form to_yaml() writes for generated programs take a fast reader
-  // (allocator/memmap_fast.h); any other text goes through yaml-cpp (load_yaml_string).
+  // (bundle/memmap_fast.h); any other text goes through yaml-cpp (load_yaml_string).
   static MemMap load_string(std::string_view yaml_text, std::string_view source_name);
   static MemMap load_yaml_string(std::string_view yaml_text, std::string_view source_name);
   std::string to_yaml() const;
   void save_file(const std::filesystem::path& path) const;
 };
 
-}  // namespace npuforge::allocator
+}  // namespace npuforge::bundle

@@ -1,9 +1,9 @@
-#include "allocator/memmap_fast.h"
+#include "bundle/memmap_fast.h"
 
 #include <cstdint>
 #include <string>
 
-namespace npuforge::allocator {
+namespace npuforge::bundle {
 namespace {
 
 constexpr int64_t kMaxIndex = INT64_MAX / 2;  // as the yaml-cpp reader
@@ -132,4 +132,4 @@ std::optional<MemMap> parse_generated_memmap(std::string_view text) {
   return m;
 }
 
-}  // namespace npuforge::allocator
+}  // namespace npuforge::bundle
