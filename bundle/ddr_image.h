@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bundle/memmap.h"
+#include "isa/instruction.h"
 
 namespace npuforge::bundle {
 
@@ -29,17 +30,25 @@ struct DdrDiff {
 };
 DdrDiff compare_images(std::span<const uint8_t> expected, std::span<const uint8_t> actual);
 
-// The bytes a program's DDR image must hold: up to the end of the last DDR tensor of the
-// memory map that holds its bytes before the program runs (MemDdrBuffer::held_at_start: the
-// model's inputs, tensors earlier segments made; compiled programs list them, generated ones
-// list no DDR tensors). A shorter image would hand the program zeros for it, which the golden
-// model would agree with: a run that checks nothing.
+// The bytes a program's DDR image must hold, the larger of two needs. (1) Up to the end of the
+// last DDR tensor of the memory map that holds its bytes before the program runs
+// (MemDdrBuffer::held_at_start: the model's inputs, tensors earlier segments made; compiled
+// programs list them, generated ones list no DDR tensors). (2) Up to the last DDR byte an
+// instruction reads before an earlier instruction (in program order) wrote it: what any
+// program, generated or written by hand, takes from the image. A shorter image would hand
+// the program zeros there, which the golden model would agree with: a run that checks nothing.
 struct DdrNeed {
   uint64_t bytes = 0;
-  const MemDdrBuffer* tensor = nullptr;  // the tensor ending there
+  const MemDdrBuffer* tensor = nullptr;  // the tensor ending there, or else
+  size_t instruction = 0;                // the instruction whose read ends there
+  uint64_t read_begin = 0;               // and where that read starts
 };
 std::optional<DdrNeed> ddr_image_need(const MemMap& map);
-// "input tensor 'x' [0x1000, 0x2000): 8192 bytes"
-std::string describe(const DdrNeed& need);
+std::optional<DdrNeed> ddr_image_need(std::span<const isa::Instruction> instrs);
+// Both: the memory map's (when there is one) and the instructions'.
+std::optional<DdrNeed> ddr_image_need(const MemMap* map, std::span<const isa::Instruction> instrs);
+// "input tensor 'x' [0x1000, 0x2000): 8192 bytes" or
+// "instruction 12 (load) reads DDR [0x100, 0x200) before the program writes it"
+std::string describe(const DdrNeed& need, std::span<const isa::Instruction> instrs = {});
 
 }  // namespace npuforge::bundle

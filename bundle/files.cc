@@ -124,13 +124,14 @@ Program read_code(const isa::Isa& isa, const BundlePaths& paths, const isa::NpuC
 // empty when none was given.
 Program with_image(Program p, const BundlePaths& paths, std::vector<uint8_t> ddr_image, const std::string& image_name) {
   p.ddr_init = std::move(ddr_image);
-  if (const std::optional<DdrNeed> need = p.memmap ? ddr_image_need(*p.memmap) : std::nullopt;
+  if (const std::optional<DdrNeed> need = ddr_image_need(p.memmap ? &*p.memmap : nullptr, p.instrs);
       need && need->bytes > p.ddr_init.size()) {
+    const std::string who = need->tensor ? fmt::format("the memory map {}", paths.memmap.string()) : "the program";
     if (image_name.empty())
-      throw Error(fmt::format("{}: no DDR image given, but the memory map {} needs {} bytes of one: {}",
-                              paths.binary.string(), paths.memmap.string(), need->bytes, describe(*need)));
-    throw Error(fmt::format("{}: DDR image of {} bytes is shorter than the memory map {} needs: {}", image_name,
-                            p.ddr_init.size(), paths.memmap.string(), describe(*need)));
+      throw Error(fmt::format("{}: no DDR image given, but {} needs {} bytes of one: {}", paths.binary.string(), who,
+                              need->bytes, describe(*need, p.instrs)));
+    throw Error(fmt::format("{}: DDR image of {} bytes is shorter than {} needs: {}", image_name, p.ddr_init.size(),
+                            who, describe(*need, p.instrs)));
   }
   if (const std::string err = p.validate(); !err.empty()) throw Error(err);
   return p;

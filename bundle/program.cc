@@ -11,6 +11,11 @@ std::string Program::validate() const {
     return fmt::format("{}: DDR image of {} bytes exceeds ddr_bytes {} of the NPU config", name,
                        ddr_init.size(), config.ddr_bytes.value);
   }
+  if (const std::optional<DdrNeed> need = ddr_image_need(memmap ? &*memmap : nullptr, instrs);
+      need && need->bytes > ddr_init.size()) {
+    return fmt::format("{}: DDR image of {} bytes is shorter than {} needs: {}", name, ddr_init.size(),
+                       need->tensor ? "its memory map" : "the program", describe(*need, instrs));
+  }
   if (!memmap) return {};
   if (memmap->sram_bytes.value != 0 && memmap->sram_bytes != config.sram_bytes) {
     return fmt::format("{}: memory map is for sram_bytes {}, the NPU config has {}", name,
@@ -24,10 +29,6 @@ std::string Program::validate() const {
   if (memmap->instructions != 0 && memmap->instructions != static_cast<int64_t>(instrs.size())) {
     return fmt::format("{}: memory map is for {} instructions, the program has {}", name,
                        memmap->instructions, instrs.size());
-  }
-  if (const std::optional<DdrNeed> need = ddr_image_need(*memmap); need && need->bytes > ddr_init.size()) {
-    return fmt::format("{}: DDR image of {} bytes is shorter than its memory map needs: {}", name, ddr_init.size(),
-                       describe(*need));
   }
   return {};
 }

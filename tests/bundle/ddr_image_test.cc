@@ -1,6 +1,6 @@
 // The DDR image format (bundle/ddr_image.h): raw bytes from address 0 through a file, images
 // compared as memories (a missing tail is zeros), and the bytes a memory map says the image
-// must hold.
+// must hold (its memory map's DDR tensors, and what the program reads before it writes it).
 #include "bundle/ddr_image.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "isa/assembler.h"
+#include "isa/isa.h"
 #include "util/error.h"
 
 namespace npuforge::bundle {
@@ -81,6 +83,39 @@ TEST(DdrImage, TheMapNeedsTheTensorsHeldAtTheStart) {
   EXPECT_EQ(need->bytes, 0x2080u);
   EXPECT_EQ(need->tensor->name, "kept");
   EXPECT_EQ(describe(*need), "arena tensor 'kept' [0x2000, 0x2080): 8320 bytes");
+}
+
+// Any program, with a memory map or without: the image holds every DDR byte an instruction
+// reads before an earlier one wrote it. A load of bytes a store wrote first needs none; a load
+// that a store covers only in part needs up to the last unwritten byte.
+TEST(DdrImage, TheProgramNeedsWhatItReadsBeforeItWritesIt) {
+  const isa::Isa& isa = isa::builtin_isa();
+  const auto need_of = [&](const std::string& text) {
+    return ddr_image_need(isa::assemble(isa, text + "halt\n", "p.s").instrs);
+  };
+  EXPECT_FALSE(need_of("store ddr:0x1000, 0x0, rows=1, row_bytes=64, stride=64\n"));
+  const std::string store_then_load =
+      "store ddr:0x1000, 0x0, rows=1, row_bytes=64, stride=64, signal=load\n"
+      "load 0x100, ddr:0x1000, rows=1, row_bytes=64, stride=64, wait=store\n";
+  EXPECT_FALSE(need_of(store_then_load)) << "the program reads only what it wrote";
+  const std::string strided = "load 0x0, ddr:0x200, rows=3, row_bytes=16, stride=100\n";
+  std::optional<DdrNeed> need = need_of(strided);
+  ASSERT_TRUE(need);
+  EXPECT_EQ(need->bytes, 0x200u + 2 * 100 + 16) << "the last row's end";
+  EXPECT_EQ(need->instruction, 0u);
+  const std::string partly = "store ddr:0x1020, 0x0, rows=1, row_bytes=32, stride=32, signal=load\n"
+                             "load 0x100, ddr:0x1000, rows=1, row_bytes=64, stride=64, wait=store\n";
+  need = need_of(partly);
+  ASSERT_TRUE(need);
+  EXPECT_EQ(need->bytes, 0x1020u) << "bytes [0x1020, 0x1040) were written first";
+  EXPECT_EQ(need->read_begin, 0x1000u);
+  const std::vector<isa::Instruction> p = isa::assemble(isa, partly + "halt\n", "p.s").instrs;
+  EXPECT_EQ(describe(*need, p), "instruction 1 (load) reads DDR [0x1000, 0x1020) before the program writes it");
+  // With a memory map the larger need wins.
+  MemMap map;
+  map.ddr_buffers.push_back(tensor("x", 0x3000, 0x40, 0, {}, {1}));
+  EXPECT_EQ(ddr_image_need(&map, p)->bytes, 0x3040u);
+  EXPECT_EQ(ddr_image_need(nullptr, p)->bytes, 0x1020u);
 }
 
 }  // namespace
