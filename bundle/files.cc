@@ -108,9 +108,8 @@ void write_bundle(const std::filesystem::path& prefix, const Program& p, const L
 
 namespace {
 
-// `image_name` names the DDR image in messages; empty when none was given.
-Program assemble(const isa::Isa& isa, const BundlePaths& paths, const isa::NpuConfig& config,
-                 std::vector<uint8_t> ddr_image, const std::string& image_name) {
+// The program and its memory map, without a DDR image yet.
+Program read_code(const isa::Isa& isa, const BundlePaths& paths, const isa::NpuConfig& config) {
   Program p;
   p.name = paths.binary.stem().string();
   p.isa = &isa;
@@ -118,6 +117,12 @@ Program assemble(const isa::Isa& isa, const BundlePaths& paths, const isa::NpuCo
   const auto bytes = util::read_binary_file(paths.binary, "program binary");
   p.instrs = isa::decode_program(isa, bytes, paths.binary.string());
   if (!paths.memmap.empty()) p.memmap = MemMap::load_file(paths.memmap);
+  return p;
+}
+
+// Gives `p` its DDR image and checks the whole; `image_name` names the image in messages,
+// empty when none was given.
+Program with_image(Program p, const BundlePaths& paths, std::vector<uint8_t> ddr_image, const std::string& image_name) {
   p.ddr_init = std::move(ddr_image);
   if (const std::optional<DdrNeed> need = p.memmap ? ddr_image_need(*p.memmap) : std::nullopt;
       need && need->bytes > p.ddr_init.size()) {
@@ -134,13 +139,14 @@ Program assemble(const isa::Isa& isa, const BundlePaths& paths, const isa::NpuCo
 }  // namespace
 
 Program read_program(const isa::Isa& isa, const BundlePaths& paths, const isa::NpuConfig& config) {
-  if (paths.ddr.empty()) return assemble(isa, paths, config, {}, "");
-  return assemble(isa, paths, config, read_ddr_image(paths.ddr), paths.ddr.string());
+  Program p = read_code(isa, paths, config);
+  if (paths.ddr.empty()) return with_image(std::move(p), paths, {}, "");
+  return with_image(std::move(p), paths, read_ddr_image(paths.ddr), paths.ddr.string());
 }
 
 Program read_program(const isa::Isa& isa, const BundlePaths& paths, const isa::NpuConfig& config,
                      std::vector<uint8_t> ddr_image, const std::string& image_name) {
-  return assemble(isa, paths, config, std::move(ddr_image), image_name);
+  return with_image(read_code(isa, paths, config), paths, std::move(ddr_image), image_name);
 }
 
 }  // namespace npuforge::bundle

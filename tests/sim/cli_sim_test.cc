@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "bundle/ddr_image.h"
 #include "bundle/files.h"
 #include "sim/golden.h"
 #include "sim_test_util.h"
@@ -67,7 +68,7 @@ TEST(CliSim, CleanProgramPassesAndWritesDdr) {
   EXPECT_NE(r.out.find("load     busy        108 cycles   58.1%"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("no findings"), std::string::npos) << r.out;
   const Semantics sem(*p.isa);
-  EXPECT_EQ(compare_images(run_golden(p, sem).ddr, read_ddr_image(out_ddr)).total_differing, 0u);
+  EXPECT_EQ(bundle::compare_images(run_golden(p, sem).ddr, bundle::read_ddr_image(out_ddr)).total_differing, 0u);
   // The same program against its own output as --expect-ddr still passes.
   EXPECT_EQ(run_cli(files.write("clean", p) + " --expect-ddr " + out_ddr).code, 0);
 }

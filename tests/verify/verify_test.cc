@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "bundle/ddr_image.h"
 #include "gen/generator.h"
 #include "sim/backend.h"
 #include "sim/golden.h"
@@ -36,9 +37,9 @@ bundle::Program generated(uint64_t seed, int64_t length, Plant plant = {}) {
   bundle::Program p;
   p.name = "default-" + std::to_string(seed);
   p.isa = &isa::builtin_isa();
-  p.instrs = g.instrs;
+  p.instrs = g.bundle.instrs;
   p.memmap = g.memmap();
-  p.ddr_init = g.ddr_image;
+  p.ddr_init = g.bundle.ddr_init;
   p.config = npu;
   return p;
 }
@@ -124,7 +125,7 @@ TEST(Verify, ExpectedAndFinalDdr) {
   Options o = sequential();
   o.keep_final_ddr = true;
   const Verdict v = run(p, o);
-  EXPECT_EQ(compare_images(run_golden(p, sem()).ddr, v.final_ddr).total_differing, 0u);
+  EXPECT_EQ(bundle::compare_images(run_golden(p, sem()).ddr, v.final_ddr).total_differing, 0u);
   std::vector<uint8_t> wrong = v.final_ddr;
   wrong.at(0x1000) ^= 1;  // a byte the store writes
   o.expect_ddr = &wrong;
