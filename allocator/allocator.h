@@ -1,5 +1,5 @@
 #pragma once
-// The on-chip SRAM allocator (SEEDS.md method A, ARCHITECTURE.md "The allocator").
+// The on-chip SRAM allocator (docs/architecture.md, "The allocator's invariants").
 //
 // The SRAM range [base, base + capacity) is an address-ordered doubly linked list of nodes
 // {start, size, in_use, prev, next}; at start the whole range is one free node. The list is

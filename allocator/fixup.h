@@ -1,7 +1,8 @@
 #pragma once
-// The fix-up pass (SEEDS.md A.3): once a symbol's node is placed, every instruction field
-// that names the symbol is rewritten to the real address (+ the %name+offset offset), and
-// the operand's byte extent (isa::extents) is checked to lie inside the symbol's node.
+// The fix-up pass (docs/architecture.md, "The allocator's invariants"): once a symbol's node is
+// placed, every instruction field that names the symbol is rewritten to the real address (+ the
+// %name+offset offset), and the operand's byte extent (isa::extents) is checked to lie inside the
+// symbol's node.
 #include <cstdint>
 #include <functional>
 #include <map>

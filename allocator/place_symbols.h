@@ -1,6 +1,6 @@
 #pragma once
 // Places the symbols of a hand-written (or any) assembly program with the SRAM allocator,
-// in program order, exactly as SEEDS.md method A describes: a symbol is defined at its
+// in program order, as the symbol table does for the generator (docs/architecture.md): a symbol is defined at its
 // first use (size = the largest extent any use needs), its reference count is the number
 // of later uses, each use consumes it and the last one frees and merges its node; then the
 // fix-up pass writes the placed addresses into every field that names it.

@@ -1,7 +1,8 @@
 #pragma once
-// The memory management table (SEEDS.md A.3-A.5 and C): address symbols -> allocator nodes,
-// with a reference count per buffer. The one table every client places buffers through:
-// `npuforge asm` (place_symbols), the program generator and, later, the model compiler.
+// The memory management table (docs/architecture.md, "The allocator's invariants"): address
+// symbols -> allocator nodes, with a reference count per buffer. The one table every client
+// places buffers through: `npuforge asm` (place_symbols), the program generator and the model
+// compiler's segment emitter (compiler/emitter.h).
 //
 // Every buffer operand of an instruction is first a symbol. Dependent operands (a LOAD's
 // SRAM destination and the GEMM that reads it) name the same symbol, so they get the same

@@ -1,9 +1,9 @@
 #pragma once
-// Where a compiled model's tensors live in DDR (compiler-design.md):
+// Where a compiled model's tensors live in DDR (docs/compiler.md sections 10 and 11):
 //   [weights/bias/qp/tables | model inputs | activation arena | model outputs]
 // every region aligned to the NPU alignment.
 //
-// Lifetimes (SEEDS C/D): in op steps of the schedule. A tensor produced by op p and last read
+// Lifetimes: in op steps of the schedule. A tensor produced by op p and last read
 // by op c lives [p, c + 1) (half-open, the planners' convention); one nobody reads lives
 // [p, p + 1). An AliasOp's output is its input's bytes: the alias group shares one buffer
 // whose lifetime covers every member's readers. Groups holding a model input live in the

@@ -1,5 +1,5 @@
 #pragma once
-// The back half of the model compiler (issue 12 passes 4-7): from a scheduled QGraph to one
+// The back half of the model compiler (docs/compiler.md sections 10-13): from a scheduled QGraph to one
 // program per NPU segment. Lifetimes and the DDR arena (arena.h), the op constants in the
 // weights region, then per NPU segment: every op lowered to tiles (lower.h) and emitted into
 // one program (emitter.h): SRAM through allocator::SymbolTable, tokens from the accesses,

@@ -94,7 +94,7 @@ int64_t channels(const GemmOp& op) { return op.n; }
 constexpr double kMinGemmRows = 64;
 
 // Moves the bias of every output channel by its mean shift (float mean - int8 accumulator mean,
-// in bias units) over the samples. Tried and dropped (issue 12): correcting only channels whose
+// in bias units) over the samples. Tried and dropped: correcting only channels whose
 // shift is consistent over the samples (|mean| >= sd) and half corrections both lost on the
 // PP-OCR models; correcting each conv alone (its input quantized from the float value, no
 // upstream error) lost badly: the shift to undo is the accumulated one.
@@ -108,7 +108,7 @@ size_t correct_op(Op& op, const QGraph& graph, const ChannelSums& want, const st
   if (want.sum.size() != runs.size() || count != want.count) return 0;
   const size_t n = runs.size();
   // A gemm's rows are few (a classifier: one per sample): their mean error is then mostly each
-  // sample's own, not a shift the next input shares. Measured (issue 12): correcting the PP-OCR
+  // sample's own, not a shift the next input shares. Measured: correcting the PP-OCR
   // classifier's 1-row gemm on 10 samples lowered its cosines (0.9979 -> 0.9963); the
   // recogniser's 40-row gemms gained. Convs keep their correction (the earlier measurements).
   if (std::is_same_v<Op, GemmOp> && count * static_cast<double>(n) < kMinGemmRows) return 0;

@@ -8,7 +8,7 @@
 // int32 bias takes the difference between the float model's mean of the conv's pre-activation
 // value and the mean of its int8 accumulator, per output channel. Gemms (MatMul/Gemm, channels on
 // the last axis) get the same per column: the PP-OCR recogniser's classifier logits carried 83%
-// of their squared error as a per-class shift (issue 12). Only bias constants change,
+// of their squared error as a per-class shift. Only bias constants change,
 // so the NPU program and the int8 reference stay bit-exact with each other.
 #include <vector>
 

@@ -1,5 +1,5 @@
 #pragma once
-// Writing a compiled model (issue 12 pass 7) into a directory OUT/:
+// Writing a compiled model (docs/compiler.md section 14) into a directory OUT/:
 //   manifest.yaml        the segments in order and everything a runner needs (manifest.h)
 //   npu.yaml             the NPU config it was compiled for (OUT/ is self-contained)
 //   model.ddr.bin        DDR before the first segment: the weights region and the sample input

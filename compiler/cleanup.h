@@ -1,5 +1,5 @@
 #pragma once
-// Pass 1 (SEEDS E.2): hardware-independent clean-up of a shape-inferred float graph.
+// Clean-up (docs/compiler.md section 3): hardware-independent clean-up of a shape-inferred float graph.
 //  - folds BatchNormalization and constant per-channel Mul/Div/Add/Sub into the preceding
 //    Conv or Gemm's weights and bias (when that Conv/Gemm has no other reader);
 //  - replaces a BatchNormalization that cannot be folded by Mul + Add of per-channel constants;

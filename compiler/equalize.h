@@ -1,6 +1,7 @@
 #pragma once
-// Pass 1b (after clean-up, before calibration): cross-layer range equalisation (Nagel et al.
-// 2019, "Data-Free Quantization", section 4.1), driven by calibration data. Where a Conv's output
+// Equalisation (docs/compiler.md section 4; after clean-up, before calibration): cross-layer
+// range equalisation (Nagel et al. 2019, "Data-Free Quantization", section 4.1), driven by
+// calibration data. Where a Conv's output
 // reaches another Conv only through ops that commute with a positive per-channel scale (nothing,
 // Relu, LeakyRelu, MaxPool), channel c of that value can be divided by s_c > 0 (the first Conv's
 // weights and bias of c) and the second Conv's weights reading c multiplied by s_c: the float

@@ -33,12 +33,12 @@ struct FrontOptions {
   // Cross-layer range equalisation (equalize.h) of float models before calibration.
   bool equalize = true;
   // Per-channel-group scales around LUTs (scales.h: plan_scales); below 2: per-tensor scales.
-  // Off by default: measured on the PP-OCR models (lead report, issue 12) it helps the
+  // Off by default: measured on the PP-OCR models, it helps the
   // classifier and the detector's real sample but loses on the detector's random-noise inputs,
   // whose per-channel ranges the text calibration set does not predict.
   int lut_channel_groups = 0;
   // Per-channel bias correction on the calibration samples (bias_correct.h); on by default
-  // (issue 12: the PP-OCR detector's layer errors were half per-channel mean shifts).
+  // (on the PP-OCR detector, half of every layer's error was a per-channel mean shift).
   bool bias_correction = true;
   // More than one entry: the float model is quantized with each setting (calibration.method,
   // .percentile and lut_channel_groups are then ignored) and the one whose int8 reference comes
@@ -48,7 +48,8 @@ struct FrontOptions {
   NpuLimits limits;
 };
 
-// The settings auto_candidates() tries (`--clip auto`): MSE clips with per-tensor scales (the
+// Settings to try as FrontOptions::candidates (the accuracy tests do; the CLI's --clip picks
+// one method): MSE clips with per-tensor scales (the
 // default), with 4 and with 8 channel groups around LUTs, and percentile 99.99 clips.
 std::vector<QuantCandidate> auto_candidates();
 

@@ -1,6 +1,6 @@
 #pragma once
-// The instructions and fields the lowering writes, bound by name once (ISA version 2 of
-// compiler-design.md), and a checked way to set them: a value outside its field's range is an
+// The instructions and fields the lowering writes, bound by name once (ISA version 2,
+// docs/isa.md), and a checked way to set them: a value outside its field's range is an
 // npuforge::Error naming the instruction and the field, never a silently truncated field.
 #include <cstdint>
 #include <string_view>

@@ -1,5 +1,5 @@
 #pragma once
-// Lowering (issue 12 pass 5): one QOp of an NPU segment -> its instructions (an OpCode), tiled
+// Lowering (docs/compiler.md section 12): one QOp of an NPU segment -> its instructions (an OpCode), tiled
 // so that every tile's operands fit the NPU's SRAM, with LOAD/COMPUTE/STORE of consecutive
 // tiles on different buffers (double buffering) where the SRAM allows it.
 //

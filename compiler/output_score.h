@@ -3,7 +3,7 @@
 // score a compiler setting is chosen by (front.h: clip candidates). Real toolchains pick their
 // clip the same way (the setting with the least output error on the calibration data); the
 // per-tensor clip statistics alone cannot see how a tensor's error grows through the layers
-// after it (issue 12: the PP-OCR recogniser is best clipped by percentile, the detector by MSE).
+// after it (the PP-OCR recogniser is best clipped by percentile, the detector by MSE).
 #include <string>
 #include <vector>
 

@@ -1,5 +1,5 @@
 #pragma once
-// Pass 3 (SEEDS E.4): which model nodes the NPU runs, and as what. Works on the cleaned float
+// The partition (docs/compiler.md section 6): which model nodes the NPU runs, and as what. Works on the cleaned float
 // graph; each node ends in one group (a Lut region's nodes may be in several), and every group
 // is either one NPU operation of ISA v2 (with its fused nodes) or one node for the CPU, with
 // the reason. NPU groups:

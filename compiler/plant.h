@@ -1,7 +1,7 @@
 #pragma once
 // Planted compiler bugs (a testing hook: `npuforge compile --plant-bug KIND`): each edits the
 // compiled programs the way a faulty compiler pass would, so that tests can show the simulator
-// catches it with a finding that names the tensor or tile. The fourth bug of issue 12, two
+// catches it with a finding that names the tensor or tile. A fourth kind of bug, two
 // live activations at overlapping arena offsets, needs no hook: it is an outside plan
 // (`--arena-plan`, arena.h).
 //   early-free     a tile buffer's memory map says it is freed one instruction before its last

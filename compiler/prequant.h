@@ -1,5 +1,5 @@
 #pragma once
-// Pass 0 for pre-quantized models: turns a QDQ graph (QuantizeLinear -> DequantizeLinear around
+// For pre-quantized models (docs/compiler.md section 2): turns a QDQ graph (QuantizeLinear -> DequantizeLinear around
 // float ops) or a QOperator graph (QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger) into
 // the equivalent float graph, and keeps what the model says about its quantization as hints:
 //  - each quantized activation becomes its real value (x for QuantizeLinear(x), the float

@@ -1,5 +1,5 @@
 #pragma once
-// Pass 2 (quantization), second half: builds the QGraph from the partition and the scales.
+// Quantization (docs/compiler.md section 7), second half: builds the QGraph from the partition and the scales.
 // NPU groups become int8 ops: symmetric int8 weights per output channel (scale absmax / 127, or
 // the pre-quantized model's own scale), int32 bias round(b / (s_in * s_w[c])), requant
 // multipliers s_in * s_w[c] / s_out as isa::make_requant (31-bit scale, shift <= 62 per channel;

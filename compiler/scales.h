@@ -1,5 +1,5 @@
 #pragma once
-// Part of pass 2 (quantization): the scale of every int8 tensor. A value is int8 when an NPU
+// Quantization (docs/compiler.md section 7), first half: the scale of every int8 tensor. A value is int8 when an NPU
 // group reads or writes it. Its scale (real = scale * q) comes from, in this order:
 //  - the op: pools, Relu clamps and aliases keep their input's scale (the ISA does not
 //    requantize there); a fused Clip(0, hi) whose input reaches hi in calibration gets hi / 127

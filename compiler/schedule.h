@@ -1,5 +1,5 @@
 #pragma once
-// Pass 4 (SEEDS D.2): the execution order. Ops are ordered breadth-first: level by level
+// The schedule (docs/compiler.md section 8): the execution order. Ops are ordered breadth-first: level by level
 // (an op's level is one more than its latest producer's), and within a level the ops of the
 // target that ran last come first, so NPU work and CPU work stay in long runs. CPU steps that
 // end up next to each other become one step (one interpreter call, no int8 round trip between

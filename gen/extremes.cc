@@ -1,4 +1,4 @@
-// The `extremes` directed sequence (issue 13): operands at the ends of their ranges, which
+// The `extremes` directed sequence: operands at the ends of their ranges, which
 // the random stream never reaches.
 //
 // - Zero-length operands. The ISA forbids a size field of 0 (`min: 1`), so a zero-length

@@ -1,5 +1,5 @@
 #pragma once
-// The constrained-random program generator (issue 4): a profile, an NPU config and a seed
+// The constrained-random program generator: a profile, an NPU config and a seed
 // in; a race-free NPU program, its memory map and its DDR input image out.
 //
 // Generation works on symbols, in allocator::SymbolTable. A producer (LOAD, GEMM, ...)

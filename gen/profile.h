@@ -59,7 +59,7 @@ std::string_view op_name(OpKind kind);
 enum class OomPolicy : uint8_t { Retire, Compact, Spill };
 std::string_view oom_name(OomPolicy policy);
 
-// Extremes (issue 13): zero-length operands at extreme addresses and maximum-length operands
+// Extremes: zero-length operands at extreme addresses and maximum-length operands
 // (gen/extremes.cc). Last, and weight 0 unless a profile lists it, so that the draw over the
 // other sequences is the one it always was (existing seeds keep their programs).
 enum class Directed : uint8_t { Checkerboard, ExactFit, MergeBoth, FillLastByte, TinyBuffers, Extremes };

@@ -1,7 +1,8 @@
 #pragma once
 // The reference interpreter: runs a shape-inferred graph on named input tensors through each
 // op's OpDef::run, in the graph's (topological) order. A value is freed right after its last
-// consumer has run (SEEDS.md D), so memory follows the live activations, not the graph.
+// consumer has run (reference counting, docs/compiler.md section 10), so memory follows the live
+// activations, not the graph.
 #include <functional>
 #include <map>
 #include <span>

@@ -7,8 +7,8 @@
 //   linked-list-best  the same, best-fit
 //   greedy-size     decreasing size; each buffer into the best-fitting gap among the
 //                   already-placed buffers whose lifetimes intersect it (else on top)
-//   lifetime-aware  SEEDS.md B: virtual offsets replayed in time order, scored gap choice,
-//                   bounded free-memory movement, pool expansion at the best gap
+//   lifetime-aware  virtual offsets replayed in time order, scored gap choice, bounded
+//                   free-memory movement, pool expansion at the best gap (planner_lifetime.cc)
 //   exact           branch and bound (canonical placement order, section inference,
 //                   dominance pruning) under a time budget
 //   best            a portfolio under a time budget: the problem split into independent time

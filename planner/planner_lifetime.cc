@@ -1,4 +1,4 @@
-// lifetime-aware: the virtual-allocation method of SEEDS.md section B.
+// lifetime-aware: virtual allocation, where every placement stays movable until the plan is final.
 // Allocation requests are replayed on virtual offsets inside a pool that may grow. Since
 // nothing is real until the end, the order in which requests are served is free: pure
 // time order, and coarse time windows (in time order) whose requests are served largest

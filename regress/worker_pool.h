@@ -1,5 +1,5 @@
 #pragma once
-// Persistent in-process workers for the regression runner (issue 15): each worker is a
+// Persistent in-process workers for the regression runner: each worker is a
 // forked child of the runner that runs many seeds, one at a time, instead of a fresh child
 // per seed. A fork per seed spent about a third of the CPU in the kernel (fork, page
 // faults, clearing the pages every fresh child's allocations touch); a worker that lives

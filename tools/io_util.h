@@ -1,5 +1,5 @@
 #pragma once
-// The subcommands read and write whole files through isa/file_io.h.
+// The subcommands read and write whole files through util/file_io.h.
 #include "util/error.h"
 #include "util/file_io.h"
 

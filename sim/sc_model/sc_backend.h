@@ -9,16 +9,19 @@
 //
 // The three queue engines run concurrently as SC_THREADs and honour the wait/signal tokens;
 // SYNC and HALT drain all queues. One cycle is 1 ns of simulated time. With `rtl`, the
-// scratchpad is the Verilated rtl_stubs/npu_scratchpad.sv (--sc) behind a TLM adapter and
-// every fetched word is also decoded by rtl_stubs/npu_decoder.sv, compared field by field
-// with the C++ decode.
+// scratchpad is the Verilated rtl_stubs/npu_scratchpad.sv, every fetched word is also decoded
+// by rtl_stubs/npu_decoder.sv and compared field by field with the C++ decode (rtl_blocks.h),
+// and GEMM and ELTWISE run on rtl_stubs/npu_compute.sv (rtl_compute.h); all three are plain
+// C++ Verilated models driven directly from the threads that use them.
 //
-// ONE SIMULATION PER KERNEL: SystemC elaborates once per kernel, so run() (or
-// run_together) may be called once; a second call throws npuforge::Error unless
-// restart_kernel() installed a fresh kernel in between. To compare several
-// models in one process, elaborate them side by side with run_together(). The library
-// defines a weak sc_main that is never called (libsystemc.so needs the symbol); programs keep
-// their own main() and the simulation is started with sc_start from ordinary code.
+// ONE SIMULATION PER KERNEL: SystemC elaborates once per kernel, so run() (or run_together)
+// may be called once per kernel; a second call throws npuforge::Error unless
+// restart_kernel() installed a fresh kernel in between. A process therefore runs any number
+// of programs one after the other, each on a fresh kernel (sim::verify::run does that for
+// every run: sim/verify/verify.h), or several side by side in one elaboration with
+// run_together(). The library defines a weak sc_main that is never called (libsystemc.so
+// needs the symbol); programs keep their own main() and the simulation is started with
+// sc_start from ordinary code.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -81,7 +84,8 @@ struct ScOutput {
 // a + this map to the same scratchpad word (the stuck word-address bit times `config`'s bank
 // word size).
 uint64_t stuck_bit_alias_bytes(const isa::NpuConfig& config);
-// False once a simulation has been elaborated in this process (until restart_kernel()).
+// False once a simulation has been elaborated on the current SystemC kernel (until
+// restart_kernel() installs a fresh one).
 bool can_simulate();
 
 // For a process that simulates many programs one after the other (sim::verify::run, which the

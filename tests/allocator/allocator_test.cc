@@ -340,7 +340,7 @@ TEST(Allocator, CheckInvariantsCatchesPlantedBugs) {
   }
 }
 
-// Blind spots of issue 13: each test below fails when the named one-line bug is planted.
+// Blind spots the tests above missed: each test below fails when the named one-line bug is planted.
 
 // Best-fit reports the free nodes it passed over as too small (alloc_index.cc's rank).
 TEST(Allocator, BestFitReportsSkippedTooSmall) {

@@ -80,7 +80,7 @@ TEST(BiasCorrect, RemovesTheMeanShiftOfRoundedWeights) {
   EXPECT_LT(with, without / 5) << "with " << with << ", without " << without;
 }
 
-// Gemm/MatMul outputs (the recogniser's classifier, issue 12) are corrected per column too, when
+// Gemm/MatMul outputs (as in the PP-OCR recogniser's classifier) are corrected per column too, when
 // the samples give at least 64 rows (here 16 rows x 4 samples); one row per sample is left alone.
 TEST(BiasCorrect, RemovesTheMeanShiftOfAGemm) {
   const model::Graph g = shifted_matmul_graph(16);

@@ -1,4 +1,4 @@
-// Pass 1: folds and no-op removal keep the float outputs (the interpreter is the judge).
+// Clean-up (docs/compiler.md section 3): folds and no-op removal keep the float outputs (the interpreter is the judge).
 #include "compiler/cleanup.h"
 
 #include <gtest/gtest.h>

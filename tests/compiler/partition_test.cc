@@ -1,4 +1,4 @@
-// Pass 3: which nodes the NPU runs, fused how, and why the others fall back to the CPU.
+// Partition (docs/compiler.md section 6): which nodes the NPU runs, fused how, and why the others fall back to the CPU.
 #include "compiler/partition.h"
 
 #include <gtest/gtest.h>

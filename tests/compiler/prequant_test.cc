@@ -1,5 +1,6 @@
-// Pass 0: pre-quantized graphs (QDQ and QOperator) become float graphs with the model's
-// scales kept as hints, computing what the model computes up to its fake-quant rounding.
+// Pre-quantized models (docs/compiler.md section 2): QDQ and QOperator graphs become float graphs
+// with the model's scales kept as hints, computing what the model computes up to its fake-quant
+// rounding.
 #include "compiler/prequant.h"
 
 #include <gtest/gtest.h>

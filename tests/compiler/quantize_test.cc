@@ -1,5 +1,5 @@
-// Pass 2, second half: scales, int8 weights, biases, requant fields and tables, against the
-// formulas of compiler-design.md written out here.
+// Quantization (docs/compiler.md section 7): scales, int8 weights, biases, requant fields and
+// tables, against the formulas written out here.
 #include "compiler/quantize.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Pass 4: breadth-first order, CPU steps merged, segments, tensor compaction.
+// Schedule (docs/compiler.md section 8): breadth-first order, CPU steps merged, segments, tensor compaction.
 #include "compiler/schedule.h"
 
 #include <gtest/gtest.h>

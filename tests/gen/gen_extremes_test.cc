@@ -1,4 +1,4 @@
-// The `extremes` directed sequence (issue 13): its programs really hold zero-length operands
+// The `extremes` directed sequence: its programs really hold zero-length operands
 // at extreme addresses and maximum-length operands, pass every static check, and a profile
 // that does not list it never draws it.
 #include <gtest/gtest.h>

@@ -31,7 +31,7 @@ GeneratedProgram gen(const Profile& p, uint64_t seed, int64_t length, allocator:
 
 class ShippedProfile : public ::testing::TestWithParam<const char*> {};
 
-// The property test of the issue: 1,000 seeds, every static check, re-assembly.
+// The generator's property test: 1,000 seeds, every static check, re-assembly.
 TEST_P(ShippedProfile, ThousandSeedsPassEveryCheck) {
   const Profile p = profile(GetParam());
   GenSummary total;

@@ -74,7 +74,7 @@ TEST(GenRoles, ReferenceIsaBindsOneInstructionPerTemplate) {
   EXPECT_EQ(roles.of(OpKind::Load)[0].field(dma::sram).name, "dst");
 }
 
-// The test ISA of issue 10: `move2` is a copy of `move` under opcode 0x16.
+// The test ISA (tests/data/isa_extra.yaml): `move2` is a copy of `move` under opcode 0x16.
 TEST(GenRoles, CopyOfMoveInTestIsaIsGenerated) {
   const isa::Isa extra = isa::Isa::load_file(kRoot + "/tests/data/isa_extra.yaml");
   const Roles roles(extra, profile("default"));

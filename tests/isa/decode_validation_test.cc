@@ -1,5 +1,5 @@
-// decode_program (the binary decoder) refuses exactly the words the assembler refuses
-// (issue 13): field ranges, token masks, constraints, and also reserved bits and unknown
+// decode_program (the binary decoder) refuses exactly the words the assembler refuses:
+// field ranges, token masks, constraints, and also reserved bits and unknown
 // opcodes, which the text form cannot even express. Each error names the word's index and
 // byte offset and the field.
 #include <gtest/gtest.h>

@@ -118,7 +118,7 @@ TEST(NpuConfigFile, DeadlockCyclesIsLoadedAndValidated) {
   }
 }
 
-// Bad bank geometries (issue 13) are errors naming the file, line and field, and the rule.
+// Bad bank geometries are errors naming the file, line and field, and the rule.
 std::string geometry_error(const std::string& yaml) {
   try {
     NpuConfig::load_string(yaml, "geo.yaml");

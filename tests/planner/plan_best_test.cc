@@ -44,7 +44,7 @@ std::vector<PlanProblem> generated_maps() {
   return maps;
 }
 
-// The random and generated sets of the issue: small random problems, uniform random
+// The random and generated problem sets: small random problems, uniform random
 // intervals, trace-like sets (many short-lived small buffers, a few long-lived large) and
 // the generator's memory maps.
 std::vector<PlanProblem> random_and_generated_sets() {

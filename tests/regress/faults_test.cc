@@ -1,4 +1,4 @@
-// Fault injection for the regression runner (issue 14): a worker killed (SIGKILL) or hung
+// Fault injection for the regression runner: a worker killed (SIGKILL) or hung
 // past --timeout, a full output disk, a runner killed mid-run (its directory then holds an
 // interrupted run) and a journal line cut short. Each test shows that no other seed's result
 // is lost and that the summary says what happened to each seed; --resume finishes the run

@@ -168,7 +168,7 @@ TEST(Coverage, MergeAddsAndRecordsCompletion) {
   EXPECT_THROW(Coverage::from_json("[1, 2]", "x"), Error);
 }
 
-// The coverage goal: 1,000 seeds of the shipped profiles (250 each) reach every bin
+// The coverage goal: 1,000 seeds of the shipped profiles (250 each) reach every bin
 // of the opcode, allocator-event and ISA v2 field-feature groups. Coverage comes from the generator alone, so no
 // simulation is needed here; the seeds each group needed are printed for the record.
 TEST(Coverage, ThousandSeedsOfTheShippedProfilesCloseOpcodeAndAllocatorGroups) {

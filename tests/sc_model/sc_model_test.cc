@@ -474,7 +474,7 @@ TEST(ScModel, GeneratedSeedsRunCleanInTlmAndASubsetInRtl) {
   EXPECT_EQ(decoder_jobs, size_t(kRtlSeeds));
 }
 
-// --rtl under bank geometries other than the default (issue 13): the Verilated scratchpad
+// --rtl under bank geometries other than the default: the Verilated scratchpad
 // loads the NPU config's geometry into its configuration register, so one model serves them
 // all. Generated programs must run clean under --rtl with the same DDR as the TLM run and the
 // golden model, the port monitor (its bank from the same geometry) must see no violation
@@ -544,7 +544,7 @@ TEST(ScModel, RtlRunsCleanUnderNonDefaultBankGeometries) {
   EXPECT_GT(caught, 0u) << "the planted conflict arbitration went unnoticed";
 }
 
-// Zero-length operands (issue 13): a GEMM's bias and qp without has_bias/per_channel and an
+// Zero-length operands: a GEMM's bias and qp without has_bias/per_channel and an
 // ELTWISE's b for relu and clip hold addresses past the SRAM (its field's maximum, one past
 // the last byte). They are not accessed, so nothing may report them: the model's range check
 // skips operands of zero bytes (npu_top.cc, `e.bytes > 0`; without it this test fails with
@@ -1071,7 +1071,8 @@ std::vector<std::string> selected_tests(std::vector<std::string> args) {
 
 }  // namespace
 
-// libsystemc.so has its own main(); this one wins and runs the tests (toolchain note 3).
+// libsystemc.so has its own main() (it calls sc_main); this one wins, being linked first, and
+// runs the tests.
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);  // before gtest removes its flags
   ::testing::InitGoogleTest(&argc, argv);
