@@ -198,9 +198,15 @@ TEST(BundleFiles, ADdrImageShorterThanTheMapsInputsIsRefused) {
                      " needs 256 bytes of one: input tensor 'x'"),
             std::string::npos)
       << err;
-  // Without a memory map nothing says what the image must hold.
+  // Without a memory map the program's own reads say what the image must hold.
   BundlePaths no_map = no_image;
   no_map.memmap.clear();
+  const std::string no_map_err = error_of([&] { read_program(isa::builtin_isa(), no_map, s.program.config); });
+  EXPECT_NE(no_map_err.find(files.binary.string() + ": no DDR image given, but the program needs 256 bytes of one"),
+            std::string::npos)
+      << no_map_err;
+  no_map.ddr = files.ddr;
+  fs::resize_file(files.ddr, 0x100);
   EXPECT_EQ(read_program(isa::builtin_isa(), no_map, s.program.config).instrs, s.program.instrs);
 }
 

@@ -434,14 +434,10 @@ TEST(ScModel, GeneratedSeedsRunCleanInTlmAndASubsetInRtl) {
       gen::GenOptions go;
       go.seed = seed;
       go.length = 400;
-      const gen::GeneratedProgram g = gen::generate(isa, npu, profile, go);
-      bundle::Program p;
+      gen::GeneratedProgram g = gen::generate(isa, npu, profile, go);
+      g.with_memmap();  // the generator's bundle, with its memory map
+      bundle::Program p = std::move(g.bundle);
       p.name = std::string(name) + ":" + std::to_string(seed);
-      p.isa = &isa;
-      p.instrs = g.bundle.instrs;
-      p.memmap = g.memmap();
-      p.ddr_init = g.bundle.ddr_init;
-      p.config = g.bundle.config;
       programs.push_back(std::move(p));
     }
   }
@@ -497,14 +493,10 @@ TEST(ScModel, RtlRunsCleanUnderNonDefaultBankGeometries) {
       gen::GenOptions go;
       go.seed = seed;
       go.length = 150;
-      const gen::GeneratedProgram g = gen::generate(isa, npu, profile, go);
-      bundle::Program p;
+      gen::GeneratedProgram g = gen::generate(isa, npu, profile, go);
+      g.with_memmap();  // the generator's bundle, with its memory map
+      bundle::Program p = std::move(g.bundle);
       p.name = std::to_string(geo.banks) + "x" + std::to_string(geo.width) + "B:" + std::to_string(seed);
-      p.isa = &isa;
-      p.instrs = g.bundle.instrs;
-      p.memmap = g.memmap();
-      p.ddr_init = g.bundle.ddr_init;
-      p.config = g.bundle.config;
       ASSERT_EQ(p.config.sram_banks, geo.banks);
       ASSERT_EQ(p.config.bank_width_bytes, geo.width);
       programs.push_back(std::move(p));
@@ -591,14 +583,10 @@ TEST(ScModel, ZeroAndMaximumLengthOperandsRunCleanInTlmAndRtl) {
     gen::GenOptions go;
     go.seed = seed;
     go.length = 300;
-    const gen::GeneratedProgram g = gen::generate(isa, isa::NpuConfig{}, profile, go);
-    bundle::Program p;
+    gen::GeneratedProgram g = gen::generate(isa, isa::NpuConfig{}, profile, go);
+    g.with_memmap();  // the generator's bundle, with its memory map
+    bundle::Program p = std::move(g.bundle);
     p.name = "extremes:" + std::to_string(seed);
-    p.isa = &isa;
-    p.instrs = g.bundle.instrs;
-    p.memmap = g.memmap();
-    p.ddr_init = g.bundle.ddr_init;
-    p.config = g.bundle.config;
     programs.push_back(std::move(p));
   }
   constexpr size_t kRtl = 4;  // the two hand-written programs and two seeds
@@ -663,14 +651,10 @@ std::vector<bundle::Program> generated_programs(int count, uint64_t length) {
     gen::GenOptions go;
     go.seed = static_cast<uint64_t>(seed);
     go.length = length;
-    const gen::GeneratedProgram g = gen::generate(isa, npu, profile, go);
-    bundle::Program p;
+    gen::GeneratedProgram g = gen::generate(isa, npu, profile, go);
+    g.with_memmap();  // the generator's bundle, with its memory map
+    bundle::Program p = std::move(g.bundle);
     p.name = "default:" + std::to_string(seed);
-    p.isa = &isa;
-    p.instrs = g.bundle.instrs;
-    p.memmap = g.memmap();
-    p.ddr_init = g.bundle.ddr_init;
-    p.config = g.bundle.config;
     programs.push_back(std::move(p));
   }
   return programs;

@@ -32,14 +32,10 @@ bundle::Program generated(const std::string& profile_name, uint64_t seed, int64_
   o.seed = seed;
   o.length = length;
   const isa::NpuConfig npu;
-  const auto g = gen::generate(isa::builtin_isa(), npu, profile, o);
-  bundle::Program p;
+  gen::GeneratedProgram g = gen::generate(isa::builtin_isa(), npu, profile, o);
+  g.with_memmap();  // the generator's bundle, with its memory map
+  bundle::Program p = std::move(g.bundle);
   p.name = profile_name + "/" + std::to_string(seed);
-  p.isa = &isa::builtin_isa();
-  p.instrs = g.bundle.instrs;
-  p.memmap = g.memmap();
-  p.ddr_init = g.bundle.ddr_init;
-  p.config = npu;
   return p;
 }
 

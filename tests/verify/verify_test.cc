@@ -33,14 +33,10 @@ bundle::Program generated(uint64_t seed, int64_t length, Plant plant = {}) {
   o.length = length;
   o.plant = plant;
   const isa::NpuConfig npu;
-  const auto g = gen::generate(isa::builtin_isa(), npu, profile, o);
-  bundle::Program p;
+  gen::GeneratedProgram g = gen::generate(isa::builtin_isa(), npu, profile, o);
+  g.with_memmap();  // the generator's bundle, with its memory map
+  bundle::Program p = std::move(g.bundle);
   p.name = "default-" + std::to_string(seed);
-  p.isa = &isa::builtin_isa();
-  p.instrs = g.bundle.instrs;
-  p.memmap = g.memmap();
-  p.ddr_init = g.bundle.ddr_init;
-  p.config = npu;
   return p;
 }
 
